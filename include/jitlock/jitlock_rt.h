@@ -1,0 +1,306 @@
+/*===- jitlock/jitlock_rt.h - The jitlock runtime C ABI ---------*- C -*-===//
+ *
+ * The one C interface of the jitlock runtime. Inline fast paths emitted by the
+ * LLVM passes and the asmjit emitters call the slow-path entry points below;
+ * interpreters call the same functions for every operation. The locking
+ * protocol itself is stated once, in lib/Runtime/Synchronizer.cpp.
+ *
+ * Every function that can be misused returns a jitlock_status. Misuse never
+ * changes lock state; when an embedder installed a misuse handler it is called
+ * before the function returns the error code.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef JITLOCK_JITLOCK_RT_H
+#define JITLOCK_JITLOCK_RT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The runtime is built with hidden visibility; these are its exports. */
+#pragma GCC visibility push(default)
+
+/* A runtime thread: one per attached OS thread. Opaque to embedders; JIT code
+ * addresses its fields through the offsets in jitlock_rt_layout. */
+typedef struct jitlock_thread jitlock_thread;
+
+typedef enum jitlock_status {
+  JITLOCK_OK = 0,
+  JITLOCK_ENULL = 1,           /* a null object */
+  JITLOCK_ENOT_OWNER = 2,      /* exit, wait or notify by a non-owner */
+  JITLOCK_EHOLDING_LOCKS = 3,  /* detach while the thread holds locks */
+  JITLOCK_ETIMEDOUT = 4,       /* a timed wait ended without a notify */
+  JITLOCK_EINVAL = 5,          /* an argument is out of range */
+  JITLOCK_ENOT_ATTACHED = 6,   /* the calling thread is not attached */
+  JITLOCK_EBUSY = 7,           /* restore-locks found an object owned by
+                                  another thread and could not wait for it */
+  JITLOCK_ESTATE = 8           /* the call is not allowed in this state,
+                                  e.g. shutdown with threads attached */
+} jitlock_status;
+
+/* Returns a static, human-readable name such as "JITLOCK_ENOT_OWNER". */
+const char *jitlock_rt_status_name(int status);
+
+/*===-- Configuration and lifetime ---------------------------------------===*/
+
+/* Called on every misuse before the error code is returned. `obj` may be
+ * null. Must not call back into the runtime. */
+typedef void (*jitlock_misuse_fn)(void *ctx, jitlock_status status,
+                                  jitlock_thread *thread, void *obj,
+                                  const char *what);
+
+typedef struct jitlock_rt_config {
+  /* Byte offset of the 64-bit header word from the object pointer. May be
+   * negative. Default 0. */
+  int32_t header_offset;
+  /* Where the identity hash lives in the header: `hash_bits` bits starting
+   * at bit `hash_shift`. Must not overlap bits [1:0]. Default 8 and 31.
+   * hash_bits == 0 disables runtime-installed hashes. */
+  uint32_t hash_shift;
+  uint32_t hash_bits;
+  /* Bounded spin before an enterer parks. Default 64. */
+  uint32_t spin_limit;
+  jitlock_misuse_fn misuse_handler;
+  void *misuse_ctx;
+} jitlock_rt_config;
+
+/* Fills `cfg` with the defaults. */
+void jitlock_rt_default_config(jitlock_rt_config *cfg);
+
+/* Applies a configuration. Allowed only while no thread is attached; returns
+ * JITLOCK_ESTATE otherwise and JITLOCK_EINVAL for an invalid config. The
+ * runtime is usable without calling this: it starts with the defaults. */
+int jitlock_rt_configure(const jitlock_rt_config *cfg);
+
+/* Frees every monitor and restores every inflated object's header to its
+ * unlocked form (hash kept). Requires every thread to be detached; returns
+ * JITLOCK_ESTATE otherwise. The runtime may be used again afterwards. */
+int jitlock_rt_shutdown(void);
+
+/*===-- Threads ----------------------------------------------------------===*/
+
+/* Attaches the calling OS thread; idempotent. The thread structure lives in
+ * the OS thread's static TLS, so JIT code in `tls` mode finds it at
+ * thread-pointer + layout.thread_tls_offset. */
+jitlock_thread *jitlock_rt_attach(void);
+
+/* Detaches the calling thread. Fails with JITLOCK_EHOLDING_LOCKS, leaving the
+ * thread attached and every lock held, if it holds any lock. An OS thread that
+ * exits while attached has its locks released (and the misuse handler called
+ * with JITLOCK_EHOLDING_LOCKS) so that nothing stays locked by a dead thread. */
+int jitlock_rt_detach(void);
+
+/* The calling thread's runtime thread, or null when it is not attached. This
+ * is the `call` mode of materializing the current thread. */
+jitlock_thread *jitlock_rt_current(void);
+
+/* A small, unique, never-reused number for diagnostics (1, 2, ...). */
+uint64_t jitlock_rt_thread_id(const jitlock_thread *thread);
+
+/*===-- Monitor enter and exit -------------------------------------------===*/
+/* These are the complete operations, and also the slow-path targets of the
+ * inline fast paths. Inline code calls them with the thread's state exactly
+ * as it was before the inline attempt: an inline exit that popped its entry
+ * and then failed its CAS pushes the entry back before calling. `self` must
+ * be the calling thread. */
+
+int jitlock_rt_monitor_enter(jitlock_thread *self, void *obj);
+int jitlock_rt_monitor_exit(jitlock_thread *self, void *obj);
+
+/*===-- Wait and notify --------------------------------------------------===*/
+
+/* Waits until notified. Returns JITLOCK_OK only after a notify chose this
+ * waiter: there are no spurious returns. The monitor is re-acquired with the
+ * same recursion depth before returning. */
+int jitlock_rt_wait(jitlock_thread *self, void *obj);
+/* As jitlock_rt_wait, but returns JITLOCK_ETIMEDOUT when `timeout_ns` passes
+ * first. A timeout of 0 times out at once (after releasing and reacquiring). */
+int jitlock_rt_wait_timed(jitlock_thread *self, void *obj,
+                          uint64_t timeout_ns);
+/* Wakes the longest waiter / every waiter. On an object that `self` holds
+ * fast-locked these are no-ops: a fast-locked object has no waiters. */
+int jitlock_rt_notify(jitlock_thread *self, void *obj);
+int jitlock_rt_notify_all(jitlock_thread *self, void *obj);
+
+/*===-- Identity hash ----------------------------------------------------===*/
+
+/* Returns the object's identity hash, installing a fresh non-zero one first
+ * if it has none. Never inflates; the hash survives inflation. `self` may be
+ * null (a global generator is used). Returns 0 for a null object or when
+ * hashes are disabled. */
+uint64_t jitlock_rt_identity_hash(jitlock_thread *self, void *obj);
+/* The installed hash, or 0 when none is installed. */
+uint64_t jitlock_rt_peek_hash(const void *obj);
+
+/*===-- Deopt-time lock restoration --------------------------------------===*/
+
+typedef enum jitlock_relock_kind {
+  JITLOCK_RELOCK_HELD = 0,   /* already held: has its lock stack entry or
+                                its count in a monitor */
+  JITLOCK_RELOCK_ELIDED = 1  /* the compiler elided this lock */
+} jitlock_relock_kind;
+
+typedef struct jitlock_relock_entry {
+  void *obj;
+  uint32_t kind; /* jitlock_relock_kind */
+} jitlock_relock_entry;
+
+/* The frame holds no lock-stack entry of its own and younger frames of the
+ * same thread may hold entries above it (e.g. relocking a suspended thread's
+ * non-top frame): the frame's position on the lock stack is unknown. */
+#define JITLOCK_RELOCK_NOT_YOUNGEST 1u
+
+/* Re-acquires a deoptimized frame's elided locks on behalf of `owner`.
+ * `entries` is the frame's complete monitor list, outermost first. Frames are
+ * restored outermost frame first. Afterwards the lock stack and monitors are
+ * exactly as if no lock had been elided: the same order, recursion by
+ * adjacency. A lock is inflated instead only where that order cannot be
+ * expressed (non-adjacent re-entry, a full stack, or an unknown position);
+ * existing entries are never reordered.
+ *
+ * `owner` is the caller, or a thread that is stopped for the duration of the
+ * call. When `owner` is not the caller and an elided object is owned by
+ * another thread, nothing is changed and JITLOCK_EBUSY is returned (anything
+ * acquired by the call is released again, innermost first). JITLOCK_EINVAL
+ * means the HELD entries do not match the owner's state; nothing changed. */
+int jitlock_rt_restore_locks(jitlock_thread *owner,
+                             const jitlock_relock_entry *entries,
+                             size_t count, uint32_t flags);
+
+/*===-- Queries ----------------------------------------------------------===*/
+/* Guarantees while other threads run are stated per function, and at length
+ * in docs/runtime.md. */
+
+typedef enum jitlock_lock_state {
+  JITLOCK_STATE_UNLOCKED = 0,
+  JITLOCK_STATE_FAST = 1,     /* fast-locked: on some thread's lock stack */
+  JITLOCK_STATE_INFLATED = 2, /* has a monitor (owned or not) */
+  JITLOCK_STATE_EMBEDDER = 3  /* low bits 11: owned by the embedder */
+} jitlock_lock_state;
+
+typedef struct jitlock_lock_info {
+  uint32_t state;           /* jitlock_lock_state */
+  uint32_t anonymous_owner; /* inflated by a contender; owner not fixed yet */
+  jitlock_thread *owner;    /* null when unowned or not found */
+  uint64_t holds;           /* owner's hold count (recursion + 1), or 0 */
+  uint64_t entry_queued;    /* threads parked to enter */
+  uint64_t waiting;         /* threads in the wait set */
+} jitlock_lock_info;
+
+/* A snapshot of one object's lock. Exact when the object's lock does not
+ * change during the call; otherwise a state the object had during the call,
+ * possibly with the owner not found. */
+int jitlock_rt_inspect(const void *obj, jitlock_lock_info *info);
+
+/* Which thread owns `obj`, from monitor owners and, for fast-locked or
+ * anonymously owned objects, a scan of every lock stack. If one thread holds
+ * the lock for the whole call, that thread is returned; if the lock is free
+ * for the whole call, null. */
+jitlock_thread *jitlock_rt_owner_of(const void *obj);
+
+/* Whether `thread` holds `obj`. Exact when `thread` is the caller. */
+int jitlock_rt_holds_lock(const jitlock_thread *thread, const void *obj);
+
+/* Copies up to `cap` lock stack entries of `thread`, oldest first, and returns
+ * the depth. Exact for the caller's own thread or a stopped thread. */
+size_t jitlock_rt_lock_stack(const jitlock_thread *thread, void **out,
+                             size_t cap);
+
+/* One deadlock cycle: thread[i] waits to enter obj[i], which thread[i+1 mod n]
+ * owns. */
+typedef void (*jitlock_deadlock_fn)(void *ctx, size_t n,
+                                    jitlock_thread *const *threads,
+                                    void *const *objs);
+/* Reports every cycle among threads blocked in monitor enter and returns how
+ * many it found. A reported cycle is confirmed: every thread in it stayed
+ * blocked, on the same monitor, from the first read to the last, so the cycle
+ * existed at that moment. A deadlock that exists when the call starts is
+ * reported. */
+size_t jitlock_rt_find_deadlocks(jitlock_deadlock_fn fn, void *ctx);
+
+typedef enum jitlock_root_kind {
+  JITLOCK_ROOT_LOCK_STACK = 0, /* a lock stack slot */
+  JITLOCK_ROOT_MONITOR = 1     /* a monitor's object field */
+} jitlock_root_kind;
+/* `slot` holds an object pointer; a moving collector may store the object's
+ * new address into it. For monitor roots it must also move the header. */
+typedef void (*jitlock_root_fn)(void *ctx, void **slot, uint32_t kind,
+                                jitlock_thread *thread);
+/* Enumerates lock stack entries of every attached thread and the object of
+ * every monitor. Requires every other attached thread to be stopped (at a
+ * safepoint, or otherwise not running lock code); the result is exact then. */
+void jitlock_rt_enumerate_roots(jitlock_root_fn fn, void *ctx);
+
+/*===-- Statistics -------------------------------------------------------===*/
+
+typedef struct jitlock_rt_stats {
+  uint64_t fast_locks;       /* CAS 01->00 by the runtime */
+  uint64_t recursive_locks;  /* adjacent re-entry pushes by the runtime */
+  uint64_t monitor_enters;   /* acquisitions of an inflated monitor */
+  uint64_t inflations;       /* monitors created */
+  uint64_t contended_enters; /* enters that found another owner */
+  uint64_t parks;            /* times a thread parked */
+  uint64_t slow_path_calls;  /* enter/exit calls into the runtime */
+  uint64_t waits;
+  uint64_t notifies;
+  uint64_t monitors_alive; /* monitors currently allocated */
+} jitlock_rt_stats;
+
+/* Sums the counters of every attached thread and of detached ones. The sum
+ * is a snapshot; counters of running threads may advance during it. */
+void jitlock_rt_get_stats(jitlock_rt_stats *stats);
+
+/*===-- Layout -----------------------------------------------------------===*/
+
+/* Every offset and constant the JIT paths need. This is the single source of
+ * truth: the LLVM passes and the asmjit emitters read it. */
+typedef struct jitlock_rt_layout {
+  uint32_t abi_version;
+  /* Object header. */
+  int32_t header_offset;
+  uint64_t lock_mask;      /* 0b11 */
+  uint64_t unlocked_value; /* 0b01 */
+  uint64_t locked_value;   /* 0b00: fast-locked */
+  uint64_t monitor_value;  /* 0b10: header = monitor address | monitor_value */
+  uint32_t hash_shift;
+  uint32_t hash_bits;
+  /* Thread. */
+  uint32_t thread_size;
+  uint32_t thread_align;
+  int64_t thread_tls_offset; /* thread = thread pointer + this */
+  uint32_t lock_stack_top_offset;  /* u32: byte offset of the next free slot,
+                                      from the thread */
+  uint32_t lock_stack_base_offset; /* first slot */
+  uint32_t lock_stack_end_offset;  /* top == end means full */
+  uint32_t lock_stack_capacity;
+  uint32_t lock_stack_sentinel_offset; /* == base - 8 */
+  uint64_t lock_stack_sentinel;        /* never equals an object */
+  /* Monitor. The owner word holds the owner thread's address, or one of the
+   * two markers below, and the `queued` bit when threads are parked. */
+  uint32_t monitor_size;
+  uint32_t monitor_owner_offset;
+  uint32_t monitor_recursions_offset; /* u64: holds - 1 */
+  uint64_t monitor_anonymous_owner;
+  uint64_t monitor_queued_bit;
+  uint32_t cache_line_size;
+} jitlock_rt_layout;
+
+#define JITLOCK_RT_ABI_VERSION 1u
+
+void jitlock_rt_get_layout(jitlock_rt_layout *layout);
+
+/* Prints the thread and monitor layout: field offsets, sizes, cache lines
+ * and who writes each line, like a field-layout dump. */
+void jitlock_rt_print_layout(FILE *out);
+
+#pragma GCC visibility pop
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* JITLOCK_JITLOCK_RT_H */

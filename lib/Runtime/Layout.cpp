@@ -1,0 +1,145 @@
+//===- Layout.cpp - The layout query and the layout printer ---------------===//
+//
+// The single source of truth for every offset and constant that JIT code
+// compiles in. Everything here is derived from the structures themselves.
+//
+//===----------------------------------------------------------------------===//
+#include "jitlock/jitlock_rt.h"
+
+#include "Monitor.h"
+#include "ObjectHeader.h"
+#include "Thread.h"
+
+#include <cstddef>
+
+using namespace jitlock;
+
+void jitlock_rt_get_layout(jitlock_rt_layout *L) {
+  *L = jitlock_rt_layout{};
+  L->abi_version = JITLOCK_RT_ABI_VERSION;
+  L->header_offset = Config.header_offset;
+  L->lock_mask = header::LockMask;
+  L->unlocked_value = header::UnlockedValue;
+  L->locked_value = header::LockedValue;
+  L->monitor_value = header::MonitorValue;
+  L->hash_shift = Config.hash_shift;
+  L->hash_bits = Config.hash_bits;
+  L->thread_size = sizeof(jitlock_thread);
+  L->thread_align = alignof(jitlock_thread);
+  L->thread_tls_offset = threadTlsOffset();
+  L->lock_stack_top_offset = offsetof(jitlock_thread, LockStackTop);
+  L->lock_stack_base_offset = LockStack::baseOffset();
+  L->lock_stack_end_offset = LockStack::endOffset();
+  L->lock_stack_capacity = LockStackCapacity;
+  L->lock_stack_sentinel_offset = offsetof(jitlock_thread, LockStackSentinel);
+  L->lock_stack_sentinel = reinterpret_cast<uint64_t>(LockStackSentinel);
+  L->monitor_size = sizeof(Monitor);
+  L->monitor_owner_offset = offsetof(Monitor, Owner);
+  L->monitor_recursions_offset = offsetof(Monitor, Recursions);
+  L->monitor_anonymous_owner = owner::AnonymousOwner;
+  L->monitor_queued_bit = owner::QueuedBit;
+  L->cache_line_size = CacheLine;
+}
+
+namespace {
+struct FieldRow {
+  const char *Name;
+  size_t Offset;
+  size_t Size;
+  const char *Writers;
+};
+
+/// Prints one structure, a line per field, with a rule at each cache line
+/// boundary and the writers of the line, like a field-layout dump.
+void printStruct(FILE *Out, const char *Name, size_t Size, size_t Align,
+                 const FieldRow *Rows, size_t NumRows) {
+  fprintf(Out, "%s: size %zu, align %zu, %zu cache lines of %zu bytes\n",
+          Name, Size, Align, (Size + CacheLine - 1) / CacheLine, CacheLine);
+  fprintf(Out, "  %6s %5s  %-28s %s\n", "offset", "size", "field",
+          "written by");
+  size_t Line = SIZE_MAX;
+  for (size_t I = 0; I != NumRows; ++I) {
+    const FieldRow &R = Rows[I];
+    if (R.Offset / CacheLine != Line) {
+      Line = R.Offset / CacheLine;
+      fprintf(Out, "  ---- cache line %zu (bytes %zu-%zu) ----\n", Line,
+              Line * CacheLine, Line * CacheLine + CacheLine - 1);
+    }
+    fprintf(Out, "  %6zu %5zu  %-28s %s\n", R.Offset, R.Size, R.Name,
+            R.Writers);
+  }
+}
+} // namespace
+
+#define FIELD(Type, Member, Writers)                                          \
+  FieldRow {                                                                  \
+    #Member, offsetof(Type, Member),                                          \
+        sizeof(static_cast<Type *>(nullptr)->Member), Writers                 \
+  }
+
+void jitlock_rt_print_layout(FILE *Out) {
+  jitlock_rt_layout L;
+  jitlock_rt_get_layout(&L);
+  fprintf(Out, "jitlock runtime layout (ABI %u)\n\n", L.abi_version);
+  fprintf(Out,
+          "object header: 64-bit word at object%+d\n"
+          "  bits [1:0]  01 unlocked, 00 fast-locked, 10 monitor, 11 "
+          "embedder\n"
+          "  hash        %u bits at bit %u%s\n"
+          "  other bits  the embedder's; kept across every transition\n\n",
+          L.header_offset, L.hash_bits, L.hash_shift,
+          L.hash_bits ? "" : " (runtime hashes disabled)");
+
+  static const FieldRow ThreadRows[] = {
+      FIELD(jitlock_thread, LockStackTop, "owner (JIT code)"),
+      FIELD(jitlock_thread, Attached, "owner"),
+      FIELD(jitlock_thread, Id, "owner"),
+      FIELD(jitlock_thread, HashState, "owner"),
+      FIELD(jitlock_thread, LockStackSentinel, "nobody (constant)"),
+      FIELD(jitlock_thread, LockStackSlots, "owner (JIT code)"),
+      FIELD(jitlock_thread, Node.Granted, "other threads (handoff)"),
+      FIELD(jitlock_thread, Node.Queue, "other threads (queue lock)"),
+      FIELD(jitlock_thread, Node.Next, "other threads (queue lock)"),
+      FIELD(jitlock_thread, Node.Prev, "other threads (queue lock)"),
+      FIELD(jitlock_thread, Node.Thread, "owner"),
+      FIELD(jitlock_thread, BlockedOn, "owner"),
+      FIELD(jitlock_thread, BlockEpoch, "owner"),
+      FIELD(jitlock_thread, Stats, "owner"),
+  };
+  printStruct(Out, "jitlock_thread", sizeof(jitlock_thread),
+              alignof(jitlock_thread), ThreadRows,
+              sizeof(ThreadRows) / sizeof(ThreadRows[0]));
+  fprintf(Out,
+          "  lock stack: capacity %u, slots at %u..%u, top is a byte offset "
+          "(empty %u, full %u), sentinel %#llx at %u\n"
+          "  tls: thread = thread pointer %+lld\n\n",
+          L.lock_stack_capacity, L.lock_stack_base_offset,
+          L.lock_stack_end_offset - 1, L.lock_stack_base_offset,
+          L.lock_stack_end_offset,
+          static_cast<unsigned long long>(L.lock_stack_sentinel),
+          L.lock_stack_sentinel_offset,
+          static_cast<long long>(L.thread_tls_offset));
+
+  static const FieldRow MonitorRows[] = {
+      FIELD(Monitor, Object, "inflater"),
+      FIELD(Monitor, DisplacedHeader, "inflater, hash installers"),
+      FIELD(Monitor, RegistryNext, "registry lock holders"),
+      FIELD(Monitor, RegistryPrev, "registry lock holders"),
+      FIELD(Monitor, Owner, "owner, enterers (CAS)"),
+      FIELD(Monitor, Recursions, "owner"),
+      FIELD(Monitor, QueueLock, "queue lock holders"),
+      FIELD(Monitor, EntryHead, "queue lock holders"),
+      FIELD(Monitor, EntryTail, "queue lock holders"),
+      FIELD(Monitor, WaitHead, "queue lock holders"),
+      FIELD(Monitor, WaitTail, "queue lock holders"),
+      FIELD(Monitor, EntryCount, "queue lock holders"),
+      FIELD(Monitor, WaitCount, "queue lock holders"),
+  };
+  printStruct(Out, "Monitor", sizeof(Monitor), alignof(Monitor), MonitorRows,
+              sizeof(MonitorRows) / sizeof(MonitorRows[0]));
+  fprintf(Out,
+          "  owner word: thread address, 0, or anonymous %#llx; queued bit "
+          "%#llx\n",
+          static_cast<unsigned long long>(L.monitor_anonymous_owner),
+          static_cast<unsigned long long>(L.monitor_queued_bit));
+}

@@ -1,0 +1,220 @@
+//===- Queries.cpp - Owner queries, deadlock detection, GC roots ----------===//
+//
+// These read other threads' lock stacks and monitors while those threads
+// run. Each function's guarantee is stated in jitlock_rt.h and
+// docs/runtime.md; the registry lock keeps every thread read here attached.
+//
+//===----------------------------------------------------------------------===//
+#include "jitlock/jitlock_rt.h"
+
+#include "Monitor.h"
+#include "ObjectHeader.h"
+#include "Synchronizer.h"
+#include "Thread.h"
+
+#include <algorithm>
+#include <vector>
+
+using namespace jitlock;
+
+/// The attached thread whose lock stack holds `Obj`, and how many times.
+static jitlock_thread *scanLockStacks(const void *Obj, uint64_t *Holds) {
+  jitlock_thread *Found = nullptr;
+  forEachThread([&](jitlock_thread &T) {
+    if (Found)
+      return;
+    if (unsigned N = LockStack(T).count(Obj)) {
+      Found = &T;
+      if (Holds)
+        *Holds = N;
+    }
+  });
+  return Found;
+}
+
+int jitlock_rt_inspect(const void *Obj, jitlock_lock_info *Info) {
+  if (!Info)
+    return JITLOCK_EINVAL;
+  *Info = jitlock_lock_info{};
+  if (!Obj)
+    return JITLOCK_ENULL;
+  uint64_t H = headerOf(Obj).load(std::memory_order_acquire);
+  if (header::isUnlocked(H)) {
+    Info->state = JITLOCK_STATE_UNLOCKED;
+    return JITLOCK_OK;
+  }
+  if (header::isEmbedderOwned(H)) {
+    Info->state = JITLOCK_STATE_EMBEDDER;
+    return JITLOCK_OK;
+  }
+  if (header::isFastLocked(H)) {
+    Info->state = JITLOCK_STATE_FAST;
+    Info->owner = scanLockStacks(Obj, &Info->holds);
+    return JITLOCK_OK;
+  }
+  Monitor &M = *header::monitorOf(H);
+  Info->state = JITLOCK_STATE_INFLATED;
+  Info->entry_queued = M.EntryCount.load(std::memory_order_relaxed);
+  Info->waiting = M.WaitCount.load(std::memory_order_relaxed);
+  uintptr_t Holder = owner::holder(M.Owner.load(std::memory_order_acquire));
+  if (Holder == owner::AnonymousOwner) {
+    Info->anonymous_owner = 1;
+    Info->owner = scanLockStacks(Obj, &Info->holds);
+  } else if (Holder != 0) {
+    Info->owner = reinterpret_cast<jitlock_thread *>(Holder);
+    Info->holds = M.Recursions.load(std::memory_order_relaxed) + 1;
+  }
+  return JITLOCK_OK;
+}
+
+jitlock_thread *jitlock_rt_owner_of(const void *Obj) {
+  jitlock_lock_info Info;
+  if (jitlock_rt_inspect(Obj, &Info) != JITLOCK_OK)
+    return nullptr;
+  return Info.owner;
+}
+
+int jitlock_rt_holds_lock(const jitlock_thread *T, const void *Obj) {
+  if (!T || !Obj)
+    return 0;
+  auto &Thread = const_cast<jitlock_thread &>(*T);
+  if (LockStack(Thread).contains(Obj))
+    return 1;
+  uint64_t H = headerOf(Obj).load(std::memory_order_acquire);
+  if (!header::hasMonitor(H))
+    return 0;
+  uintptr_t Holder =
+      owner::holder(header::monitorOf(H)->Owner.load(std::memory_order_acquire));
+  return Holder == owner::encode(T);
+}
+
+size_t jitlock_rt_lock_stack(const jitlock_thread *T, void **Out, size_t Cap) {
+  if (!T)
+    return 0;
+  LockStack LS(const_cast<jitlock_thread &>(*T));
+  size_t Depth = LS.size();
+  for (size_t I = 0; I < Depth && I < Cap; ++I)
+    Out[I] = LS.at(int(I));
+  return Depth;
+}
+
+//===----------------------------------------------------------------------===//
+// Deadlock detection
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// One blocked thread: what it waits for, and who holds that.
+struct BlockedEdge {
+  jitlock_thread *Thread;
+  uint64_t Epoch;
+  Monitor *On;
+  jitlock_thread *Holder;
+};
+} // namespace
+
+/// The thread that owns `M`, resolving an anonymous owner through the lock
+/// stacks. Registry lock held.
+static jitlock_thread *holderOf(Monitor &M) {
+  uintptr_t Holder = owner::holder(M.Owner.load(std::memory_order_acquire));
+  if (Holder == owner::AnonymousOwner) {
+    jitlock_thread *Found = nullptr;
+    for (size_t I = 0, E = detail::attachedThreadCount(); I != E && !Found;
+         ++I)
+      if (LockStack(*detail::attachedThread(I)).contains(M.Object))
+        Found = detail::attachedThread(I);
+    return Found;
+  }
+  return reinterpret_cast<jitlock_thread *>(Holder);
+}
+
+size_t jitlock_rt_find_deadlocks(jitlock_deadlock_fn Fn, void *Ctx) {
+  size_t Cycles = 0;
+  detail::lockThreadRegistry();
+  // First read: every blocked thread and the owner of what it waits for.
+  std::vector<BlockedEdge> Edges;
+  for (size_t I = 0, E = detail::attachedThreadCount(); I != E; ++I) {
+    jitlock_thread &T = *detail::attachedThread(I);
+    uint64_t Epoch = T.BlockEpoch.load(std::memory_order_acquire);
+    Monitor *On = T.BlockedOn.load(std::memory_order_relaxed);
+    if (Epoch % 2 == 0 || !On)
+      continue;
+    Edges.push_back({&T, Epoch, On, holderOf(*On)});
+  }
+  auto EdgeOf = [&](jitlock_thread *T) -> BlockedEdge * {
+    for (BlockedEdge &E : Edges)
+      if (E.Thread == T)
+        return &E;
+    return nullptr;
+  };
+  // Each blocked thread waits for one holder, so the graph has out-degree at
+  // most one: walk from each thread and report a cycle from its member with
+  // the smallest id, so each cycle is reported once.
+  for (BlockedEdge &Start : Edges) {
+    std::vector<BlockedEdge *> Path;
+    BlockedEdge *Cur = &Start;
+    while (Cur && std::find(Path.begin(), Path.end(), Cur) == Path.end()) {
+      Path.push_back(Cur);
+      Cur = EdgeOf(Cur->Holder);
+    }
+    if (Cur != &Start)
+      continue;
+    bool Smallest = std::all_of(Path.begin(), Path.end(), [&](BlockedEdge *E) {
+      return E->Thread->Id >= Start.Thread->Id;
+    });
+    if (!Smallest)
+      continue;
+    // Second read: confirm that every member stayed blocked on the same
+    // monitor throughout (same odd epoch) and that the owners did not move.
+    // A blocked thread releases nothing, so the cycle was real then.
+    bool Stable = std::all_of(Path.begin(), Path.end(), [&](BlockedEdge *E) {
+      return E->Thread->BlockEpoch.load(std::memory_order_acquire) ==
+                 E->Epoch &&
+             E->Thread->BlockedOn.load(std::memory_order_relaxed) == E->On &&
+             holderOf(*E->On) == E->Holder;
+    });
+    if (!Stable)
+      continue;
+    ++Cycles;
+    if (Fn) {
+      std::vector<jitlock_thread *> Threads;
+      std::vector<void *> Objs;
+      for (BlockedEdge *E : Path) {
+        Threads.push_back(E->Thread);
+        Objs.push_back(E->On->Object);
+      }
+      Fn(Ctx, Path.size(), Threads.data(), Objs.data());
+    }
+  }
+  detail::unlockThreadRegistry();
+  return Cycles;
+}
+
+//===----------------------------------------------------------------------===//
+// GC roots
+//===----------------------------------------------------------------------===//
+
+void jitlock_rt_enumerate_roots(jitlock_root_fn Fn, void *Ctx) {
+  if (!Fn)
+    return;
+  forEachThread([&](jitlock_thread &T) {
+    LockStack LS(T);
+    for (unsigned I = 0, E = LS.size(); I != E; ++I)
+      Fn(Ctx, &T.LockStackSlots[I], JITLOCK_ROOT_LOCK_STACK, &T);
+  });
+  forEachMonitor([&](Monitor &M) {
+    uintptr_t Holder = owner::holder(M.Owner.load(std::memory_order_relaxed));
+    jitlock_thread *Owner = Holder == owner::AnonymousOwner
+                                ? nullptr
+                                : reinterpret_cast<jitlock_thread *>(Holder);
+    Fn(Ctx, &M.Object, JITLOCK_ROOT_MONITOR, Owner);
+  });
+}
+
+uint64_t jitlock_rt_peek_hash(const void *Obj) {
+  if (!Obj || Config.hash_bits == 0)
+    return 0;
+  uint64_t H = headerOf(Obj).load(std::memory_order_acquire);
+  if (header::hasMonitor(H))
+    H = header::monitorOf(H)->DisplacedHeader.load(std::memory_order_acquire);
+  return header::hashOf(H);
+}

@@ -1,0 +1,280 @@
+//===- Restore.cpp - Deopt-time lock restoration --------------------------===//
+//
+// A compiled frame may have elided locks: nested re-entry of an object it
+// already holds, or objects that never escape. When the frame is deoptimized
+// its elided locks are re-acquired so that the lock stack and monitors are
+// exactly what they would have been without elision.
+//
+// The frame is normally the youngest lock-holding frame of its thread, so its
+// own lock stack entries are the top ones. Restoring pops them and replays the
+// frame's complete monitor list, outermost first, through the same rules as
+// monitor enter: a push for a new or adjacent object, inflation for
+// non-adjacent re-entry and for a full stack. Entries below the frame's are
+// never moved. When the frame is not the youngest (JITLOCK_RELOCK_NOT_YOUNGEST)
+// its position on the lock stack is unknown, so elided holds go to monitors.
+//
+// Acquiring an object nobody holds is the only step that can fail, so it is
+// done first, for every elided object, before anything else changes.
+//
+//===----------------------------------------------------------------------===//
+#include "jitlock/jitlock_rt.h"
+
+#include "ObjectHeader.h"
+#include "Synchronizer.h"
+
+#include <vector>
+
+using namespace jitlock;
+
+namespace {
+
+/// An elided object acquired for the owner by this call. Its first hold is
+/// the acquisition itself: a fast lock without a lock stack entry yet
+/// (Via == null), or a monitor with recursion count 0.
+struct Acquisition {
+  void *Obj;
+  Monitor *Via;
+  bool FirstHoldPlaced = false;
+};
+
+class Restorer {
+public:
+  Restorer(jitlock_thread &Owner, bool OnBehalf)
+      : Owner(Owner), LS(Owner), OnBehalf(OnBehalf) {}
+
+  int run(const jitlock_relock_entry *Entries, size_t Count, bool Youngest);
+
+private:
+  bool ownsThroughMonitor(void *Obj) {
+    uint64_t H = loadStableHeader(Obj);
+    return header::hasMonitor(H) &&
+           owner::holder(header::monitorOf(H)->Owner.load(
+               std::memory_order_acquire)) == owner::encode(&Owner);
+  }
+  bool owns(void *Obj) { return LS.contains(Obj) || ownsThroughMonitor(Obj); }
+  Acquisition *unplacedAcquisition(void *Obj) {
+    for (Acquisition &A : Acquired)
+      if (A.Obj == Obj && !A.FirstHoldPlaced)
+        return &A;
+    return nullptr;
+  }
+
+  int acquire(void *Obj);
+  void releaseAcquired();
+  void addFastHold(void *Obj);
+  void addMonitorHold(void *Obj);
+
+  jitlock_thread &Owner;
+  LockStack LS;
+  bool OnBehalf;
+  std::vector<Acquisition> Acquired;
+};
+
+} // namespace
+
+/// Takes an object the owner does not hold. Waits for it only when the owner
+/// is the caller; a stopped owner cannot be made to wait.
+int Restorer::acquire(void *Obj) {
+  auto Header = headerOf(Obj);
+  for (;;) {
+    uint64_t H = loadStableHeader(Obj);
+    if (header::isUnlocked(H)) {
+      if (Header.compare_exchange_strong(
+              H, header::withLockBits(H, header::LockedValue),
+              std::memory_order_acquire, std::memory_order_relaxed)) {
+        Acquired.push_back({Obj, nullptr});
+        return JITLOCK_OK;
+      }
+      continue;
+    }
+    if (header::hasMonitor(H)) {
+      Monitor &M = *header::monitorOf(H);
+      uintptr_t W = 0;
+      if (M.Owner.compare_exchange_strong(W, owner::encode(&Owner),
+                                          std::memory_order_acquire,
+                                          std::memory_order_relaxed)) {
+        Acquired.push_back({Obj, &M});
+        return JITLOCK_OK;
+      }
+    }
+    // Held by another thread.
+    if (OnBehalf)
+      return JITLOCK_EBUSY;
+    if (header::isFastLocked(H)) {
+      inflateAnonymous(Owner, Obj, H);
+      continue;
+    }
+    Monitor &M = *header::monitorOf(H);
+    enterMonitor(Owner, M, Obj);
+    Acquired.push_back({Obj, &M});
+    return JITLOCK_OK;
+  }
+}
+
+/// Undoes every acquisition, innermost first.
+void Restorer::releaseAcquired() {
+  for (auto It = Acquired.rbegin(); It != Acquired.rend(); ++It) {
+    if (It->Via) {
+      exitMonitor(*It->Via, Owner);
+      continue;
+    }
+    auto Header = headerOf(It->Obj);
+    uint64_t H = loadStableHeader(It->Obj);
+    while (header::isFastLocked(H) &&
+           !Header.compare_exchange_weak(
+               H, header::withLockBits(H, header::UnlockedValue),
+               std::memory_order_release, std::memory_order_relaxed)) {
+    }
+    if (header::hasMonitor(H)) {
+      // A contender inflated it meanwhile, with an anonymous owner.
+      exitMonitor(*inflateOwned(Owner, It->Obj), Owner);
+    }
+  }
+  Acquired.clear();
+}
+
+/// One more hold of an object the owner holds fast-locked, placed on top of
+/// the lock stack the way monitor enter (E3-E4 and the slow path) would.
+void Restorer::addFastHold(void *Obj) {
+  for (;;) {
+    Monitor *M = monitorOwnedBy(Owner, Obj, loadStableHeader(Obj));
+    if (M && !LS.contains(Obj)) {
+      // Inflated earlier in this restore: the monitor counts the hold.
+      M->Recursions.store(M->Recursions.load(std::memory_order_relaxed) + 1,
+                          std::memory_order_relaxed);
+      return;
+    }
+    if (LS.isFull()) {
+      inflateOwned(Owner, LS.at(0));
+      continue;
+    }
+    if (LS.top() == Obj || !LS.contains(Obj)) {
+      LS.push(Obj);
+      return;
+    }
+    // Non-adjacent: the order cannot be expressed on the lock stack.
+    Monitor *Inflated = inflateOwned(Owner, Obj);
+    Inflated->Recursions.store(
+        Inflated->Recursions.load(std::memory_order_relaxed) + 1,
+        std::memory_order_relaxed);
+    return;
+  }
+}
+
+/// One more hold, kept in the object's monitor.
+void Restorer::addMonitorHold(void *Obj) {
+  if (Acquisition *A = unplacedAcquisition(Obj)) {
+    A->FirstHoldPlaced = true;
+    if (!A->Via)
+      inflateOwned(Owner, Obj); // The header is ours; count it in a monitor.
+    return;
+  }
+  uint64_t H = loadStableHeader(Obj);
+  Monitor *M = header::isFastLocked(H) ? inflateOwned(Owner, Obj)
+                                       : monitorOwnedBy(Owner, Obj, H);
+  if (LS.contains(Obj))
+    M = inflateOwned(Owner, Obj);
+  M->Recursions.store(M->Recursions.load(std::memory_order_relaxed) + 1,
+                      std::memory_order_relaxed);
+}
+
+int Restorer::run(const jitlock_relock_entry *Entries, size_t Count,
+                  bool Youngest) {
+  // The HELD entries must be what the owner holds: fast ones on its lock
+  // stack (for the youngest frame, exactly its top entries, in order),
+  // others in monitors it owns.
+  std::vector<bool> HeldFast(Count, false);
+  size_t NumHeldFast = 0;
+  for (size_t I = 0; I != Count; ++I) {
+    if (Entries[I].kind != JITLOCK_RELOCK_HELD)
+      continue;
+    if (LS.contains(Entries[I].obj)) {
+      HeldFast[I] = true;
+      ++NumHeldFast;
+    } else if (!ownsThroughMonitor(Entries[I].obj)) {
+      return JITLOCK_EINVAL;
+    }
+  }
+  if (Youngest) {
+    if (NumHeldFast > LS.size())
+      return JITLOCK_EINVAL;
+    size_t Slot = LS.size() - NumHeldFast;
+    for (size_t I = 0; I != Count; ++I)
+      if (HeldFast[I] && LS.at(int(Slot++)) != Entries[I].obj)
+        return JITLOCK_EINVAL;
+  }
+
+  // Acquire every elided object the owner does not hold yet.
+  for (size_t I = 0; I != Count; ++I) {
+    void *Obj = Entries[I].obj;
+    if (Entries[I].kind != JITLOCK_RELOCK_ELIDED || owns(Obj))
+      continue;
+    bool Seen = false;
+    for (Acquisition &A : Acquired)
+      Seen |= A.Obj == Obj;
+    if (Seen)
+      continue;
+    if (int Err = acquire(Obj)) {
+      releaseAcquired();
+      return Err;
+    }
+  }
+
+  if (!Youngest) {
+    for (size_t I = 0; I != Count; ++I)
+      if (Entries[I].kind == JITLOCK_RELOCK_ELIDED)
+        addMonitorHold(Entries[I].obj);
+    return JITLOCK_OK;
+  }
+
+  // Pop the frame's own entries and replay its whole list.
+  for (size_t I = 0; I != NumHeldFast; ++I)
+    LS.pop();
+  for (size_t I = 0; I != Count; ++I) {
+    void *Obj = Entries[I].obj;
+    if (Entries[I].kind == JITLOCK_RELOCK_HELD) {
+      if (HeldFast[I])
+        addFastHold(Obj);
+      continue;
+    }
+    if (Acquisition *A = unplacedAcquisition(Obj)) {
+      A->FirstHoldPlaced = true;
+      if (!A->Via)
+        addFastHold(Obj);
+      continue;
+    }
+    uint64_t H = loadStableHeader(Obj);
+    Monitor *M = monitorOwnedBy(Owner, Obj, H);
+    if (M && !LS.contains(Obj))
+      M->Recursions.store(M->Recursions.load(std::memory_order_relaxed) + 1,
+                          std::memory_order_relaxed);
+    else
+      addFastHold(Obj);
+  }
+  return JITLOCK_OK;
+}
+
+int jitlock_rt_restore_locks(jitlock_thread *Owner,
+                             const jitlock_relock_entry *Entries, size_t Count,
+                             uint32_t Flags) {
+  if (!Owner || !Owner->Attached)
+    return misuse(JITLOCK_ENOT_ATTACHED, Owner, nullptr,
+                  "restore-locks for a thread that is not attached");
+  if ((Count && !Entries) || (Flags & ~JITLOCK_RELOCK_NOT_YOUNGEST))
+    return misuse(JITLOCK_EINVAL, Owner, nullptr,
+                  "restore-locks: bad entry list or flags");
+  for (size_t I = 0; I != Count; ++I) {
+    if (!Entries[I].obj)
+      return misuse(JITLOCK_ENULL, Owner, nullptr, "restore-locks: null object");
+    if (Entries[I].kind > JITLOCK_RELOCK_ELIDED)
+      return misuse(JITLOCK_EINVAL, Owner, Entries[I].obj,
+                    "restore-locks: unknown entry kind");
+  }
+  Restorer R(*Owner, /*OnBehalf=*/currentThread() != Owner);
+  int Status = R.run(Entries, Count,
+                     /*Youngest=*/!(Flags & JITLOCK_RELOCK_NOT_YOUNGEST));
+  if (Status == JITLOCK_EINVAL)
+    return misuse(JITLOCK_EINVAL, Owner, nullptr,
+                  "restore-locks: HELD entries do not match the owner's locks");
+  return Status;
+}

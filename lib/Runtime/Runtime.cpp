@@ -1,0 +1,283 @@
+//===- Runtime.cpp - The C ABI: lifetime, threads, operations, stats ------===//
+//
+// The C entry points check their arguments and then call the protocol in
+// Synchronizer.cpp. Misuse is reported here, before any state changes.
+//
+//===----------------------------------------------------------------------===//
+#include "jitlock/jitlock_rt.h"
+
+#include "Config.h"
+#include "Monitor.h"
+#include "Synchronizer.h"
+#include "Thread.h"
+
+#include <algorithm>
+#include <mutex>
+#include <vector>
+
+using namespace jitlock;
+
+namespace jitlock {
+
+jitlock_rt_config Config = {/*header_offset=*/0, /*hash_shift=*/8,
+                            /*hash_bits=*/31, /*spin_limit=*/64,
+                            /*misuse_handler=*/nullptr,
+                            /*misuse_ctx=*/nullptr};
+
+int misuse(jitlock_status Status, jitlock_thread *Thread, void *Obj,
+           const char *What) {
+  if (Config.misuse_handler)
+    Config.misuse_handler(Config.misuse_ctx, Status, Thread, Obj, What);
+  return Status;
+}
+
+//===----------------------------------------------------------------------===//
+// The thread registry
+//===----------------------------------------------------------------------===//
+
+static std::mutex ThreadsMutex;
+static std::vector<jitlock_thread *> Threads;
+static uint64_t NextThreadId = 1;
+/// Counters of threads that have detached.
+static ThreadStats RetiredStats;
+
+void detail::lockThreadRegistry() { ThreadsMutex.lock(); }
+void detail::unlockThreadRegistry() { ThreadsMutex.unlock(); }
+size_t detail::attachedThreadCount() { return Threads.size(); }
+jitlock_thread *detail::attachedThread(size_t I) { return Threads[I]; }
+
+static void addCounters(ThreadStats &To, const ThreadStats &From) {
+  auto Add = [](std::atomic<uint64_t> &A, const std::atomic<uint64_t> &B) {
+    A.store(A.load(std::memory_order_relaxed) +
+                B.load(std::memory_order_relaxed),
+            std::memory_order_relaxed);
+  };
+  Add(To.FastLocks, From.FastLocks);
+  Add(To.RecursiveLocks, From.RecursiveLocks);
+  Add(To.MonitorEnters, From.MonitorEnters);
+  Add(To.Inflations, From.Inflations);
+  Add(To.ContendedEnters, From.ContendedEnters);
+  Add(To.Parks, From.Parks);
+  Add(To.SlowPathCalls, From.SlowPathCalls);
+  Add(To.Waits, From.Waits);
+  Add(To.Notifies, From.Notifies);
+}
+
+static void resetThread(jitlock_thread &T) {
+  T.LockStackTop = LockStack::baseOffset();
+  T.LockStackSentinel = LockStackSentinel;
+  for (void *&Slot : T.LockStackSlots)
+    Slot = nullptr;
+  T.BlockedOn.store(nullptr, std::memory_order_relaxed);
+  T.BlockEpoch.store(0, std::memory_order_relaxed);
+  for (std::atomic<uint64_t> *C :
+       {&T.Stats.FastLocks, &T.Stats.RecursiveLocks, &T.Stats.MonitorEnters,
+        &T.Stats.Inflations, &T.Stats.ContendedEnters, &T.Stats.Parks,
+        &T.Stats.SlowPathCalls, &T.Stats.Waits, &T.Stats.Notifies})
+    C->store(0, std::memory_order_relaxed);
+}
+
+static void detachLocked(jitlock_thread &T) {
+  Threads.erase(std::find(Threads.begin(), Threads.end(), &T));
+  addCounters(RetiredStats, T.Stats);
+  T.Attached = 0;
+}
+
+/// Detaches an OS thread that exits while attached, releasing what it holds
+/// so that nothing stays locked by a thread that no longer exists.
+struct ExitGuard {
+  bool Armed = false;
+  ~ExitGuard() {
+    jitlock_thread *T = currentThread();
+    if (!T)
+      return;
+    if (holdsAnyLock(*T)) {
+      misuse(JITLOCK_EHOLDING_LOCKS, T, nullptr,
+             "thread exited while attached and holding locks; released them");
+      releaseAllLocks(*T);
+    }
+    std::lock_guard<std::mutex> Guard(ThreadsMutex);
+    detachLocked(*T);
+  }
+};
+static thread_local ExitGuard TheExitGuard;
+
+} // namespace jitlock
+
+//===----------------------------------------------------------------------===//
+// Configuration and lifetime
+//===----------------------------------------------------------------------===//
+
+const char *jitlock_rt_status_name(int Status) {
+  switch (Status) {
+  case JITLOCK_OK:
+    return "JITLOCK_OK";
+  case JITLOCK_ENULL:
+    return "JITLOCK_ENULL";
+  case JITLOCK_ENOT_OWNER:
+    return "JITLOCK_ENOT_OWNER";
+  case JITLOCK_EHOLDING_LOCKS:
+    return "JITLOCK_EHOLDING_LOCKS";
+  case JITLOCK_ETIMEDOUT:
+    return "JITLOCK_ETIMEDOUT";
+  case JITLOCK_EINVAL:
+    return "JITLOCK_EINVAL";
+  case JITLOCK_ENOT_ATTACHED:
+    return "JITLOCK_ENOT_ATTACHED";
+  case JITLOCK_EBUSY:
+    return "JITLOCK_EBUSY";
+  case JITLOCK_ESTATE:
+    return "JITLOCK_ESTATE";
+  }
+  return "JITLOCK_<unknown status>";
+}
+
+void jitlock_rt_default_config(jitlock_rt_config *Cfg) {
+  *Cfg = jitlock_rt_config{0, 8, 31, 64, nullptr, nullptr};
+}
+
+int jitlock_rt_configure(const jitlock_rt_config *Cfg) {
+  if (!Cfg)
+    return misuse(JITLOCK_EINVAL, nullptr, nullptr, "null configuration");
+  // The hash must fit in the word above the lock bits.
+  if (Cfg->hash_bits > 62 ||
+      (Cfg->hash_bits != 0 &&
+       (Cfg->hash_shift < 2 || Cfg->hash_shift + Cfg->hash_bits > 64)) ||
+      Cfg->header_offset % 8 != 0)
+    return misuse(JITLOCK_EINVAL, nullptr, nullptr,
+                  "invalid configuration: the hash field must lie within "
+                  "bits [2,64) and the header offset must be 8-aligned");
+  std::lock_guard<std::mutex> Guard(ThreadsMutex);
+  if (!Threads.empty())
+    return misuse(JITLOCK_ESTATE, nullptr, nullptr,
+                  "configure while threads are attached");
+  Config = *Cfg;
+  return JITLOCK_OK;
+}
+
+int jitlock_rt_shutdown(void) {
+  {
+    std::lock_guard<std::mutex> Guard(ThreadsMutex);
+    if (!Threads.empty())
+      return misuse(JITLOCK_ESTATE, nullptr, nullptr,
+                    "shutdown while threads are attached");
+  }
+  freeAllMonitors();
+  return JITLOCK_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// Threads
+//===----------------------------------------------------------------------===//
+
+jitlock_thread *jitlock_rt_attach(void) {
+  jitlock_thread &T = currentThreadStorage();
+  if (T.Attached)
+    return &T;
+  // Touching the guard registers its destructor for this OS thread.
+  TheExitGuard.Armed = true;
+  std::lock_guard<std::mutex> Guard(ThreadsMutex);
+  resetThread(T);
+  T.Id = NextThreadId++;
+  T.HashState = 0;
+  T.Attached = 1;
+  Threads.push_back(&T);
+  return &T;
+}
+
+int jitlock_rt_detach(void) {
+  jitlock_thread *T = currentThread();
+  if (!T)
+    return misuse(JITLOCK_ENOT_ATTACHED, nullptr, nullptr,
+                  "detach of a thread that is not attached");
+  if (holdsAnyLock(*T))
+    return misuse(JITLOCK_EHOLDING_LOCKS, T, nullptr,
+                  "detach while holding locks");
+  std::lock_guard<std::mutex> Guard(ThreadsMutex);
+  detachLocked(*T);
+  return JITLOCK_OK;
+}
+
+jitlock_thread *jitlock_rt_current(void) { return currentThread(); }
+
+uint64_t jitlock_rt_thread_id(const jitlock_thread *T) {
+  return T ? T->Id : 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Operations
+//===----------------------------------------------------------------------===//
+
+/// Argument checks shared by every operation on an object by `Self`.
+static int checkCaller(jitlock_thread *Self, void *Obj, const char *What) {
+  if (!Self || Self != currentThread())
+    return misuse(JITLOCK_ENOT_ATTACHED, Self, Obj, What);
+  if (!Obj)
+    return misuse(JITLOCK_ENULL, Self, Obj, What);
+  return JITLOCK_OK;
+}
+
+int jitlock_rt_monitor_enter(jitlock_thread *Self, void *Obj) {
+  if (int Err = checkCaller(Self, Obj, "monitor enter"))
+    return Err;
+  return enter(*Self, Obj);
+}
+
+int jitlock_rt_monitor_exit(jitlock_thread *Self, void *Obj) {
+  if (int Err = checkCaller(Self, Obj, "monitor exit"))
+    return Err;
+  return exit(*Self, Obj);
+}
+
+int jitlock_rt_wait(jitlock_thread *Self, void *Obj) {
+  if (int Err = checkCaller(Self, Obj, "wait"))
+    return Err;
+  return wait(*Self, Obj, /*Timed=*/false, 0);
+}
+
+int jitlock_rt_wait_timed(jitlock_thread *Self, void *Obj,
+                          uint64_t TimeoutNs) {
+  if (int Err = checkCaller(Self, Obj, "timed wait"))
+    return Err;
+  return wait(*Self, Obj, /*Timed=*/true, TimeoutNs);
+}
+
+int jitlock_rt_notify(jitlock_thread *Self, void *Obj) {
+  if (int Err = checkCaller(Self, Obj, "notify"))
+    return Err;
+  return notify(*Self, Obj, /*All=*/false);
+}
+
+int jitlock_rt_notify_all(jitlock_thread *Self, void *Obj) {
+  if (int Err = checkCaller(Self, Obj, "notifyAll"))
+    return Err;
+  return notify(*Self, Obj, /*All=*/true);
+}
+
+uint64_t jitlock_rt_identity_hash(jitlock_thread *Self, void *Obj) {
+  if (!Obj)
+    return 0;
+  return identityHash(Self == currentThread() ? Self : nullptr, Obj);
+}
+
+//===----------------------------------------------------------------------===//
+// Statistics
+//===----------------------------------------------------------------------===//
+
+void jitlock_rt_get_stats(jitlock_rt_stats *Out) {
+  ThreadStats Sum;
+  {
+    std::lock_guard<std::mutex> Guard(ThreadsMutex);
+    addCounters(Sum, RetiredStats);
+    for (jitlock_thread *T : Threads)
+      addCounters(Sum, T->Stats);
+  }
+  auto Get = [](const std::atomic<uint64_t> &C) {
+    return C.load(std::memory_order_relaxed);
+  };
+  *Out = jitlock_rt_stats{Get(Sum.FastLocks),       Get(Sum.RecursiveLocks),
+                          Get(Sum.MonitorEnters),   Get(Sum.Inflations),
+                          Get(Sum.ContendedEnters), Get(Sum.Parks),
+                          Get(Sum.SlowPathCalls),   Get(Sum.Waits),
+                          Get(Sum.Notifies),        monitorsAlive()};
+}

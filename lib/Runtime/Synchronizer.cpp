@@ -1,0 +1,526 @@
+//===- Synchronizer.cpp - The locking protocol ----------------------------===//
+//
+// THE PROTOCOL. This comment is the one statement of it; the LLVM lowering and
+// the asmjit emitters implement the inline steps and cite them by label.
+//
+// Monitor enter, inline part (E1-E5), then enter() below for the rest:
+//   E1  h = load header (relaxed: the CAS in E5 or M1 orders the acquire)
+//   E2  if h has bit 1 set: 10 goes to M1-M2, 11 (the embedder's) to enter()
+//   E3  if the lock stack is full: enter() (which inflates the oldest entry)
+//   E4  if the top entry is obj: push obj; done. Recursion needs no atomic:
+//       obj is fast-locked by this thread, which alone pushes and pops here.
+//   E5  CAS header (h with bits 01) -> (h with bits 00), acquire: it is the
+//       lock acquisition, so the critical section may not float above it.
+//       On success push obj; on failure enter().
+// Inflated enter, inline part:
+//   M1  m = h - 0b10. CAS m.owner 0 -> self, acquire (the acquisition).
+//   M2  else if m.owner == self: m.recursions += 1 (only the owner writes it).
+//       Anything else (anonymous owner, queued bit, another owner): enter().
+//
+// Monitor exit, inline part (X1-X4), then exit() below:
+//   X1  if the top entry is not obj: go to N1.
+//   X2  pop.
+//   X3  if the new top entry is obj: recursive exit; done.
+//   X4  h = load header; if h's bits are 00, CAS h -> (h with bits 01),
+//       release: the critical section's writes must be visible to the next
+//       acquirer. If the bits are not 00 or the CAS fails (a contender
+//       inflated it, or a hash was installed), push obj back and call exit():
+//       the slow path always sees the state from before the exit began.
+// Inflated exit, inline part:
+//   N1  h = load header; if h's bits are not 10: exit().
+//   N2  m = h - 0b10; if m.recursions != 0: exit().
+//   N3  CAS m.owner self -> 0, release. It fails when the queued bit is set
+//       (someone must be handed the monitor), when the owner is anonymous
+//       (this thread still has to fix it), or when self is not the owner;
+//       all three go to exit().
+//
+// Everything else lives here: inflation (contention with an anonymous owner,
+// non-adjacent re-entry, a full lock stack, wait), the anonymous owner
+// fix-up, spinning and parking, direct handoff, wait and notify.
+//
+// Starvation: a thread that parks joins the monitor's FIFO entry queue and
+// sets the owner word's queued bit. While that bit is set the owner word is
+// never 0, so nobody can barge in: each exit hands the monitor directly to
+// the queue's head. Only threads that have not parked yet compete, and only
+// while nobody is queued, so every parked thread is served in order.
+//
+//===----------------------------------------------------------------------===//
+#include "Synchronizer.h"
+
+#include "ObjectHeader.h"
+#include "Parker.h"
+
+#include <sched.h>
+
+namespace jitlock {
+
+using namespace header;
+
+uint64_t loadStableHeader(const void *Obj) {
+  // The embedder's 11 state is transient (e.g. a GC mark); wait it out.
+  for (unsigned Spins = 0;; ++Spins) {
+    uint64_t H = headerOf(Obj).load(std::memory_order_acquire);
+    if (!isEmbedderOwned(H))
+      return H;
+    if (Spins < 64)
+      spinPause();
+    else
+      sched_yield();
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Inflation
+//===----------------------------------------------------------------------===//
+
+static void setRecursions(Monitor &M, uint64_t Value) {
+  M.Recursions.store(Value, std::memory_order_relaxed);
+}
+
+Monitor *inflateOwned(jitlock_thread &T, void *Obj) {
+  LockStack LS(T);
+  auto Header = headerOf(Obj);
+  uint64_t H = loadStableHeader(Obj);
+  for (;;) {
+    if (hasMonitor(H)) {
+      // A contender inflated it with an anonymous owner: that owner is T.
+      Monitor *M = monitorOf(H);
+      unsigned Holds = LS.removeAll(Obj);
+      setRecursions(*M, Holds ? Holds - 1 : 0);
+      uintptr_t W = M->Owner.load(std::memory_order_relaxed);
+      // Keep the queued bit, which contenders set concurrently.
+      while (!M->Owner.compare_exchange_weak(
+          W, (W & owner::QueuedBit) | owner::encode(&T),
+          std::memory_order_acq_rel, std::memory_order_relaxed)) {
+      }
+      return M;
+    }
+    unsigned Holds = LS.count(Obj);
+    auto *M = new Monitor(Obj, withLockBits(H, UnlockedValue),
+                          owner::encode(&T), Holds ? Holds - 1 : 0);
+    // Release publishes the monitor's fields with its address.
+    if (Header.compare_exchange_strong(H, encodeMonitor(M),
+                                       std::memory_order_acq_rel,
+                                       std::memory_order_acquire)) {
+      LS.removeAll(Obj);
+      registerMonitor(M);
+      bump(T.Stats.Inflations);
+      return M;
+    }
+    // The header changed (a hash install, or a contender inflated it).
+    delete M;
+    if (isEmbedderOwned(H))
+      H = loadStableHeader(Obj);
+  }
+}
+
+bool inflateAnonymous(jitlock_thread &T, void *Obj, uint64_t H) {
+  auto *M = new Monitor(Obj, withLockBits(H, UnlockedValue),
+                        owner::AnonymousOwner, 0);
+  if (!headerOf(Obj).compare_exchange_strong(H, encodeMonitor(M),
+                                             std::memory_order_acq_rel,
+                                             std::memory_order_relaxed)) {
+    delete M;
+    return false;
+  }
+  registerMonitor(M);
+  bump(T.Stats.Inflations);
+  return true;
+}
+
+Monitor *monitorOwnedBy(jitlock_thread &T, void *Obj, uint64_t H) {
+  if (!hasMonitor(H))
+    return nullptr;
+  Monitor *M = monitorOf(H);
+  uintptr_t Holder = owner::holder(M->Owner.load(std::memory_order_acquire));
+  if (Holder == owner::encode(&T))
+    return M;
+  if (Holder == owner::AnonymousOwner && LockStack(T).contains(Obj))
+    return inflateOwned(T, Obj);
+  return nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// Monitor enter and exit
+//===----------------------------------------------------------------------===//
+
+bool tryEnterMonitor(jitlock_thread &T, Monitor &M, void *Obj) {
+  // M1.
+  uintptr_t W = M.Owner.load(std::memory_order_relaxed);
+  if (W == 0 && M.Owner.compare_exchange_strong(W, owner::encode(&T),
+                                                std::memory_order_acquire,
+                                                std::memory_order_relaxed)) {
+    bump(T.Stats.MonitorEnters);
+    return true;
+  }
+  uintptr_t Holder = owner::holder(W);
+  if (Holder == owner::AnonymousOwner && LockStack(T).contains(Obj)) {
+    inflateOwned(T, Obj);
+    Holder = owner::encode(&T);
+  }
+  // M2.
+  if (Holder == owner::encode(&T)) {
+    setRecursions(M, M.Recursions.load(std::memory_order_relaxed) + 1);
+    return true;
+  }
+  return false;
+}
+
+/// Parks `T` in `M`'s entry queue until an exiting owner hands it `M`.
+static void enterQueued(jitlock_thread &T, Monitor &M) {
+  QueueNode &Node = T.Node;
+  M.QueueLock.lock();
+  for (;;) {
+    uintptr_t W = M.Owner.load(std::memory_order_relaxed);
+    if (W == 0) {
+      // Free and nobody queued (the queued bit would keep it non-zero).
+      if (M.Owner.compare_exchange_strong(W, owner::encode(&T),
+                                          std::memory_order_acquire,
+                                          std::memory_order_relaxed)) {
+        M.QueueLock.unlock();
+        return;
+      }
+      continue;
+    }
+    // From here on the owner's CAS self -> 0 (N3) fails, so its exit comes
+    // through releaseMonitor() and takes the queue lock, after us.
+    if (owner::isQueued(W) ||
+        M.Owner.compare_exchange_strong(W, W | owner::QueuedBit,
+                                        std::memory_order_relaxed))
+      break;
+  }
+  Node.Thread = &T;
+  Node.Granted.store(0, std::memory_order_relaxed);
+  M.append(QueueNode::EntryQueue, Node);
+  M.QueueLock.unlock();
+
+  // Blocked: visible to the deadlock finder (odd epoch).
+  T.BlockedOn.store(&M, std::memory_order_relaxed);
+  T.BlockEpoch.store(T.BlockEpoch.load(std::memory_order_relaxed) + 1,
+                     std::memory_order_release);
+  bump(T.Stats.Parks);
+  while (Node.Granted.load(std::memory_order_acquire) == 0)
+    parkWhile(Node.Granted, 0, 0);
+  T.BlockEpoch.store(T.BlockEpoch.load(std::memory_order_relaxed) + 1,
+                     std::memory_order_release);
+  T.BlockedOn.store(nullptr, std::memory_order_relaxed);
+}
+
+void enterMonitor(jitlock_thread &T, Monitor &M, void *Obj) {
+  if (tryEnterMonitor(T, M, Obj))
+    return;
+  bump(T.Stats.ContendedEnters);
+  // A bounded spin: most critical sections end sooner than a park would.
+  for (uint32_t I = 0; I < Config.spin_limit; ++I) {
+    spinPause();
+    uintptr_t W = M.Owner.load(std::memory_order_relaxed);
+    if (W == 0 && M.Owner.compare_exchange_weak(W, owner::encode(&T),
+                                                std::memory_order_acquire,
+                                                std::memory_order_relaxed)) {
+      bump(T.Stats.MonitorEnters);
+      return;
+    }
+  }
+  enterQueued(T, M);
+  bump(T.Stats.MonitorEnters);
+}
+
+/// Releases a monitor whose last hold `Self` gives up.
+static void releaseMonitor(Monitor &M, jitlock_thread &Self) {
+  // N3: with nobody queued this is the whole release.
+  uintptr_t W = owner::encode(&Self);
+  if (M.Owner.compare_exchange_strong(W, 0, std::memory_order_release,
+                                      std::memory_order_relaxed))
+    return;
+  // Hand the monitor to the queue's head. The queued bit is set only while
+  // the queue is non-empty, and both change only under the queue lock.
+  M.QueueLock.lock();
+  QueueNode *Heir = M.EntryHead;
+  M.unlink(*Heir);
+  uintptr_t Next = owner::encode(Heir->Thread) |
+                   (M.EntryHead ? owner::QueuedBit : 0);
+  M.Owner.store(Next, std::memory_order_release);
+  M.QueueLock.unlock();
+  // The heir may return and reuse its node as soon as it sees Granted, so
+  // the wake-up is the last thing that touches it.
+  Heir->Granted.store(1, std::memory_order_release);
+  wakeAll(Heir->Granted);
+}
+
+void exitMonitor(Monitor &M, jitlock_thread &Owner) {
+  uint64_t R = M.Recursions.load(std::memory_order_relaxed);
+  if (R != 0) {
+    setRecursions(M, R - 1);
+    return;
+  }
+  releaseMonitor(M, Owner);
+}
+
+int enter(jitlock_thread &T, void *Obj) {
+  bump(T.Stats.SlowPathCalls);
+  LockStack LS(T);
+  auto Header = headerOf(Obj);
+  for (;;) {
+    uint64_t H = loadStableHeader(Obj); // E1
+    if (hasMonitor(H)) {                // E2
+      enterMonitor(T, *monitorOf(H), Obj);
+      return JITLOCK_OK;
+    }
+    if (LS.isFull()) { // E3: make room, then start over.
+      inflateOwned(T, LS.at(0));
+      continue;
+    }
+    if (isFastLocked(H)) {
+      if (LS.top() == Obj) { // E4
+        LS.push(Obj);
+        bump(T.Stats.RecursiveLocks);
+        return JITLOCK_OK;
+      }
+      if (LS.contains(Obj)) {
+        // Non-adjacent re-entry (A B A): the lock stack cannot express it.
+        Monitor *M = inflateOwned(T, Obj);
+        setRecursions(*M, M->Recursions.load(std::memory_order_relaxed) + 1);
+        return JITLOCK_OK;
+      }
+      // Another thread holds it, and we cannot know which: inflate with an
+      // anonymous owner and enter the monitor (next iteration).
+      inflateAnonymous(T, Obj, H);
+      continue;
+    }
+    // E5.
+    if (Header.compare_exchange_strong(H, withLockBits(H, LockedValue),
+                                       std::memory_order_acquire,
+                                       std::memory_order_relaxed)) {
+      LS.push(Obj);
+      bump(T.Stats.FastLocks);
+      return JITLOCK_OK;
+    }
+  }
+}
+
+int exit(jitlock_thread &T, void *Obj) {
+  bump(T.Stats.SlowPathCalls);
+  LockStack LS(T);
+  auto Header = headerOf(Obj);
+  // X1-X4, as the inline path does them.
+  if (LS.top() == Obj) {
+    LS.pop();
+    if (LS.top() == Obj)
+      return JITLOCK_OK;
+    uint64_t H = Header.load(std::memory_order_relaxed);
+    if (isFastLocked(H) &&
+        Header.compare_exchange_strong(H, withLockBits(H, UnlockedValue),
+                                       std::memory_order_release,
+                                       std::memory_order_relaxed))
+      return JITLOCK_OK;
+    LS.push(Obj);
+  }
+
+  // Not on top: an unstructured exit (lock A; lock B; unlock A), or a
+  // contender inflated it since this thread fast-locked it.
+  if (int I = LS.find(Obj); I >= 0) {
+    if (LS.count(Obj) > 1) {
+      LS.removeAt(unsigned(I));
+      return JITLOCK_OK;
+    }
+    for (;;) {
+      uint64_t H = loadStableHeader(Obj);
+      if (!isFastLocked(H))
+        break;
+      LS.removeAt(unsigned(I));
+      if (Header.compare_exchange_strong(H, withLockBits(H, UnlockedValue),
+                                         std::memory_order_release,
+                                         std::memory_order_relaxed))
+        return JITLOCK_OK;
+      LS.insertAt(unsigned(I), Obj);
+    }
+  }
+
+  Monitor *M = monitorOwnedBy(T, Obj, loadStableHeader(Obj));
+  if (!M)
+    return misuse(JITLOCK_ENOT_OWNER, &T, Obj, "monitor exit by a non-owner");
+  exitMonitor(*M, T);
+  return JITLOCK_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// Wait and notify
+//===----------------------------------------------------------------------===//
+
+/// The monitor of an object `T` owns, inflating a fast lock; null if `T`
+/// does not own it.
+static Monitor *ownedMonitorForWait(jitlock_thread &T, void *Obj) {
+  uint64_t H = loadStableHeader(Obj);
+  if (isFastLocked(H))
+    return LockStack(T).contains(Obj) ? inflateOwned(T, Obj) : nullptr;
+  return monitorOwnedBy(T, Obj, H);
+}
+
+int wait(jitlock_thread &T, void *Obj, bool Timed, uint64_t TimeoutNs) {
+  Monitor *M = ownedMonitorForWait(T, Obj);
+  if (!M)
+    return misuse(JITLOCK_ENOT_OWNER, &T, Obj, "wait without owning");
+  bump(T.Stats.Waits);
+
+  uint64_t Deadline = 0;
+  if (Timed) {
+    uint64_t Now = monotonicNowNs();
+    Deadline = TimeoutNs > UINT64_MAX - Now ? UINT64_MAX : Now + TimeoutNs;
+  }
+
+  QueueNode &Node = T.Node;
+  M->QueueLock.lock();
+  Node.Thread = &T;
+  Node.Granted.store(0, std::memory_order_relaxed);
+  M->append(QueueNode::WaitSet, Node);
+  M->QueueLock.unlock();
+
+  uint64_t SavedRecursions = M->Recursions.load(std::memory_order_relaxed);
+  setRecursions(*M, 0);
+  releaseMonitor(*M, T);
+
+  // A notify moves the node to the entry queue, where it sleeps on until an
+  // exit hands it the monitor: Granted means "notified and owner again".
+  bool TimedOut = false;
+  while (Node.Granted.load(std::memory_order_acquire) == 0) {
+    if (!Timed || TimedOut) {
+      parkWhile(Node.Granted, 0, 0);
+      continue;
+    }
+    if (parkWhile(Node.Granted, 0, Deadline))
+      continue;
+    M->QueueLock.lock();
+    if (Node.Queue == QueueNode::WaitSet) {
+      M->unlink(Node);
+      TimedOut = true;
+    }
+    M->QueueLock.unlock();
+    if (TimedOut)
+      break;
+    // Already notified: the monitor is on its way; keep sleeping.
+    Timed = false;
+  }
+  if (TimedOut)
+    enterMonitor(T, *M, Obj);
+  setRecursions(*M, SavedRecursions);
+  return TimedOut ? JITLOCK_ETIMEDOUT : JITLOCK_OK;
+}
+
+int notify(jitlock_thread &T, void *Obj, bool All) {
+  uint64_t H = loadStableHeader(Obj);
+  // A fast-locked object has no monitor, hence no waiters.
+  if (isFastLocked(H) && LockStack(T).contains(Obj))
+    return JITLOCK_OK;
+  Monitor *M = monitorOwnedBy(T, Obj, H);
+  if (!M)
+    return misuse(JITLOCK_ENOT_OWNER, &T, Obj, "notify without owning");
+  bump(T.Stats.Notifies);
+  M->QueueLock.lock();
+  while (QueueNode *Waiter = M->WaitHead) {
+    M->unlink(*Waiter);
+    M->append(QueueNode::EntryQueue, *Waiter);
+    if (!All)
+      break;
+  }
+  // The owner (T) now has someone to hand the monitor to.
+  if (M->EntryHead)
+    M->Owner.fetch_or(owner::QueuedBit, std::memory_order_relaxed);
+  M->QueueLock.unlock();
+  return JITLOCK_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// Identity hash
+//===----------------------------------------------------------------------===//
+
+static std::atomic<uint64_t> GlobalHashState{0x9e3779b97f4a7c15u};
+
+static uint64_t nextHash(jitlock_thread *T) {
+  // xorshift64*, per thread when we have one; never 0 within hash_bits.
+  uint64_t X;
+  if (T) {
+    X = T->HashState ? T->HashState : (T->Id * 0x9e3779b97f4a7c15u) | 1;
+    X ^= X >> 12;
+    X ^= X << 25;
+    X ^= X >> 27;
+    T->HashState = X;
+  } else {
+    X = GlobalHashState.fetch_add(0x9e3779b97f4a7c15u,
+                                  std::memory_order_relaxed);
+  }
+  uint64_t Hash = (X * 0x2545f4914f6cdd1du) >> (64 - Config.hash_bits);
+  return Hash ? Hash : 1;
+}
+
+uint64_t identityHash(jitlock_thread *T, void *Obj) {
+  if (Config.hash_bits == 0)
+    return 0;
+  auto Header = headerOf(Obj);
+  for (;;) {
+    uint64_t H = loadStableHeader(Obj);
+    if (hasMonitor(H)) {
+      // The unlocked header lives in the monitor while inflated.
+      std::atomic<uint64_t> &Displaced = monitorOf(H)->DisplacedHeader;
+      uint64_t D = Displaced.load(std::memory_order_acquire);
+      for (;;) {
+        if (uint64_t Hash = hashOf(D))
+          return Hash;
+        uint64_t New = nextHash(T);
+        if (Displaced.compare_exchange_weak(D, withHash(D, New),
+                                            std::memory_order_acq_rel))
+          return New;
+      }
+    }
+    if (uint64_t Hash = hashOf(H))
+      return Hash;
+    // Unlocked or fast-locked: the hash bits are ours to set in place. A
+    // racing fast lock or inflation makes this CAS (or theirs) retry.
+    uint64_t New = nextHash(T);
+    if (Header.compare_exchange_strong(H, withHash(H, New),
+                                       std::memory_order_acq_rel))
+      return New;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Whole-thread operations
+//===----------------------------------------------------------------------===//
+
+bool holdsAnyLock(jitlock_thread &T) {
+  if (!LockStack(T).isEmpty())
+    return true;
+  bool Owns = false;
+  forEachMonitor([&](Monitor &M) {
+    Owns |= owner::holder(M.Owner.load(std::memory_order_acquire)) ==
+            owner::encode(&T);
+  });
+  return Owns;
+}
+
+unsigned releaseAllLocks(jitlock_thread &T) {
+  unsigned Released = 0;
+  LockStack LS(T);
+  // Innermost first, as the frames would have.
+  while (!LS.isEmpty()) {
+    exit(T, LS.top());
+    ++Released;
+  }
+  // Monitors: collect under the registry lock, release outside it, since a
+  // release may take queue locks and wake threads.
+  for (;;) {
+    Monitor *Owned = nullptr;
+    forEachMonitor([&](Monitor &M) {
+      if (!Owned && owner::holder(M.Owner.load(std::memory_order_acquire)) ==
+                        owner::encode(&T))
+        Owned = &M;
+    });
+    if (!Owned)
+      break;
+    setRecursions(*Owned, 0);
+    releaseMonitor(*Owned, T);
+    ++Released;
+  }
+  return Released;
+}
+
+} // namespace jitlock

@@ -1,0 +1,59 @@
+//===- Synchronizer.h - The locking protocol --------------------*- C++ -*-===//
+#ifndef JITLOCK_RUNTIME_SYNCHRONIZER_H
+#define JITLOCK_RUNTIME_SYNCHRONIZER_H
+
+#include "Monitor.h"
+#include "Thread.h"
+
+#include <cstdint>
+
+namespace jitlock {
+
+// Complete operations; the C ABI checks its arguments and calls these.
+int enter(jitlock_thread &T, void *Obj);
+int exit(jitlock_thread &T, void *Obj);
+int wait(jitlock_thread &T, void *Obj, bool Timed, uint64_t TimeoutNs);
+int notify(jitlock_thread &T, void *Obj, bool All);
+uint64_t identityHash(jitlock_thread *T, void *Obj);
+
+// Building blocks shared with restore-locks, queries and thread exit.
+
+/// The object's header once the embedder's 11 state has passed.
+uint64_t loadStableHeader(const void *Obj);
+
+/// Inflates an object that `T` holds fast-locked, or fixes the anonymous
+/// owner of one a contender inflated. All of the object's lock stack entries
+/// move into the monitor's count; with no entries (restore-locks acquired the
+/// header for `T` without pushing) the monitor holds it once.
+Monitor *inflateOwned(jitlock_thread &T, void *Obj);
+
+/// The monitor through which `T` owns `Obj`, fixing an anonymous owner that
+/// is `T`; null when `T` does not own `Obj` through a monitor.
+Monitor *monitorOwnedBy(jitlock_thread &T, void *Obj, uint64_t Header);
+
+/// Takes the monitor for `T` if that needs no waiting: free, already `T`'s,
+/// or anonymously owned through `T`'s lock stack.
+bool tryEnterMonitor(jitlock_thread &T, Monitor &M, void *Obj);
+
+/// Takes the monitor for `T`, spinning and then parking as needed.
+void enterMonitor(jitlock_thread &T, Monitor &M, void *Obj);
+
+/// A contender's inflation of an object another thread holds fast-locked:
+/// installs a monitor with an anonymous owner. Fails, returning false, when
+/// the header is no longer `Header`.
+bool inflateAnonymous(jitlock_thread &T, void *Obj, uint64_t Header);
+
+/// Gives up one of `Owner`'s holds; the last one releases the monitor or
+/// hands it to the entry queue's head.
+void exitMonitor(Monitor &M, jitlock_thread &Owner);
+
+/// Releases every lock `T` holds (an OS thread exiting while attached).
+/// Returns how many lock stack entries and monitors it released.
+unsigned releaseAllLocks(jitlock_thread &T);
+
+/// Whether `T` holds any lock, fast or inflated.
+bool holdsAnyLock(jitlock_thread &T);
+
+} // namespace jitlock
+
+#endif

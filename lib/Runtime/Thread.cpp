@@ -1,0 +1,91 @@
+//===- Thread.cpp - Thread storage, the lock stack, the thread registry ---===//
+#include "Thread.h"
+
+#include <cstring>
+
+namespace jitlock {
+
+static_assert(offsetof(jitlock_thread, LockStackSentinel) ==
+                  offsetof(jitlock_thread, LockStackSlots) - sizeof(void *),
+              "the sentinel must sit just below the first slot");
+static_assert(offsetof(jitlock_thread, LockStackTop) / CacheLine ==
+                  offsetof(jitlock_thread, LockStackSentinel) / CacheLine,
+              "the top and the sentinel share the owner's first line");
+static_assert(offsetof(jitlock_thread, Node) / CacheLine !=
+                      offsetof(jitlock_thread, LockStackSlots) / CacheLine &&
+                  offsetof(jitlock_thread, Node) >=
+                      LockStack::endOffset(),
+              "fields that other threads write need their own line");
+static_assert(offsetof(jitlock_thread, BlockedOn) >=
+                  offsetof(jitlock_thread, Node) + CacheLine,
+              "owner-written query state must not share the foreign line");
+
+int LockStack::find(const void *Obj) const {
+  for (int I = int(size()) - 1; I >= 0; --I)
+    if (at(I) == Obj)
+      return I;
+  return -1;
+}
+
+unsigned LockStack::count(const void *Obj) const {
+  unsigned N = 0;
+  for (unsigned I = 0, E = size(); I != E; ++I)
+    N += at(int(I)) == Obj;
+  return N;
+}
+
+void LockStack::removeAt(unsigned I) {
+  unsigned Size = size();
+  for (unsigned J = I; J + 1 < Size; ++J)
+    slot(J).store(at(int(J + 1)), std::memory_order_relaxed);
+  setTop(topOffset() - 8);
+}
+
+void LockStack::insertAt(unsigned I, void *Obj) {
+  unsigned Size = size();
+  for (unsigned J = Size; J > I; --J)
+    slot(J).store(at(int(J - 1)), std::memory_order_relaxed);
+  slot(I).store(Obj, std::memory_order_relaxed);
+  setTop(topOffset() + 8);
+}
+
+unsigned LockStack::removeAll(const void *Obj) {
+  unsigned Kept = 0, Size = size();
+  for (unsigned I = 0; I != Size; ++I) {
+    void *Entry = at(int(I));
+    if (Entry != Obj)
+      slot(Kept++).store(Entry, std::memory_order_relaxed);
+  }
+  setTop(baseOffset() + Kept * 8);
+  return Size - Kept;
+}
+
+// Initial-exec TLS gives every thread the same offset from the thread
+// pointer, which is what `tls` mode compiles in.
+// (jitlock_thread's own alignas keeps each thread's copy line-aligned.)
+static thread_local constinit jitlock_thread ThreadStorage
+    __attribute__((tls_model("initial-exec"))){};
+
+jitlock_thread &currentThreadStorage() { return ThreadStorage; }
+
+jitlock_thread *currentThread() {
+  return ThreadStorage.Attached ? &ThreadStorage : nullptr;
+}
+
+static char *threadPointer() {
+  char *TP;
+#if defined(__x86_64__)
+  asm("mov %%fs:0, %0" : "=r"(TP));
+#elif defined(__aarch64__)
+  asm("mrs %0, tpidr_el0" : "=r"(TP));
+#else
+#error "jitlock supports x86_64 and AArch64"
+#endif
+  return TP;
+}
+
+int64_t threadTlsOffset() {
+  return reinterpret_cast<char *>(&ThreadStorage) - threadPointer();
+}
+
+} // namespace jitlock

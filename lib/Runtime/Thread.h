@@ -1,0 +1,187 @@
+//===- Thread.h - The runtime thread and its lock stack ---------*- C++ -*-===//
+//
+// A jitlock_thread lives in its OS thread's static TLS, so JIT code in `tls`
+// mode reaches it at thread pointer + a constant. Its cache lines are grouped
+// by who writes them, so that no two threads' writes share a line:
+//
+//   line 0-1  JIT-hot, written only by the owner: the lock stack
+//   line 2    written by other threads: the park word and queue links
+//   line 3    written only by the owner, read by queries: blocking state and
+//             statistics
+//
+//===----------------------------------------------------------------------===//
+#ifndef JITLOCK_RUNTIME_THREAD_H
+#define JITLOCK_RUNTIME_THREAD_H
+
+#include "jitlock/jitlock_rt.h"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace jitlock {
+
+inline constexpr size_t CacheLine = 64;
+inline constexpr uint32_t LockStackCapacity = 8;
+/// Sits just below the first slot and equals no object, so "is the entry
+/// below the top the same object?" needs no underflow test.
+inline void *const LockStackSentinel = reinterpret_cast<void *>(~uintptr_t(0));
+
+class Monitor;
+
+/// A thread's node in a monitor's entry queue or wait set; a thread is in at
+/// most one queue at a time. Next, Prev and Where belong to the queue lock of
+/// the monitor the node is queued on.
+struct QueueNode {
+  enum Where : uint32_t { None, EntryQueue, WaitSet };
+  /// The futex word: 0 while parked, 1 once an exiting owner handed the
+  /// monitor to this node. A notify only moves the node from the wait set to
+  /// the entry queue, where it keeps sleeping until it is handed the monitor.
+  std::atomic<uint32_t> Granted{0};
+  uint32_t Queue = None;
+  QueueNode *Next = nullptr;
+  QueueNode *Prev = nullptr;
+  jitlock_thread *Thread = nullptr;
+};
+
+/// Per-thread counters. Only the owner writes them (a relaxed load and store,
+/// no read-modify-write); others read them for jitlock_rt_get_stats.
+struct ThreadStats {
+  std::atomic<uint64_t> FastLocks{0}, RecursiveLocks{0}, MonitorEnters{0},
+      Inflations{0}, ContendedEnters{0}, Parks{0}, SlowPathCalls{0}, Waits{0},
+      Notifies{0};
+};
+
+inline void bump(std::atomic<uint64_t> &Counter) {
+  Counter.store(Counter.load(std::memory_order_relaxed) + 1,
+                std::memory_order_relaxed);
+}
+
+} // namespace jitlock
+
+struct alignas(jitlock::CacheLine) jitlock_thread {
+  // Line 0: owner-written; JIT code reads and writes LockStackTop.
+  /// Byte offset, from this structure, of the next free lock stack slot.
+  uint32_t LockStackTop;
+  uint32_t Attached;
+  uint64_t Id;
+  uint64_t HashState;
+  uint64_t Padding0[3];
+  void *LockStackSentinel;
+  // Line 1: the lock stack slots, oldest first.
+  void *LockStackSlots[jitlock::LockStackCapacity];
+  // Line 2: written by other threads.
+  alignas(jitlock::CacheLine) jitlock::QueueNode Node;
+  // Line 3: owner-written, read by queries.
+  alignas(jitlock::CacheLine) std::atomic<jitlock::Monitor *> BlockedOn;
+  /// Odd while parked in a monitor enter; the deadlock finder uses it to
+  /// tell a thread that stayed blocked from one that moved.
+  std::atomic<uint64_t> BlockEpoch;
+  jitlock::ThreadStats Stats;
+};
+
+namespace jitlock {
+
+/// The lock stack. It is the list of objects the thread holds fast-locked,
+/// oldest first, kept inside the thread so that JIT code addresses the top
+/// slot as [thread + top]. Invariants:
+///
+///  1. base <= top <= end. Slots [base, top) hold the fast-locked objects.
+///  2. Each entry's header is fast-locked (00), or has a monitor whose owner
+///     is ANONYMOUS because a contender inflated it; this thread fixes that
+///     owner at its next operation on the object.
+///  3. One object's entries are adjacent: re-entry is a duplicate push on
+///     top ([A A]); non-adjacent re-entry inflates instead.
+///  4. The slot below base holds LockStackSentinel.
+///
+/// Only the owning thread writes it (or another thread while the owner is
+/// stopped, for deopt relocking). Queries read it racily, so every access is
+/// an atomic access, which JIT code's plain loads and stores also are.
+class LockStack {
+public:
+  explicit LockStack(jitlock_thread &T) : T(T) {}
+
+  static constexpr uint32_t baseOffset() {
+    return offsetof(jitlock_thread, LockStackSlots);
+  }
+  static constexpr uint32_t endOffset() {
+    return baseOffset() + LockStackCapacity * sizeof(void *);
+  }
+
+  uint32_t size() const { return (topOffset() - baseOffset()) / 8; }
+  bool isEmpty() const { return topOffset() == baseOffset(); }
+  bool isFull() const { return topOffset() == endOffset(); }
+
+  /// Entry `I`, oldest first; -1 reads the sentinel.
+  void *at(int I) const {
+    if (I < 0)
+      return T.LockStackSentinel;
+    return slot(unsigned(I)).load(std::memory_order_relaxed);
+  }
+  /// The top entry, or the sentinel when empty.
+  void *top() const { return at(int(size()) - 1); }
+
+  void push(void *Obj) {
+    slot(size()).store(Obj, std::memory_order_relaxed);
+    setTop(topOffset() + 8);
+  }
+  void *pop() {
+    setTop(topOffset() - 8);
+    return at(int(size()));
+  }
+
+  /// Index of the topmost entry equal to `Obj`, or -1.
+  int find(const void *Obj) const;
+  bool contains(const void *Obj) const { return find(Obj) >= 0; }
+  unsigned count(const void *Obj) const;
+  void removeAt(unsigned I);
+  void insertAt(unsigned I, void *Obj);
+  /// Removes every entry of `Obj` and returns how many there were.
+  unsigned removeAll(const void *Obj);
+
+private:
+  uint32_t topOffset() const {
+    return std::atomic_ref<uint32_t>(T.LockStackTop)
+        .load(std::memory_order_relaxed);
+  }
+  void setTop(uint32_t Offset) {
+    std::atomic_ref<uint32_t>(T.LockStackTop)
+        .store(Offset, std::memory_order_relaxed);
+  }
+  std::atomic_ref<void *> slot(unsigned I) const {
+    return std::atomic_ref<void *>(T.LockStackSlots[I]);
+  }
+
+  jitlock_thread &T;
+};
+
+/// The calling OS thread's runtime thread, attached or not.
+jitlock_thread &currentThreadStorage();
+/// The calling thread if attached, else null.
+jitlock_thread *currentThread();
+
+/// Thread-pointer-relative offset of the calling thread's jitlock_thread.
+int64_t threadTlsOffset();
+
+/// Calls `F(jitlock_thread &)` for every attached thread. The registry lock
+/// is held throughout, so no thread detaches (and frees its storage) while
+/// `F` reads it.
+template <typename Fn> void forEachThread(Fn &&F);
+
+namespace detail {
+void lockThreadRegistry();
+void unlockThreadRegistry();
+size_t attachedThreadCount();
+jitlock_thread *attachedThread(size_t I);
+} // namespace detail
+
+template <typename Fn> void forEachThread(Fn &&F) {
+  detail::lockThreadRegistry();
+  for (size_t I = 0, E = detail::attachedThreadCount(); I != E; ++I)
+    F(*detail::attachedThread(I));
+  detail::unlockThreadRegistry();
+}
+
+} // namespace jitlock
+
+#endif
