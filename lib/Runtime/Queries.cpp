@@ -138,7 +138,12 @@ size_t jitlock_rt_find_deadlocks(jitlock_deadlock_fn Fn, void *Ctx) {
     Monitor *On = T.BlockedOn.load(std::memory_order_relaxed);
     if (Epoch % 2 == 0 || !On)
       continue;
-    Edges.push_back({&T, Epoch, On, holderOf(*On)});
+    // A handoff writes the heir into the owner word before waking it: a
+    // thread "blocked" on a monitor it owns is in fact done waiting.
+    jitlock_thread *Holder = holderOf(*On);
+    if (Holder == &T)
+      continue;
+    Edges.push_back({&T, Epoch, On, Holder});
   }
   auto EdgeOf = [&](jitlock_thread *T) -> BlockedEdge * {
     for (BlockedEdge &E : Edges)

@@ -38,11 +38,15 @@
 // non-adjacent re-entry, a full lock stack, wait), the anonymous owner
 // fix-up, spinning and parking, direct handoff, wait and notify.
 //
-// Starvation: a thread that parks joins the monitor's FIFO entry queue and
-// sets the owner word's queued bit. While that bit is set the owner word is
-// never 0, so nobody can barge in: each exit hands the monitor directly to
-// the queue's head. Only threads that have not parked yet compete, and only
-// while nobody is queued, so every parked thread is served in order.
+// Parking and fairness: an enterer spins briefly, then joins the monitor's
+// FIFO entry queue and sets the owner word's queued bit, which makes the
+// owner's N3 CAS fail so that its exit comes here. That exit frees the
+// monitor (owner word = queued bit alone) and wakes the queue's head to
+// compete for it; a running thread may barge in first, which keeps the lock
+// moving instead of convoying through sleeping threads. A head that loses
+// MaxLossesBeforeHandoff times asks for direct handoff: the next exit makes
+// it the owner before waking it. So a parked thread waits for at most the
+// threads ahead of it plus a bounded number of barging acquisitions each.
 //
 //===----------------------------------------------------------------------===//
 #include "Synchronizer.h"
@@ -144,16 +148,28 @@ Monitor *monitorOwnedBy(jitlock_thread &T, void *Obj, uint64_t H) {
 // Monitor enter and exit
 //===----------------------------------------------------------------------===//
 
-bool tryEnterMonitor(jitlock_thread &T, Monitor &M, void *Obj) {
-  // M1.
+/// Takes `M` if nobody holds it, even while others are queued (barging):
+/// a queued head that keeps losing asks for direct handoff instead.
+static bool tryTakeFree(jitlock_thread &T, Monitor &M) {
   uintptr_t W = M.Owner.load(std::memory_order_relaxed);
-  if (W == 0 && M.Owner.compare_exchange_strong(W, owner::encode(&T),
-                                                std::memory_order_acquire,
-                                                std::memory_order_relaxed)) {
+  while (owner::holder(W) == 0) {
+    // Acquire: taking the monitor is the lock acquisition. Keep the queued
+    // bit: the queue is not ours to forget.
+    if (M.Owner.compare_exchange_weak(W, W | owner::encode(&T),
+                                      std::memory_order_acquire,
+                                      std::memory_order_relaxed))
+      return true;
+  }
+  return false;
+}
+
+bool tryEnterMonitor(jitlock_thread &T, Monitor &M, void *Obj) {
+  // M1, widened to a monitor that is free while threads are queued.
+  if (tryTakeFree(T, M)) {
     bump(T.Stats.MonitorEnters);
     return true;
   }
-  uintptr_t Holder = owner::holder(W);
+  uintptr_t Holder = owner::holder(M.Owner.load(std::memory_order_relaxed));
   if (Holder == owner::AnonymousOwner && LockStack(T).contains(Obj)) {
     inflateOwned(T, Obj);
     Holder = owner::encode(&T);
@@ -166,44 +182,71 @@ bool tryEnterMonitor(jitlock_thread &T, Monitor &M, void *Obj) {
   return false;
 }
 
-/// Parks `T` in `M`'s entry queue until an exiting owner hands it `M`.
-static void enterQueued(jitlock_thread &T, Monitor &M) {
-  QueueNode &Node = T.Node;
-  M.QueueLock.lock();
-  for (;;) {
-    uintptr_t W = M.Owner.load(std::memory_order_relaxed);
-    if (W == 0) {
-      // Free and nobody queued (the queued bit would keep it non-zero).
-      if (M.Owner.compare_exchange_strong(W, owner::encode(&T),
-                                          std::memory_order_acquire,
-                                          std::memory_order_relaxed)) {
-        M.QueueLock.unlock();
-        return;
-      }
-      continue;
-    }
-    // From here on the owner's CAS self -> 0 (N3) fails, so its exit comes
-    // through releaseMonitor() and takes the queue lock, after us.
-    if (owner::isQueued(W) ||
-        M.Owner.compare_exchange_strong(W, W | owner::QueuedBit,
-                                        std::memory_order_relaxed))
-      break;
-  }
-  Node.Thread = &T;
-  Node.Granted.store(0, std::memory_order_relaxed);
-  M.append(QueueNode::EntryQueue, Node);
-  M.QueueLock.unlock();
+/// How many times a woken queue head may lose the monitor to barging threads
+/// before exits must hand it over directly.
+static constexpr uint32_t MaxLossesBeforeHandoff = 2;
 
+/// Sleeps in `M`'s entry queue, where `T.Node` already is, until `T` owns
+/// `M`: handed over directly, or won after an exit woke it to compete.
+static void waitInEntryQueue(jitlock_thread &T, Monitor &M) {
+  QueueNode &Node = T.Node;
   // Blocked: visible to the deadlock finder (odd epoch).
   T.BlockedOn.store(&M, std::memory_order_relaxed);
   T.BlockEpoch.store(T.BlockEpoch.load(std::memory_order_relaxed) + 1,
                      std::memory_order_release);
-  bump(T.Stats.Parks);
-  while (Node.Granted.load(std::memory_order_acquire) == 0)
-    parkWhile(Node.Granted, 0, 0);
+  for (;;) {
+    uint32_t Wake;
+    while ((Wake = Node.Wakeup.load(std::memory_order_acquire)) ==
+           QueueNode::Sleep) {
+      bump(T.Stats.Parks);
+      parkWhile(Node.Wakeup, QueueNode::Sleep, 0);
+    }
+    if (Wake == QueueNode::Granted)
+      break; // The exiting owner unlinked us and made us the owner.
+    // Compete. Under the queue lock, so that an exit cannot free the monitor
+    // and wake us between a lost race and going back to sleep.
+    M.QueueLock.lock();
+    if (tryTakeFree(T, M)) {
+      M.unlink(Node);
+      if (!M.EntryHead)
+        M.Owner.fetch_and(~owner::QueuedBit, std::memory_order_relaxed);
+      M.QueueLock.unlock();
+      break;
+    }
+    Node.Wakeup.store(QueueNode::Sleep, std::memory_order_relaxed);
+    Node.HandoffWanted = ++Node.Losses >= MaxLossesBeforeHandoff;
+    M.QueueLock.unlock();
+  }
   T.BlockEpoch.store(T.BlockEpoch.load(std::memory_order_relaxed) + 1,
                      std::memory_order_release);
   T.BlockedOn.store(nullptr, std::memory_order_relaxed);
+}
+
+/// Joins `M`'s entry queue and sleeps until `T` owns `M`.
+static void enterQueued(jitlock_thread &T, Monitor &M) {
+  QueueNode &Node = T.Node;
+  M.QueueLock.lock();
+  for (;;) {
+    if (tryTakeFree(T, M)) {
+      M.QueueLock.unlock();
+      return;
+    }
+    // Once the queued bit is set, the owner's CAS self -> 0 (N3) fails, so
+    // its exit goes through releaseMonitor() and the queue lock, after us.
+    uintptr_t W = M.Owner.load(std::memory_order_relaxed);
+    if (owner::holder(W) != 0 &&
+        (owner::isQueued(W) ||
+         M.Owner.compare_exchange_strong(W, W | owner::QueuedBit,
+                                         std::memory_order_relaxed)))
+      break;
+  }
+  Node.Thread = &T;
+  Node.Wakeup.store(QueueNode::Sleep, std::memory_order_relaxed);
+  Node.Losses = 0;
+  Node.HandoffWanted = false;
+  M.append(QueueNode::EntryQueue, Node);
+  M.QueueLock.unlock();
+  waitInEntryQueue(T, M);
 }
 
 void enterMonitor(jitlock_thread &T, Monitor &M, void *Obj) {
@@ -213,10 +256,7 @@ void enterMonitor(jitlock_thread &T, Monitor &M, void *Obj) {
   // A bounded spin: most critical sections end sooner than a park would.
   for (uint32_t I = 0; I < Config.spin_limit; ++I) {
     spinPause();
-    uintptr_t W = M.Owner.load(std::memory_order_relaxed);
-    if (W == 0 && M.Owner.compare_exchange_weak(W, owner::encode(&T),
-                                                std::memory_order_acquire,
-                                                std::memory_order_relaxed)) {
+    if (tryTakeFree(T, M)) {
       bump(T.Stats.MonitorEnters);
       return;
     }
@@ -232,19 +272,32 @@ static void releaseMonitor(Monitor &M, jitlock_thread &Self) {
   if (M.Owner.compare_exchange_strong(W, 0, std::memory_order_release,
                                       std::memory_order_relaxed))
     return;
-  // Hand the monitor to the queue's head. The queued bit is set only while
-  // the queue is non-empty, and both change only under the queue lock.
+  // Someone is queued. The queued bit is set only while the queue is
+  // non-empty, and both change only under the queue lock.
   M.QueueLock.lock();
   QueueNode *Heir = M.EntryHead;
-  M.unlink(*Heir);
-  uintptr_t Next = owner::encode(Heir->Thread) |
-                   (M.EntryHead ? owner::QueuedBit : 0);
-  M.Owner.store(Next, std::memory_order_release);
+  uint32_t Wake;
+  if (Heir->HandoffWanted) {
+    // The head lost too often: make it the owner before it even wakes.
+    M.unlink(*Heir);
+    M.Owner.store(owner::encode(Heir->Thread) |
+                      (M.EntryHead ? owner::QueuedBit : 0),
+                  std::memory_order_release);
+    Wake = QueueNode::Granted;
+  } else {
+    // Free the monitor (still marked queued) and wake the head to compete:
+    // a running thread may take it meanwhile, which avoids a convoy of
+    // handoffs to sleeping threads.
+    M.Owner.store(owner::QueuedBit, std::memory_order_release);
+    Wake = QueueNode::Compete;
+  }
+  // Stored under the queue lock: a head that lost a race resets it to Sleep
+  // under the same lock, so this wake-up cannot be overwritten unseen.
+  Heir->Wakeup.store(Wake, std::memory_order_release);
   M.QueueLock.unlock();
-  // The heir may return and reuse its node as soon as it sees Granted, so
-  // the wake-up is the last thing that touches it.
-  Heir->Granted.store(1, std::memory_order_release);
-  wakeAll(Heir->Granted);
+  // A granted heir may return and reuse its node as soon as it sees the
+  // store, so the wake-up is the last thing that touches it.
+  wakeAll(Heir->Wakeup);
 }
 
 void exitMonitor(Monitor &M, jitlock_thread &Owner) {
@@ -371,7 +424,9 @@ int wait(jitlock_thread &T, void *Obj, bool Timed, uint64_t TimeoutNs) {
   QueueNode &Node = T.Node;
   M->QueueLock.lock();
   Node.Thread = &T;
-  Node.Granted.store(0, std::memory_order_relaxed);
+  Node.Wakeup.store(QueueNode::Sleep, std::memory_order_relaxed);
+  Node.Losses = 0;
+  Node.HandoffWanted = false;
   M->append(QueueNode::WaitSet, Node);
   M->QueueLock.unlock();
 
@@ -379,15 +434,11 @@ int wait(jitlock_thread &T, void *Obj, bool Timed, uint64_t TimeoutNs) {
   setRecursions(*M, 0);
   releaseMonitor(*M, T);
 
-  // A notify moves the node to the entry queue, where it sleeps on until an
-  // exit hands it the monitor: Granted means "notified and owner again".
+  // A notify moves the node to the entry queue without waking it; the first
+  // wake-up comes from an exit, exactly as for a thread that queued to enter.
   bool TimedOut = false;
-  while (Node.Granted.load(std::memory_order_acquire) == 0) {
-    if (!Timed || TimedOut) {
-      parkWhile(Node.Granted, 0, 0);
-      continue;
-    }
-    if (parkWhile(Node.Granted, 0, Deadline))
+  while (Node.Wakeup.load(std::memory_order_acquire) == QueueNode::Sleep) {
+    if (parkWhile(Node.Wakeup, QueueNode::Sleep, Timed ? Deadline : 0))
       continue;
     M->QueueLock.lock();
     if (Node.Queue == QueueNode::WaitSet) {
@@ -397,11 +448,13 @@ int wait(jitlock_thread &T, void *Obj, bool Timed, uint64_t TimeoutNs) {
     M->QueueLock.unlock();
     if (TimedOut)
       break;
-    // Already notified: the monitor is on its way; keep sleeping.
+    // Notified before the deadline: the monitor is on its way.
     Timed = false;
   }
   if (TimedOut)
     enterMonitor(T, *M, Obj);
+  else
+    waitInEntryQueue(T, *M);
   setRecursions(*M, SavedRecursions);
   return TimedOut ? JITLOCK_ETIMEDOUT : JITLOCK_OK;
 }

@@ -8,6 +8,8 @@ namespace jitlock {
 static_assert(offsetof(jitlock_thread, LockStackSentinel) ==
                   offsetof(jitlock_thread, LockStackSlots) - sizeof(void *),
               "the sentinel must sit just below the first slot");
+static_assert(offsetof(jitlock_thread, LockStackSlots) % CacheLine == 0,
+              "the slots fill one cache line of their own");
 static_assert(offsetof(jitlock_thread, LockStackTop) / CacheLine ==
                   offsetof(jitlock_thread, LockStackSentinel) / CacheLine,
               "the top and the sentinel share the owner's first line");

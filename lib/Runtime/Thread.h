@@ -30,15 +30,22 @@ inline void *const LockStackSentinel = reinterpret_cast<void *>(~uintptr_t(0));
 class Monitor;
 
 /// A thread's node in a monitor's entry queue or wait set; a thread is in at
-/// most one queue at a time. Next, Prev and Where belong to the queue lock of
-/// the monitor the node is queued on.
+/// most one queue at a time. Every field but Wakeup belongs to the queue lock
+/// of the monitor the node is queued on.
 struct QueueNode {
   enum Where : uint32_t { None, EntryQueue, WaitSet };
-  /// The futex word: 0 while parked, 1 once an exiting owner handed the
-  /// monitor to this node. A notify only moves the node from the wait set to
-  /// the entry queue, where it keeps sleeping until it is handed the monitor.
-  std::atomic<uint32_t> Granted{0};
+  /// What the futex word says to a parked thread.
+  enum Wake : uint32_t {
+    Sleep = 0,   ///< Keep sleeping.
+    Granted = 1, ///< An exiting owner handed this thread the monitor.
+    Compete = 2  ///< The monitor was freed; try to take it.
+  };
+  std::atomic<uint32_t> Wakeup{Sleep};
   uint32_t Queue = None;
+  /// Times this thread, as the queue's head, was woken and lost the monitor
+  /// to a barging thread. Past a bound it asks for direct handoff.
+  uint32_t Losses = 0;
+  bool HandoffWanted = false;
   QueueNode *Next = nullptr;
   QueueNode *Prev = nullptr;
   jitlock_thread *Thread = nullptr;
@@ -66,7 +73,7 @@ struct alignas(jitlock::CacheLine) jitlock_thread {
   uint32_t Attached;
   uint64_t Id;
   uint64_t HashState;
-  uint64_t Padding0[3];
+  uint64_t Padding0[4];
   void *LockStackSentinel;
   // Line 1: the lock stack slots, oldest first.
   void *LockStackSlots[jitlock::LockStackCapacity];

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages that jitlock builds and tests with.
+#
+# Idempotent: when every package is already installed it does no apt work at
+# all, so it is cheap to run before every build (scripts/demo.sh and
+# scripts/test.sh do). Needs root only when something is missing.
+set -euo pipefail
+
+packages=(
+  cmake
+  ninja-build
+  clang-19
+  libclang-rt-19-dev # the sanitizer runtimes for the tsan and asan presets
+  llvm-19-dev
+  llvm-19-tools      # FileCheck and lit
+  libasmjit-dev
+  libgtest-dev
+  libbenchmark-dev
+  python3            # runs lit
+)
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+  echo "install-deps: not a Debian-based system; install the equivalents of:" >&2
+  echo "  ${packages[*]}" >&2
+  echo "install-deps: continuing; CMake names anything it cannot find." >&2
+  exit 0
+fi
+
+# dpkg-query also knows removed packages, so ask for the status itself rather
+# than trusting that the package is listed.
+is_installed() {
+  dpkg-query -W -f='${db:Status-Status}\n' "$1" 2>/dev/null |
+    grep -qx installed
+}
+
+missing=()
+for pkg in "${packages[@]}"; do
+  is_installed "$pkg" || missing+=("$pkg")
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#packages[@]} packages are installed"
+  exit 0
+fi
+
+echo "install-deps: missing: ${missing[*]}"
+if [[ $(id -u) -ne 0 ]]; then
+  echo "install-deps: not root; run this, then retry:" >&2
+  echo "  sudo apt-get update && sudo DEBIAN_FRONTEND=noninteractive" \
+    "apt-get install -y --no-install-recommends ${missing[*]}" >&2
+  exit 1
+fi
+
+apt-get update
+DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+  "${missing[@]}"
+echo "install-deps: installed ${missing[*]}"

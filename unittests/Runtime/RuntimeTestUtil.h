@@ -1,0 +1,343 @@
+//===- RuntimeTestUtil.h - Shared helpers for the runtime unit tests -----===//
+//
+// Test objects, a per-test fixture that leaves the runtime clean (main thread
+// detached, jitlock_rt_shutdown() called, no monitor alive), an actor-style
+// worker thread whose idle state is "stopped" (blocked on a condition variable
+// of ours), a misuse-handler recorder, and deadline-based polling helpers.
+//
+// Nothing here relies on sleeps for correctness: whenever a test needs "thread
+// T is now blocked", it polls jitlock_rt_inspect with a generous deadline.
+//
+//===----------------------------------------------------------------------===//
+#ifndef JITLOCK_UNITTESTS_RUNTIME_RUNTIMETESTUTIL_H
+#define JITLOCK_UNITTESTS_RUNTIME_RUNTIMETESTUTIL_H
+
+#include "jitlock/jitlock_rt.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace jitlock_test {
+
+// Bits [2,8) and [39,64) belong to the embedder and must survive every
+// transition. 0x14 sets bits 2 and 4; 0x5A5 << 48 sets scattered high bits.
+constexpr uint64_t kEmbedderBits = (0x5A5ull << 48) | 0x14ull;
+constexpr uint64_t kLockMask = 0x3;
+constexpr uint64_t kUnlocked = 0x1;
+constexpr uint64_t kFastLocked = 0x0;
+constexpr uint64_t kMonitor = 0x2;
+constexpr uint64_t kUnlockedHeader = kEmbedderBits | kUnlocked;
+constexpr unsigned kHashShift = 8;
+constexpr unsigned kHashBits = 31;
+constexpr uint64_t kHashMask = ((1ull << kHashBits) - 1) << kHashShift;
+constexpr size_t kCapacity = 8;
+
+// A test object: the 64-bit header at byte offset 0 (the default layout).
+struct alignas(16) Obj {
+  std::atomic<uint64_t> header;
+  uint64_t payload = 0;
+  explicit Obj(uint64_t h = kUnlockedHeader) : header(h) {}
+  uint64_t hdr() const { return header.load(std::memory_order_acquire); }
+  uint64_t lowBits() const { return hdr() & kLockMask; }
+};
+
+inline jitlock_lock_info inspect(const void *obj) {
+  jitlock_lock_info info{};
+  int rc = jitlock_rt_inspect(obj, &info);
+  EXPECT_EQ(rc, JITLOCK_OK)
+      << "jitlock_rt_inspect failed: " << jitlock_rt_status_name(rc);
+  return info;
+}
+
+inline std::string stateName(uint32_t s) {
+  switch (s) {
+  case JITLOCK_STATE_UNLOCKED:
+    return "UNLOCKED";
+  case JITLOCK_STATE_FAST:
+    return "FAST";
+  case JITLOCK_STATE_INFLATED:
+    return "INFLATED";
+  case JITLOCK_STATE_EMBEDDER:
+    return "EMBEDDER";
+  }
+  return "state#" + std::to_string(s);
+}
+
+inline std::string describe(const void *obj) {
+  jitlock_lock_info i = inspect(obj);
+  char buf[256];
+  snprintf(buf, sizeof buf,
+           "{state=%s anon=%u owner=%p holds=%llu queued=%llu waiting=%llu}",
+           stateName(i.state).c_str(), i.anonymous_owner, (void *)i.owner,
+           (unsigned long long)i.holds, (unsigned long long)i.entry_queued,
+           (unsigned long long)i.waiting);
+  return buf;
+}
+
+inline std::vector<void *> lockStack(const jitlock_thread *t) {
+  void *buf[64] = {};
+  size_t n = jitlock_rt_lock_stack(t, buf, 64);
+  EXPECT_LE(n, 64u);
+  return std::vector<void *>(buf, buf + (n > 64 ? 64 : n));
+}
+
+inline jitlock_rt_stats stats() {
+  jitlock_rt_stats s{};
+  jitlock_rt_get_stats(&s);
+  return s;
+}
+
+inline const char *st(int rc) { return jitlock_rt_status_name(rc); }
+
+// Deadline generous enough for TSan/ASan on a loaded two-core box.
+constexpr std::chrono::seconds kDeadline{30};
+
+// Polls `pred` until it holds or the deadline passes. The short sleeps only
+// pace the polling; correctness never depends on them.
+template <typename Pred> bool waitUntil(Pred pred) {
+  auto end = std::chrono::steady_clock::now() + kDeadline;
+  unsigned spins = 0;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > end)
+      return false;
+    if (++spins < 100)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  return true;
+}
+
+inline bool waitEntryQueued(const void *obj, uint64_t atLeast = 1) {
+  return waitUntil([&] { return inspect(obj).entry_queued >= atLeast; });
+}
+inline bool waitWaiting(const void *obj, uint64_t atLeast = 1) {
+  return waitUntil([&] { return inspect(obj).waiting >= atLeast; });
+}
+
+//===-- Misuse handler recorder ------------------------------------------===//
+
+struct MisuseRecord {
+  jitlock_status status;
+  jitlock_thread *thread;
+  void *obj;
+  std::string what;
+};
+
+struct MisuseLog {
+  std::mutex mu;
+  std::vector<MisuseRecord> records;
+  size_t count() {
+    std::lock_guard<std::mutex> g(mu);
+    return records.size();
+  }
+  MisuseRecord last() {
+    std::lock_guard<std::mutex> g(mu);
+    return records.empty() ? MisuseRecord{JITLOCK_OK, nullptr, nullptr, ""}
+                           : records.back();
+  }
+  void clear() {
+    std::lock_guard<std::mutex> g(mu);
+    records.clear();
+  }
+  static void handler(void *ctx, jitlock_status status, jitlock_thread *thread,
+                      void *obj, const char *what) {
+    auto *log = static_cast<MisuseLog *>(ctx);
+    std::lock_guard<std::mutex> g(log->mu);
+    log->records.push_back({status, thread, obj, what ? what : ""});
+  }
+};
+
+//===-- Worker: an attached thread driven by the test ---------------------===//
+
+// Runs closures on its own attached OS thread. Between closures it is blocked
+// on a condition variable of ours, i.e. "stopped" in the runtime's sense (it
+// runs no lock code). call() runs a closure and waits for it; post() starts
+// one and returns at once (e.g. an enter that will block); join() waits for
+// the posted closure to finish.
+class Worker {
+public:
+  Worker() : thr_([this] { loop(); }) {
+    std::unique_lock<std::mutex> g(mu_);
+    cv_.wait(g, [&] { return started_; });
+  }
+  ~Worker() { stop(); }
+
+  jitlock_thread *thread() const { return self_; }
+  uint64_t id() const { return jitlock_rt_thread_id(self_); }
+
+  void post(std::function<void()> f) {
+    std::unique_lock<std::mutex> g(mu_);
+    cv_.wait(g, [&] { return done_; });
+    task_ = std::move(f);
+    done_ = false;
+    cv_.notify_all();
+  }
+  // Waits until the last posted closure finished. Returns false on deadline.
+  bool join() {
+    std::unique_lock<std::mutex> g(mu_);
+    return cv_.wait_for(g, kDeadline, [&] { return done_; });
+  }
+  bool finished() {
+    std::lock_guard<std::mutex> g(mu_);
+    return done_;
+  }
+  void call(std::function<void()> f) {
+    post(std::move(f));
+    ASSERT_TRUE(join()) << "worker closure did not finish before the deadline";
+  }
+  // Detaches (expecting success) and ends the thread.
+  void stop() {
+    if (!thr_.joinable())
+      return;
+    {
+      std::unique_lock<std::mutex> g(mu_);
+      if (!cv_.wait_for(g, kDeadline, [&] { return done_; })) {
+        ADD_FAILURE() << "worker still busy at stop(): it is blocked in the "
+                         "runtime; abandoning it";
+        thr_.detach();
+        return;
+      }
+      quit_ = true;
+      cv_.notify_all();
+    }
+    thr_.join();
+  }
+
+private:
+  void loop() {
+    self_ = jitlock_rt_attach();
+    EXPECT_NE(self_, nullptr);
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      started_ = true;
+      cv_.notify_all();
+    }
+    for (;;) {
+      std::function<void()> f;
+      {
+        std::unique_lock<std::mutex> g(mu_);
+        cv_.wait(g, [&] { return task_ || quit_; });
+        if (!task_ && quit_)
+          break;
+        f = std::move(task_);
+        task_ = nullptr;
+      }
+      f();
+      {
+        std::lock_guard<std::mutex> g(mu_);
+        done_ = true;
+        cv_.notify_all();
+      }
+    }
+    // Release anything a failed test left behind so the process stays sane.
+    void *buf[64];
+    size_t n;
+    while ((n = jitlock_rt_lock_stack(self_, buf, 64)) > 0 && n <= 64) {
+      ADD_FAILURE() << "worker exits holding " << n << " lock-stack entries";
+      if (jitlock_rt_monitor_exit(self_, buf[n - 1]) != JITLOCK_OK)
+        break;
+    }
+    int rc = jitlock_rt_detach();
+    EXPECT_EQ(rc, JITLOCK_OK) << "worker detach: " << st(rc);
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::function<void()> task_;
+  bool started_ = false;
+  bool done_ = true;
+  bool quit_ = false;
+  jitlock_thread *self_ = nullptr;
+  std::thread thr_;
+};
+
+//===-- Fixture ----------------------------------------------------------===//
+
+// Each test starts with the default configuration and the main thread
+// attached (self), and ends with the main thread detached, the runtime shut
+// down and no monitor alive, so that LeakSanitizer sees nothing.
+class RuntimeTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_EQ(jitlock_rt_current(), nullptr)
+        << "a previous test left the main thread attached";
+    jitlock_rt_config cfg;
+    jitlock_rt_default_config(&cfg);
+    ASSERT_EQ(jitlock_rt_configure(&cfg), JITLOCK_OK);
+    self = jitlock_rt_attach();
+    ASSERT_NE(self, nullptr);
+  }
+
+  void TearDown() override {
+    if (jitlock_rt_current()) {
+      releaseEverything();
+      int rc = jitlock_rt_detach();
+      EXPECT_EQ(rc, JITLOCK_OK) << "detach in TearDown: " << st(rc);
+    }
+    int rc = jitlock_rt_shutdown();
+    EXPECT_EQ(rc, JITLOCK_OK) << "shutdown in TearDown: " << st(rc);
+    EXPECT_EQ(stats().monitors_alive, 0u) << "monitors alive after shutdown";
+    jitlock_rt_config cfg;
+    jitlock_rt_default_config(&cfg);
+    EXPECT_EQ(jitlock_rt_configure(&cfg), JITLOCK_OK);
+  }
+
+  // Objects live until TearDown so that a failing test never leaves a
+  // monitor pointing at a dead stack object.
+  Obj *newObj(uint64_t header = kUnlockedHeader) {
+    return &arena_.emplace_back(header);
+  }
+
+  // Detaches, applies `cfg`, attaches again.
+  void reconfigure(const jitlock_rt_config &cfg) {
+    ASSERT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+    ASSERT_EQ(jitlock_rt_configure(&cfg), JITLOCK_OK);
+    self = jitlock_rt_attach();
+    ASSERT_NE(self, nullptr);
+  }
+
+  int enter(void *o) { return jitlock_rt_monitor_enter(self, o); }
+  int exit(void *o) { return jitlock_rt_monitor_exit(self, o); }
+
+  // Only used when a test failed half-way: releases what the main thread
+  // still holds so that detach and shutdown can run.
+  void releaseEverything() {
+    for (int guard = 0; guard < 1000; ++guard) {
+      std::vector<void *> ls = lockStack(self);
+      if (ls.empty())
+        break;
+      ADD_FAILURE() << "test left " << ls.size() << " lock-stack entries";
+      if (exit(ls.back()) != JITLOCK_OK)
+        break;
+    }
+    for (Obj &o : arena_) {
+      for (int guard = 0; guard < 1000 && jitlock_rt_holds_lock(self, &o);
+           ++guard) {
+        ADD_FAILURE() << "test left object " << (void *)&o << " locked";
+        if (exit(&o) != JITLOCK_OK)
+          break;
+      }
+    }
+  }
+
+  jitlock_thread *self = nullptr;
+
+private:
+  std::deque<Obj> arena_;
+};
+
+} // namespace jitlock_test
+
+#endif // JITLOCK_UNITTESTS_RUNTIME_RUNTIMETESTUTIL_H
