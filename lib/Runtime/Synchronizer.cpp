@@ -43,10 +43,11 @@
 // owner's N3 CAS fail so that its exit comes here. That exit frees the
 // monitor (owner word = queued bit alone) and wakes the queue's head to
 // compete for it; a running thread may barge in first, which keeps the lock
-// moving instead of convoying through sleeping threads. A head that loses
-// MaxLossesBeforeHandoff times asks for direct handoff: the next exit makes
-// it the owner before waking it. So a parked thread waits for at most the
-// threads ahead of it plus a bounded number of barging acquisitions each.
+// moving instead of convoying through sleeping threads. Once barging threads
+// have beaten the head MaxLossesBeforeHandoff times, the next exit makes the
+// head the owner before waking it. So a parked thread waits for at most the
+// threads queued ahead of it plus a bounded number of barging acquisitions
+// each, whatever the scheduler does.
 //
 //===----------------------------------------------------------------------===//
 #include "Synchronizer.h"
@@ -182,9 +183,11 @@ bool tryEnterMonitor(jitlock_thread &T, Monitor &M, void *Obj) {
   return false;
 }
 
-/// How many times a woken queue head may lose the monitor to barging threads
-/// before exits must hand it over directly.
-static constexpr uint32_t MaxLossesBeforeHandoff = 2;
+/// How many times a queue head may lose the monitor to barging threads
+/// before exits must hand it over directly. A loss is an exit that finds the
+/// head still waking up from the previous exit's wake-up, or a woken head
+/// that finds the monitor taken.
+static constexpr uint32_t MaxLossesBeforeHandoff = 16;
 
 /// Sleeps in `M`'s entry queue, where `T.Node` already is, until `T` owns
 /// `M`: handed over directly, or won after an exit woke it to compete.
@@ -206,6 +209,11 @@ static void waitInEntryQueue(jitlock_thread &T, Monitor &M) {
     // Compete. Under the queue lock, so that an exit cannot free the monitor
     // and wake us between a lost race and going back to sleep.
     M.QueueLock.lock();
+    // An exit may have granted it to us since we read Compete.
+    if (Node.Wakeup.load(std::memory_order_acquire) == QueueNode::Granted) {
+      M.QueueLock.unlock();
+      break;
+    }
     if (tryTakeFree(T, M)) {
       M.unlink(Node);
       if (!M.EntryHead)
@@ -276,6 +284,9 @@ static void releaseMonitor(Monitor &M, jitlock_thread &Self) {
   // non-empty, and both change only under the queue lock.
   M.QueueLock.lock();
   QueueNode *Heir = M.EntryHead;
+  // Still competing from an earlier exit: someone barged in meanwhile.
+  if (Heir->Wakeup.load(std::memory_order_relaxed) == QueueNode::Compete)
+    Heir->HandoffWanted = ++Heir->Losses >= MaxLossesBeforeHandoff;
   uint32_t Wake;
   if (Heir->HandoffWanted) {
     // The head lost too often: make it the owner before it even wakes.
