@@ -1,0 +1,131 @@
+//===- jitlock/Passes.h - The jitlock LLVM passes ---------------*- C++ -*-===//
+//
+// The LLVM front door. A frontend declares and calls
+//
+//   declare void @jitlock.monitor.enter(ptr)
+//   declare void @jitlock.monitor.exit(ptr)
+//   declare ptr  @jitlock.thread()
+//
+// and these passes lower the calls into inline x86_64/AArch64 fast paths that
+// call the runtime (include/jitlock/jitlock_rt.h) only on their slow paths.
+//
+// Three passes, one job each, run in this order by `jitlock-lower`:
+//   jitlock-verify          diagnoses bad input; lowers nothing
+//   jitlock-lower-monitors  enter/exit -> inline fast paths + slow calls
+//   jitlock-lower-thread    materializes the current thread once per function
+//
+//===----------------------------------------------------------------------===//
+#ifndef JITLOCK_PASSES_H
+#define JITLOCK_PASSES_H
+
+#include "jitlock/jitlock_rt.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/IR/PassManager.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace llvm {
+class Module;
+class PassBuilder;
+} // namespace llvm
+
+namespace jitlock {
+
+/// How lowered code finds the current runtime thread.
+enum class ThreadMode {
+  /// llvm.thread.pointer + the runtime's thread_tls_offset: one instruction
+  /// on x86_64 and AArch64. The offset is per process, so it comes from the
+  /// runtime in the JIT's own process, or must be given explicitly.
+  TLS,
+  /// A function parameter the frontend marks with the "jitlock.thread"
+  /// attribute.
+  Arg,
+  /// A call to jitlock_rt_current(): portable, and the default for code
+  /// lowered outside the process that runs it.
+  Call,
+};
+
+/// Everything the lowering needs. Every field is optional: an unset field
+/// takes the value from module flags, then from the runtime's layout. A
+/// value set in two places that disagree is a conflicting configuration.
+struct LoweringConfig {
+  std::optional<ThreadMode> Thread;
+  std::optional<int64_t> TlsOffset;
+  std::optional<int32_t> HeaderOffset;
+  std::optional<uint32_t> Capacity;
+  /// false sends every operation to the runtime's C functions (the reference
+  /// for differential testing); true (the default) inlines the fast paths.
+  std::optional<bool> Inline;
+
+  /// The configuration of a JIT that links the runtime: TLS mode with this
+  /// process's offset, and the runtime's layout.
+  static LoweringConfig forThisProcess();
+
+  /// Parses `jitlock-lower` pipeline parameters, e.g.
+  /// "thread=tls;tls-offset=-320;capacity=8;header-offset=0;inline".
+  static llvm::Expected<LoweringConfig> parse(llvm::StringRef Params);
+};
+
+/// The configuration resolved for one module: every value known.
+struct ResolvedConfig {
+  ThreadMode Thread;
+  int64_t TlsOffset;
+  bool Inline;
+  jitlock_rt_layout Layout; ///< header_offset and capacity included
+};
+
+/// Merges `Explicit` (pass parameters or the C++ struct), the module's
+/// `jitlock.*` flags and the runtime layout. Returns a message naming the
+/// conflict, or the unmet requirement, on failure.
+llvm::Expected<ResolvedConfig> resolveConfig(const llvm::Module &M,
+                                             const LoweringConfig &Explicit);
+
+/// Diagnoses bad input: wrong signatures, non-pointer operands, unknown
+/// jitlock.* names, and exits without a matching enter on some path.
+struct VerifyPass : llvm::PassInfoMixin<VerifyPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+  static bool isRequired() { return true; }
+};
+
+/// Lowers jitlock.monitor.enter/exit.
+struct LowerMonitorsPass : llvm::PassInfoMixin<LowerMonitorsPass> {
+  explicit LowerMonitorsPass(LoweringConfig C = {}) : Config(std::move(C)) {}
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+  static bool isRequired() { return true; }
+  LoweringConfig Config;
+};
+
+/// Replaces jitlock.thread() with the current thread, materialized once per
+/// function in its entry block.
+struct LowerThreadPass : llvm::PassInfoMixin<LowerThreadPass> {
+  explicit LowerThreadPass(LoweringConfig C = {}) : Config(std::move(C)) {}
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+  static bool isRequired() { return true; }
+  LoweringConfig Config;
+};
+
+/// Adds verify + lower-monitors + lower-thread to `MPM`.
+void addLoweringPasses(llvm::ModulePassManager &MPM,
+                       const LoweringConfig &Config);
+
+/// Registers the pipeline names (jitlock-lower<...>, jitlock-verify,
+/// jitlock-lower-monitors, jitlock-lower-thread) and adds the lowering to
+/// the default O1-O3 pipelines at the optimizer's last extension point.
+/// A JIT calls this with LoweringConfig::forThisProcess().
+void registerPasses(llvm::PassBuilder &PB, const LoweringConfig &Config);
+
+/// The module flag the lowering stamps with the layout it lowered for
+/// (see layoutFingerprint); a JIT refuses code whose stamp differs from the
+/// runtime it runs on.
+inline constexpr const char *LoweredLayoutFlag = "jitlock.lowered-layout";
+
+/// A printable summary of every layout value compiled into lowered code.
+std::string layoutFingerprint(const jitlock_rt_layout &L);
+
+} // namespace jitlock
+
+#endif

@@ -1,0 +1,36 @@
+//===- Intrinsics.h - The jitlock.* functions a frontend calls --*- C++ -*-===//
+#ifndef JITLOCK_PASSES_INTRINSICS_H
+#define JITLOCK_PASSES_INTRINSICS_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/Instructions.h"
+
+#include <string>
+
+namespace jitlock {
+
+inline constexpr llvm::StringLiteral MonitorEnterName = "jitlock.monitor.enter";
+inline constexpr llvm::StringLiteral MonitorExitName = "jitlock.monitor.exit";
+inline constexpr llvm::StringLiteral ThreadName = "jitlock.thread";
+inline constexpr llvm::StringLiteral SafepointPollName =
+    "jitlock.safepoint.poll";
+/// The parameter attribute that marks the thread argument in `arg` mode.
+inline constexpr llvm::StringLiteral ThreadArgAttr = "jitlock.thread";
+
+/// Whether `CB` calls `Name` with exactly the contract's signature. The
+/// verifier diagnoses every call that fails this; the lowerings skip them.
+bool isWellFormedCall(const llvm::CallBase &CB, llvm::StringRef Name);
+
+/// "in function 'f': <what>: <instruction>", for diagnostics.
+std::string describe(const llvm::Instruction &I, const llvm::Twine &What);
+
+/// Reports an error diagnostic through the context (opt exits non-zero; a
+/// JIT's handler sees DS_Error).
+void reportError(const llvm::Instruction &I, const llvm::Twine &What);
+/// The same, for errors that concern the whole module (configuration).
+void reportError(llvm::LLVMContext &Ctx, const llvm::Twine &What);
+
+} // namespace jitlock
+
+#endif

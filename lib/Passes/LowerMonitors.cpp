@@ -1,0 +1,396 @@
+//===- LowerMonitors.cpp - Inline monitor enter/exit fast paths -----------===//
+//
+// Replaces each jitlock.monitor.enter/exit with the inline fast path of the
+// protocol stated in lib/Runtime/Synchronizer.cpp; the step labels below
+// (E1-E5, M1-M2, X1-X4, N1-N3) are that comment's. Every other case calls the
+// runtime's jitlock_rt_monitor_enter/exit, in a block with cold branch
+// weights, so that the fast path is straight-line code.
+//
+// The current thread is requested with a call to jitlock.thread(), which
+// jitlock-lower-thread then materializes once per function.
+//
+//===----------------------------------------------------------------------===//
+#include "Intrinsics.h"
+#include "jitlock/Passes.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/Statistic.h"
+#include "llvm/Analysis/OptimizationRemarkEmitter.h"
+#include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/MDBuilder.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/PassManager.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "jitlock-lower-monitors"
+
+using namespace llvm;
+
+STATISTIC(NumEntersInlined, "Monitor enters lowered to inline fast paths");
+STATISTIC(NumExitsInlined, "Monitor exits lowered to inline fast paths");
+STATISTIC(NumRuntimeCalls, "Monitor operations lowered to runtime calls only");
+
+namespace jitlock {
+namespace {
+
+class MonitorLowering {
+public:
+  MonitorLowering(Module &M, const ResolvedConfig &C)
+      : M(M), Ctx(M.getContext()), L(C.Layout), I8(Type::getInt8Ty(Ctx)),
+        I32(Type::getInt32Ty(Ctx)), I64(Type::getInt64Ty(Ctx)),
+        Ptr(PointerType::getUnqual(Ctx)) {
+    MDBuilder MDB(Ctx);
+    Likely = MDB.createLikelyBranchWeights();
+    Unlikely = MDB.createUnlikelyBranchWeights();
+  }
+
+  void lowerEnter(CallBase &CB);
+  void lowerExit(CallBase &CB);
+  void lowerToRuntimeCall(CallBase &CB, bool Enter);
+
+private:
+  FunctionCallee slowPath(bool Enter) {
+    // int jitlock_rt_monitor_enter/exit(jitlock_thread *, void *)
+    FunctionCallee F = M.getOrInsertFunction(
+        Enter ? "jitlock_rt_monitor_enter" : "jitlock_rt_monitor_exit",
+        FunctionType::get(I32, {Ptr, Ptr}, false));
+    if (auto *Fn = dyn_cast<Function>(F.getCallee()))
+      Fn->setDoesNotThrow();
+    return F;
+  }
+  Value *currentThread(IRBuilder<> &B) {
+    FunctionCallee F =
+        M.getOrInsertFunction(ThreadName, FunctionType::get(Ptr, false));
+    // Unnamed: jitlock-lower-thread replaces it and names the result.
+    return B.CreateCall(F);
+  }
+  Value *byteAddr(IRBuilder<> &B, Value *Base, Value *Offset,
+                  const Twine &Name) {
+    return B.CreateGEP(I8, Base, Offset, Name);
+  }
+  Value *byteAddr(IRBuilder<> &B, Value *Base, int64_t Offset,
+                  const Twine &Name) {
+    if (Offset == 0)
+      return Base;
+    return byteAddr(B, Base, B.getInt64(Offset), Name);
+  }
+  /// An address inside the monitor that header `H` (bits 10) points to.
+  Value *monitorField(IRBuilder<> &B, Value *H, uint32_t Offset,
+                      const Twine &Name) {
+    Value *Monitor = B.CreateIntToPtr(H, Ptr, "jitlock.monitor.tagged");
+    return byteAddr(B, Monitor, int64_t(Offset) - int64_t(L.monitor_value),
+                    Name);
+  }
+  LoadInst *loadRelaxed(IRBuilder<> &B, Type *Ty, Value *Addr,
+                        const Twine &Name) {
+    // Relaxed: other threads read lock stacks and headers racily, so these
+    // are atomic accesses, which cost nothing over plain ones on either
+    // target.
+    LoadInst *LI = B.CreateLoad(Ty, Addr, Name);
+    LI->setAtomic(AtomicOrdering::Monotonic);
+    LI->setAlignment(Align(Ty == I32 ? 4 : 8));
+    return LI;
+  }
+  void storeRelaxed(IRBuilder<> &B, Value *V, Value *Addr) {
+    StoreInst *SI = B.CreateStore(V, Addr);
+    SI->setAtomic(AtomicOrdering::Monotonic);
+    SI->setAlignment(Align(V->getType() == I32 ? 4 : 8));
+  }
+  Value *cas(IRBuilder<> &B, Value *Addr, Value *Expected, Value *Desired,
+             AtomicOrdering Success, const Twine &Name) {
+    AtomicCmpXchgInst *X =
+        B.CreateAtomicCmpXchg(Addr, Expected, Desired, MaybeAlign(8), Success,
+                              AtomicOrdering::Monotonic);
+    X->setName(Name);
+    return X;
+  }
+  BasicBlock *newBlock(Function *F, const Twine &Name, BasicBlock *Before) {
+    return BasicBlock::Create(Ctx, Name, F, Before);
+  }
+  void branch(IRBuilder<> &B, Value *Cond, BasicBlock *T, BasicBlock *F,
+              MDNode *Weights) {
+    B.CreateCondBr(Cond, T, F, Weights);
+  }
+
+  Module &M;
+  LLVMContext &Ctx;
+  const jitlock_rt_layout &L;
+  Type *I8, *I32, *I64;
+  PointerType *Ptr;
+  MDNode *Likely, *Unlikely;
+};
+
+/// Splits before `CB`, leaving the code before it in a block with no
+/// terminator and returning the block that starts at `CB`.
+BasicBlock *splitAt(CallBase &CB, const Twine &Name) {
+  BasicBlock *Head = CB.getParent();
+  BasicBlock *Done = Head->splitBasicBlock(&CB, Name);
+  Head->getTerminator()->eraseFromParent();
+  return Done;
+}
+
+void MonitorLowering::lowerEnter(CallBase &CB) {
+  Function *F = CB.getFunction();
+  Value *Obj = CB.getArgOperand(0);
+  BasicBlock *Head = CB.getParent();
+  BasicBlock *Done = splitAt(CB, "jitlock.enter.done");
+  BasicBlock *CheckFull = newBlock(F, "jitlock.enter.stack", Done);
+  BasicBlock *CheckTop = newBlock(F, "jitlock.enter.top", Done);
+  BasicBlock *Cas = newBlock(F, "jitlock.enter.cas", Done);
+  BasicBlock *Push = newBlock(F, "jitlock.enter.push", Done);
+  BasicBlock *Inflated = newBlock(F, "jitlock.enter.inflated", Done);
+  BasicBlock *Owned = newBlock(F, "jitlock.enter.owned", Done);
+  BasicBlock *Recursive = newBlock(F, "jitlock.enter.monitor.recursive", Done);
+  BasicBlock *Slow = newBlock(F, "jitlock.enter.slow", Done);
+
+  IRBuilder<> B(Head);
+  Value *Thread = currentThread(B);
+  Value *HeaderAddr = byteAddr(B, Obj, L.header_offset, "jitlock.header.addr");
+  // E1.
+  Value *H = loadRelaxed(B, I64, HeaderAddr, "jitlock.header");
+  // E2: bit 1 set means a monitor (10) or the embedder's state (11).
+  Value *NotLockable = B.CreateICmpNE(
+      B.CreateAnd(H, L.monitor_value), B.getInt64(0), "jitlock.has.monitor");
+  branch(B, NotLockable, Inflated, CheckFull, Unlikely);
+
+  // E3: a full lock stack goes to the runtime, which inflates the oldest.
+  B.SetInsertPoint(CheckFull);
+  Value *TopAddr =
+      byteAddr(B, Thread, L.lock_stack_top_offset, "jitlock.top.addr");
+  Value *Top = loadRelaxed(B, I32, TopAddr, "jitlock.top");
+  Value *Full = B.CreateICmpUGE(Top, B.getInt32(L.lock_stack_end_offset),
+                                "jitlock.stack.full");
+  branch(B, Full, Slow, CheckTop, Unlikely);
+
+  // E4: the top entry (the sentinel when empty) is obj: recursion, no atomic.
+  B.SetInsertPoint(CheckTop);
+  Value *Slot = byteAddr(B, Thread, B.CreateZExt(Top, I64), "jitlock.slot");
+  Value *TopEntry = loadRelaxed(B, Ptr, byteAddr(B, Slot, -8, "jitlock.prev"),
+                                "jitlock.top.entry");
+  Value *IsRecursive = B.CreateICmpEQ(TopEntry, Obj, "jitlock.recursive");
+  B.CreateCondBr(IsRecursive, Push, Cas);
+
+  // E5: CAS 01 -> 00. Acquire: this is the acquisition, and the critical
+  // section must not move above it. Failure needs no ordering: we retry in
+  // the runtime.
+  B.SetInsertPoint(Cas);
+  Value *Unlocked = B.CreateOr(H, L.unlocked_value, "jitlock.expected");
+  Value *Locked = B.CreateAnd(H, ~L.lock_mask, "jitlock.desired");
+  Value *Pair = cas(B, HeaderAddr, Unlocked, Locked, AtomicOrdering::Acquire,
+                    "jitlock.cas");
+  branch(B, B.CreateExtractValue(Pair, 1), Push, Slow, Likely);
+
+  // Push: only this thread writes its lock stack, so plain stores suffice;
+  // they are relaxed atomics for the racy readers.
+  B.SetInsertPoint(Push);
+  storeRelaxed(B, Obj, Slot);
+  storeRelaxed(B, B.CreateAdd(Top, B.getInt32(8), "jitlock.top.next"),
+               TopAddr);
+  B.CreateBr(Done);
+
+  // M1: a monitor (exactly 10): CAS owner 0 -> self, acquire (the
+  // acquisition).
+  B.SetInsertPoint(Inflated);
+  Value *IsMonitor =
+      B.CreateICmpEQ(B.CreateAnd(H, L.lock_mask), B.getInt64(L.monitor_value),
+                     "jitlock.is.monitor");
+  BasicBlock *TakeMonitor = newBlock(F, "jitlock.enter.monitor", Owned);
+  branch(B, IsMonitor, TakeMonitor, Slow, Likely);
+  B.SetInsertPoint(TakeMonitor);
+  Value *Self = B.CreatePtrToInt(Thread, I64, "jitlock.self");
+  Value *OwnerAddr =
+      monitorField(B, H, L.monitor_owner_offset, "jitlock.owner.addr");
+  Value *OwnerPair = cas(B, OwnerAddr, B.getInt64(0), Self,
+                         AtomicOrdering::Acquire, "jitlock.owner.cas");
+  branch(B, B.CreateExtractValue(OwnerPair, 1), Done, Owned, Likely);
+
+  // M2: already ours: one more recursion; only the owner writes the count.
+  B.SetInsertPoint(Owned);
+  Value *Mine = B.CreateICmpEQ(B.CreateExtractValue(OwnerPair, 0), Self,
+                               "jitlock.owner.is.self");
+  branch(B, Mine, Recursive, Slow, Likely);
+  B.SetInsertPoint(Recursive);
+  Value *RecAddr =
+      monitorField(B, H, L.monitor_recursions_offset, "jitlock.recursions.addr");
+  Value *Rec = loadRelaxed(B, I64, RecAddr, "jitlock.recursions");
+  storeRelaxed(B, B.CreateAdd(Rec, B.getInt64(1)), RecAddr);
+  B.CreateBr(Done);
+
+  // Everything else: the runtime, from the state before this attempt.
+  B.SetInsertPoint(Slow);
+  CallInst *Call = B.CreateCall(slowPath(/*Enter=*/true), {Thread, Obj});
+  Call->addFnAttr(Attribute::Cold);
+  B.CreateBr(Done);
+
+  CB.eraseFromParent();
+  ++NumEntersInlined;
+}
+
+void MonitorLowering::lowerExit(CallBase &CB) {
+  Function *F = CB.getFunction();
+  Value *Obj = CB.getArgOperand(0);
+  BasicBlock *Head = CB.getParent();
+  BasicBlock *Done = splitAt(CB, "jitlock.exit.done");
+  BasicBlock *Pop = newBlock(F, "jitlock.exit.pop", Done);
+  BasicBlock *Unlock = newBlock(F, "jitlock.exit.unlock", Done);
+  BasicBlock *Cas = newBlock(F, "jitlock.exit.cas", Done);
+  BasicBlock *Restore = newBlock(F, "jitlock.exit.restore", Done);
+  BasicBlock *Inflated = newBlock(F, "jitlock.exit.inflated", Done);
+  BasicBlock *Release = newBlock(F, "jitlock.exit.release", Done);
+  BasicBlock *Slow = newBlock(F, "jitlock.exit.slow", Done);
+
+  IRBuilder<> B(Head);
+  Value *Thread = currentThread(B);
+  Value *HeaderAddr = byteAddr(B, Obj, L.header_offset, "jitlock.header.addr");
+  // X1: is obj the top entry?
+  Value *TopAddr =
+      byteAddr(B, Thread, L.lock_stack_top_offset, "jitlock.top.addr");
+  Value *Top = loadRelaxed(B, I32, TopAddr, "jitlock.top");
+  Value *NewTop = B.CreateSub(Top, B.getInt32(8), "jitlock.top.popped");
+  Value *TopSlot =
+      byteAddr(B, Thread, B.CreateZExt(NewTop, I64), "jitlock.top.slot");
+  Value *TopEntry = loadRelaxed(B, Ptr, TopSlot, "jitlock.top.entry");
+  branch(B, B.CreateICmpEQ(TopEntry, Obj, "jitlock.on.top"), Pop, Inflated,
+         Likely);
+
+  // X2-X3: pop; if the entry below (the sentinel when none) is obj too, this
+  // was a recursive exit and nothing else changes.
+  B.SetInsertPoint(Pop);
+  storeRelaxed(B, NewTop, TopAddr);
+  Value *Below = loadRelaxed(B, Ptr, byteAddr(B, TopSlot, -8, "jitlock.below"),
+                             "jitlock.below.entry");
+  B.CreateCondBr(B.CreateICmpEQ(Below, Obj, "jitlock.recursive"), Done,
+                 Unlock);
+
+  // X4: CAS 00 -> 01, release: the critical section's writes must be visible
+  // to the next thread that acquires.
+  B.SetInsertPoint(Unlock);
+  Value *H = loadRelaxed(B, I64, HeaderAddr, "jitlock.header");
+  Value *IsFast = B.CreateICmpEQ(B.CreateAnd(H, L.lock_mask),
+                                 B.getInt64(L.locked_value), "jitlock.is.fast");
+  branch(B, IsFast, Cas, Restore, Likely);
+  B.SetInsertPoint(Cas);
+  Value *Pair = cas(B, HeaderAddr, H, B.CreateOr(H, L.unlocked_value),
+                    AtomicOrdering::Release, "jitlock.cas");
+  branch(B, B.CreateExtractValue(Pair, 1), Done, Restore, Likely);
+
+  // A contender inflated it, or a hash was installed: push obj back so that
+  // the runtime sees the state from before the exit.
+  B.SetInsertPoint(Restore);
+  storeRelaxed(B, Top, TopAddr);
+  B.CreateBr(Slow);
+
+  // N1-N2: an inflated object with no recursion...
+  B.SetInsertPoint(Inflated);
+  Value *IH = loadRelaxed(B, I64, HeaderAddr, "jitlock.header.inflated");
+  Value *IsMonitor =
+      B.CreateICmpEQ(B.CreateAnd(IH, L.lock_mask), B.getInt64(L.monitor_value),
+                     "jitlock.is.monitor");
+  BasicBlock *CheckRec = newBlock(F, "jitlock.exit.monitor", Release);
+  branch(B, IsMonitor, CheckRec, Slow, Likely);
+  B.SetInsertPoint(CheckRec);
+  Value *Rec = loadRelaxed(
+      B, I64,
+      monitorField(B, IH, L.monitor_recursions_offset,
+                   "jitlock.recursions.addr"),
+      "jitlock.recursions");
+  branch(B, B.CreateICmpEQ(Rec, B.getInt64(0), "jitlock.no.recursion"),
+         Release, Slow, Likely);
+
+  // N3: CAS owner self -> 0, release. Fails on the queued bit (someone to
+  // hand over to), an anonymous owner, or another owner: all runtime work.
+  B.SetInsertPoint(Release);
+  Value *Self = B.CreatePtrToInt(Thread, I64, "jitlock.self");
+  Value *OwnerPair = cas(
+      B, monitorField(B, IH, L.monitor_owner_offset, "jitlock.owner.addr"),
+      Self, B.getInt64(0), AtomicOrdering::Release, "jitlock.owner.cas");
+  branch(B, B.CreateExtractValue(OwnerPair, 1), Done, Slow, Likely);
+
+  B.SetInsertPoint(Slow);
+  CallInst *Call = B.CreateCall(slowPath(/*Enter=*/false), {Thread, Obj});
+  Call->addFnAttr(Attribute::Cold);
+  B.CreateBr(Done);
+
+  CB.eraseFromParent();
+  ++NumExitsInlined;
+}
+
+void MonitorLowering::lowerToRuntimeCall(CallBase &CB, bool Enter) {
+  IRBuilder<> B(&CB);
+  B.CreateCall(slowPath(Enter), {currentThread(B), CB.getArgOperand(0)});
+  CB.eraseFromParent();
+  ++NumRuntimeCalls;
+}
+
+} // namespace
+
+PreservedAnalyses LowerMonitorsPass::run(Module &M,
+                                         ModuleAnalysisManager &MAM) {
+  Function *EnterFn = M.getFunction(MonitorEnterName);
+  Function *ExitFn = M.getFunction(MonitorExitName);
+  if (!EnterFn && !ExitFn)
+    return PreservedAnalyses::all();
+
+  Expected<ResolvedConfig> Resolved = resolveConfig(M, Config);
+  if (!Resolved) {
+    reportError(M.getContext(), toString(Resolved.takeError()));
+    return PreservedAnalyses::all();
+  }
+
+  // Collect first: lowering splits blocks.
+  SmallVector<std::pair<CallBase *, bool>, 16> Ops;
+  for (Function *Fn : {EnterFn, ExitFn}) {
+    if (!Fn)
+      continue;
+    for (User *U : Fn->users())
+      if (auto *CB = dyn_cast<CallBase>(U);
+          CB && isa<CallInst>(CB) && isWellFormedCall(*CB, Fn->getName()))
+        Ops.push_back({CB, Fn == EnterFn});
+  }
+
+  MonitorLowering Lowering(M, *Resolved);
+  for (auto [CB, Enter] : Ops) {
+    Function &F = *CB->getFunction();
+    OptimizationRemarkEmitter ORE(&F);
+    StringRef What = Enter ? "monitor enter" : "monitor exit";
+    if (!Resolved->Inline) {
+      ORE.emit([&] {
+        return OptimizationRemarkMissed("jitlock", "RuntimeCall", CB)
+               << What << " sent to the runtime: inline fast paths are "
+                  "disabled (no-inline)";
+      });
+      Lowering.lowerToRuntimeCall(*CB, Enter);
+      continue;
+    }
+    ORE.emit([&] {
+      return OptimizationRemark("jitlock", "Inlined", CB)
+             << What << " lowered to an inline fast path";
+    });
+    LLVM_DEBUG(dbgs() << "jitlock: lowering " << What << " in "
+                      << F.getName() << ": " << *CB << "\n");
+    if (Enter)
+      Lowering.lowerEnter(*CB);
+    else
+      Lowering.lowerExit(*CB);
+  }
+  for (Function *Fn : {EnterFn, ExitFn})
+    if (Fn && Fn->use_empty())
+      Fn->eraseFromParent();
+
+  // Stamp the layout compiled in, so that a JIT can refuse a mismatch.
+  std::string Stamp = layoutFingerprint(Resolved->Layout);
+  if (auto *Old = dyn_cast_or_null<MDString>(M.getModuleFlag(LoweredLayoutFlag))) {
+    if (Old->getString() != Stamp)
+      reportError(M.getContext(),
+                  "conflicting configuration: module already lowered for "
+                  "layout '" + Old->getString() + "', now lowering for '" +
+                      Stamp + "'");
+  } else {
+    M.addModuleFlag(Module::Error, LoweredLayoutFlag,
+                    MDString::get(M.getContext(), Stamp));
+  }
+  return PreservedAnalyses::none();
+}
+
+} // namespace jitlock

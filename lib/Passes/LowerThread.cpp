@@ -1,0 +1,96 @@
+//===- LowerThread.cpp - Materializing the current thread -----------------===//
+//
+// Replaces every jitlock.thread() call with one value per function, computed
+// at the top of the entry block:
+//   tls   llvm.thread.pointer + thread_tls_offset (one instruction on both
+//         targets; the offset folds into each field access)
+//   arg   the parameter marked "jitlock.thread"
+//   call  jitlock_rt_current()
+//
+//===----------------------------------------------------------------------===//
+#include "Intrinsics.h"
+#include "jitlock/Passes.h"
+
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/Statistic.h"
+#include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/Module.h"
+
+#define DEBUG_TYPE "jitlock-lower-thread"
+
+using namespace llvm;
+
+STATISTIC(NumThreadsMaterialized, "Functions given a current-thread value");
+
+namespace jitlock {
+
+/// The current thread for `F`, computed in its entry block; null (after a
+/// diagnostic) when `arg` mode finds no marked parameter.
+static Value *materialize(Function &F, const ResolvedConfig &C,
+                          Instruction &FirstUse) {
+  Module &M = *F.getParent();
+  IRBuilder<> B(&*F.getEntryBlock().getFirstInsertionPt());
+  switch (C.Thread) {
+  case ThreadMode::TLS: {
+    Value *TP = B.CreateIntrinsic(Intrinsic::thread_pointer, {}, {}, nullptr,
+                                  "jitlock.tp");
+    return B.CreateGEP(B.getInt8Ty(), TP, B.getInt64(C.TlsOffset),
+                       "jitlock.thread");
+  }
+  case ThreadMode::Arg:
+    for (Argument &A : F.args())
+      if (F.getAttributes().hasParamAttr(A.getArgNo(), ThreadArgAttr)) {
+        if (A.getType()->isPointerTy())
+          return &A;
+        reportError(FirstUse, "the parameter marked \"jitlock.thread\" is "
+                              "not a pointer");
+        return nullptr;
+      }
+    reportError(FirstUse, "thread=arg, but no parameter of the function is "
+                          "marked \"jitlock.thread\"");
+    return nullptr;
+  case ThreadMode::Call: {
+    FunctionCallee Current = M.getOrInsertFunction(
+        "jitlock_rt_current", FunctionType::get(B.getPtrTy(), false));
+    if (auto *Fn = dyn_cast<Function>(Current.getCallee()))
+      Fn->setDoesNotThrow();
+    return B.CreateCall(Current, {}, "jitlock.thread");
+  }
+  }
+  llvm_unreachable("unknown thread mode");
+}
+
+PreservedAnalyses LowerThreadPass::run(Module &M, ModuleAnalysisManager &) {
+  Function *ThreadFn = M.getFunction(ThreadName);
+  if (!ThreadFn)
+    return PreservedAnalyses::all();
+  Expected<ResolvedConfig> Resolved = resolveConfig(M, Config);
+  if (!Resolved) {
+    reportError(M.getContext(), toString(Resolved.takeError()));
+    return PreservedAnalyses::all();
+  }
+
+  MapVector<Function *, SmallVector<CallInst *, 8>> Uses;
+  for (User *U : ThreadFn->users())
+    if (auto *CI = dyn_cast<CallInst>(U); CI && isWellFormedCall(*CI, ThreadName))
+      Uses[CI->getFunction()].push_back(CI);
+
+  for (auto &[F, Calls] : Uses) {
+    Value *Thread = materialize(*F, *Resolved, *Calls.front());
+    if (!Thread)
+      continue;
+    ++NumThreadsMaterialized;
+    for (CallInst *CI : Calls) {
+      CI->replaceAllUsesWith(Thread);
+      CI->eraseFromParent();
+    }
+  }
+  if (ThreadFn->use_empty())
+    ThreadFn->eraseFromParent();
+  return PreservedAnalyses::none();
+}
+
+} // namespace jitlock

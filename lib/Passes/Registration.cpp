@@ -1,0 +1,66 @@
+//===- Registration.cpp - Pipeline names and extension points -------------===//
+#include "jitlock/Passes.h"
+
+#include "llvm/Passes/PassBuilder.h"
+
+using namespace llvm;
+
+namespace jitlock {
+
+void addLoweringPasses(ModulePassManager &MPM, const LoweringConfig &Config) {
+  MPM.addPass(VerifyPass());
+  MPM.addPass(LowerMonitorsPass(Config));
+  MPM.addPass(LowerThreadPass(Config));
+}
+
+/// Pipeline parameters override the registered configuration field by field.
+static LoweringConfig overlay(LoweringConfig Base, const LoweringConfig &Top) {
+  if (Top.Thread)
+    Base.Thread = Top.Thread;
+  if (Top.TlsOffset)
+    Base.TlsOffset = Top.TlsOffset;
+  if (Top.HeaderOffset)
+    Base.HeaderOffset = Top.HeaderOffset;
+  if (Top.Capacity)
+    Base.Capacity = Top.Capacity;
+  if (Top.Inline)
+    Base.Inline = Top.Inline;
+  return Base;
+}
+
+void registerPasses(PassBuilder &PB, const LoweringConfig &Config) {
+  PB.registerPipelineParsingCallback(
+      [Config](StringRef Name, ModulePassManager &MPM,
+               ArrayRef<PassBuilder::PipelineElement>) {
+        if (Name == "jitlock-verify") {
+          MPM.addPass(VerifyPass());
+          return true;
+        }
+        for (StringRef Pass :
+             {"jitlock-lower", "jitlock-lower-monitors", "jitlock-lower-thread"}) {
+          if (!PassBuilder::checkParametrizedPassName(Name, Pass))
+            continue;
+          auto Params = PassBuilder::parsePassParameters(
+              LoweringConfig::parse, Name, Pass);
+          if (!Params) {
+            errs() << toString(Params.takeError()) << "\n";
+            return false;
+          }
+          LoweringConfig C = overlay(Config, *Params);
+          if (Pass == "jitlock-lower")
+            addLoweringPasses(MPM, C);
+          else if (Pass == "jitlock-lower-monitors")
+            MPM.addPass(LowerMonitorsPass(C));
+          else
+            MPM.addPass(LowerThreadPass(C));
+          return true;
+        }
+        return false;
+      });
+  PB.registerOptimizerLastEPCallback(
+      [Config](ModulePassManager &MPM, OptimizationLevel) {
+        addLoweringPasses(MPM, Config);
+      });
+}
+
+} // namespace jitlock
