@@ -17,6 +17,8 @@ packages=(
   libgtest-dev
   libbenchmark-dev
   python3            # runs lit
+  g++-aarch64-linux-gnu # cross-compiles the runtime for the AArch64 tests
+  qemu-user          # runs them (qemu-aarch64)
 )
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

@@ -44,7 +44,7 @@ enum class ThreadMode {
   /// A function parameter the frontend marks with the "jitlock.thread"
   /// attribute.
   Arg,
-  /// A call to jitlock_rt_current(): portable, and the default for code
+  /// A call to jitlock_rt_code_thread(): portable, and the default for code
   /// lowered outside the process that runs it.
   Call,
 };
@@ -114,7 +114,7 @@ void addLoweringPasses(llvm::ModulePassManager &MPM,
 
 /// Registers the pipeline names (jitlock-lower<...>, jitlock-verify,
 /// jitlock-lower-monitors, jitlock-lower-thread) and adds the lowering to
-/// the default O1-O3 pipelines at the optimizer's last extension point.
+/// the start of the default O1-O3 pipelines (PipelineStartEP).
 /// A JIT calls this with LoweringConfig::forThisProcess().
 void registerPasses(llvm::PassBuilder &PB, const LoweringConfig &Config);
 
@@ -122,6 +122,9 @@ void registerPasses(llvm::PassBuilder &PB, const LoweringConfig &Config);
 /// (see layoutFingerprint); a JIT refuses code whose stamp differs from the
 /// runtime it runs on.
 inline constexpr const char *LoweredLayoutFlag = "jitlock.lowered-layout";
+/// The module flag stamped with how lowered code finds the thread:
+/// "tls;tls-offset=N", "arg" or "call".
+inline constexpr const char *LoweredThreadFlag = "jitlock.lowered-thread";
 
 /// A printable summary of every layout value compiled into lowered code.
 std::string layoutFingerprint(const jitlock_rt_layout &L);

@@ -94,9 +94,15 @@ jitlock_thread *jitlock_rt_attach(void);
  * with JITLOCK_EHOLDING_LOCKS) so that nothing stays locked by a dead thread. */
 int jitlock_rt_detach(void);
 
-/* The calling thread's runtime thread, or null when it is not attached. This
- * is the `call` mode of materializing the current thread. */
+/* The calling thread's runtime thread, or null when it is not attached. */
 jitlock_thread *jitlock_rt_current(void);
+
+/* The calling OS thread's structure, attached or not: what JIT code in `call`
+ * mode materializes. A detached thread's lock stack reads as full and empty,
+ * so inline fast paths always take their slow path, which returns
+ * JITLOCK_ENOT_ATTACHED (and calls the misuse handler) instead of touching
+ * memory. */
+jitlock_thread *jitlock_rt_code_thread(void);
 
 /* A small, unique, never-reused number for diagnostics (1, 2, ...). */
 uint64_t jitlock_rt_thread_id(const jitlock_thread *thread);

@@ -12,12 +12,22 @@
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cstdint>
+
 using namespace llvm;
 
 namespace jitlock {
 
 static Error configError(const Twine &Msg) {
   return make_error<StringError>(Msg, inconvertibleErrorCode());
+}
+
+/// Checks the ranges the layout can hold.
+static Error checkRange(StringRef Name, int64_t V, int64_t Lo, int64_t Hi) {
+  if (V < Lo || V > Hi)
+    return configError(formatv("{0}={1} is out of range [{2}, {3}]", Name, V,
+                               Lo, Hi));
+  return Error::success();
 }
 
 static std::optional<ThreadMode> parseThreadMode(StringRef S) {
@@ -57,11 +67,13 @@ Expected<LoweringConfig> LoweringConfig::parse(StringRef Params) {
     StringRef Param;
     std::tie(Param, Params) = Params.split(';');
     auto [Key, Value] = Param.split('=');
-    auto NeedInt = [&](auto &Field) -> Error {
+    auto NeedInt = [&](auto &Field, int64_t Lo, int64_t Hi) -> Error {
       int64_t N;
       if (Value.getAsInteger(0, N))
         return configError("parameter '" + Key + "' needs an integer, got '" +
                            Value + "'");
+      if (Error E = checkRange(Key, N, Lo, Hi))
+        return E;
       Field = N;
       return Error::success();
     };
@@ -71,13 +83,13 @@ Expected<LoweringConfig> LoweringConfig::parse(StringRef Params) {
         return configError("thread must be tls, arg or call, got '" + Value +
                            "'");
     } else if (Key == "tls-offset") {
-      if (Error E = NeedInt(C.TlsOffset))
+      if (Error E = NeedInt(C.TlsOffset, INT32_MIN, INT32_MAX))
         return std::move(E);
     } else if (Key == "header-offset") {
-      if (Error E = NeedInt(C.HeaderOffset))
+      if (Error E = NeedInt(C.HeaderOffset, INT32_MIN, INT32_MAX))
         return std::move(E);
     } else if (Key == "capacity") {
-      if (Error E = NeedInt(C.Capacity))
+      if (Error E = NeedInt(C.Capacity, 1, INT32_MAX))
         return std::move(E);
     } else if (Key == "inline" || Key == "no-inline") {
       if (!Value.empty())
@@ -92,12 +104,17 @@ Expected<LoweringConfig> LoweringConfig::parse(StringRef Params) {
   return C;
 }
 
-/// Reads module flag `jitlock.<Name>`: an integer, or (for thread) a string.
-static std::optional<int64_t> intFlag(const Module &M, StringRef Name) {
-  if (auto *CI = mdconst::extract_or_null<ConstantInt>(
-          M.getModuleFlag(("jitlock." + Name).str())))
-    return CI->getSExtValue();
-  return std::nullopt;
+/// Reads the integer module flag `jitlock.<Name>`, if present.
+static Expected<std::optional<int64_t>> intFlag(const Module &M,
+                                                StringRef Name) {
+  Metadata *MD = M.getModuleFlag(("jitlock." + Name).str());
+  if (!MD)
+    return std::nullopt;
+  auto *CI = mdconst::dyn_extract_or_null<ConstantInt>(MD);
+  if (!CI || CI->getBitWidth() > 64)
+    return configError("module flag jitlock." + Name +
+                       " must be an integer constant");
+  return CI->getSExtValue();
 }
 
 /// Picks one value from the explicit config and the module flag, failing
@@ -136,8 +153,15 @@ Expected<ResolvedConfig> resolveConfig(const Module &M,
     return Mode.takeError();
   R.Thread = Mode->value_or(ThreadMode::Call);
 
-  auto TlsOffset = pickOne<int64_t>("tls-offset", Explicit.TlsOffset,
-                                    intFlag(M, "tls-offset"), Num);
+  auto TlsFlag = intFlag(M, "tls-offset");
+  if (!TlsFlag)
+    return TlsFlag.takeError();
+  if (*TlsFlag)
+    if (Error E = checkRange("jitlock.tls-offset", **TlsFlag, INT32_MIN,
+                             INT32_MAX))
+      return std::move(E);
+  auto TlsOffset =
+      pickOne<int64_t>("tls-offset", Explicit.TlsOffset, *TlsFlag, Num);
   if (!TlsOffset)
     return TlsOffset.takeError();
   if (R.Thread == ThreadMode::TLS && !*TlsOffset)
@@ -147,11 +171,18 @@ Expected<ResolvedConfig> resolveConfig(const Module &M,
         "process), or use LoweringConfig::forThisProcess() in a JIT");
   R.TlsOffset = TlsOffset->value_or(0);
 
+  auto HeaderFlag = intFlag(M, "header-offset");
+  if (!HeaderFlag)
+    return HeaderFlag.takeError();
+  if (*HeaderFlag)
+    if (Error E = checkRange("jitlock.header-offset", **HeaderFlag, INT32_MIN,
+                             INT32_MAX))
+      return std::move(E);
   auto HeaderOffset = pickOne<int64_t>(
       "header-offset",
       Explicit.HeaderOffset ? std::optional<int64_t>(*Explicit.HeaderOffset)
                             : std::nullopt,
-      intFlag(M, "header-offset"), Num);
+      *HeaderFlag, Num);
   if (!HeaderOffset)
     return HeaderOffset.takeError();
   if (*HeaderOffset) {
@@ -160,14 +191,17 @@ Expected<ResolvedConfig> resolveConfig(const Module &M,
     R.Layout.header_offset = int32_t(**HeaderOffset);
   }
 
+  auto CapacityFlag = intFlag(M, "capacity");
+  if (!CapacityFlag)
+    return CapacityFlag.takeError();
   auto Capacity = pickOne<int64_t>(
       "capacity",
       Explicit.Capacity ? std::optional<int64_t>(*Explicit.Capacity)
                         : std::nullopt,
-      intFlag(M, "capacity"), Num);
+      *CapacityFlag, Num);
   if (!Capacity)
     return Capacity.takeError();
-  if (*Capacity && uint64_t(**Capacity) != R.Layout.lock_stack_capacity)
+  if (*Capacity && **Capacity != int64_t(R.Layout.lock_stack_capacity))
     return configError(formatv(
         "conflicting configuration: capacity={0}, but the runtime's lock "
         "stack holds {1} entries",

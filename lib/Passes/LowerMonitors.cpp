@@ -22,6 +22,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassManager.h"
 #include "llvm/Support/Debug.h"
+#include "llvm/Transforms/Utils/Local.h"
 
 #define DEBUG_TYPE "jitlock-lower-monitors"
 
@@ -121,6 +122,13 @@ private:
   MDNode *Likely, *Unlikely;
 };
 
+bool hasThreadParameter(const Function &F) {
+  for (const Argument &A : F.args())
+    if (F.getAttributes().hasParamAttr(A.getArgNo(), ThreadArgAttr))
+      return true;
+  return false;
+}
+
 /// Splits before `CB`, leaving the code before it in a block with no
 /// terminator and returning the block that starts at `CB`.
 BasicBlock *splitAt(CallBase &CB, const Twine &Name) {
@@ -145,6 +153,7 @@ void MonitorLowering::lowerEnter(CallBase &CB) {
   BasicBlock *Slow = newBlock(F, "jitlock.enter.slow", Done);
 
   IRBuilder<> B(Head);
+  B.SetCurrentDebugLocation(CB.getDebugLoc());
   Value *Thread = currentThread(B);
   Value *HeaderAddr = byteAddr(B, Obj, L.header_offset, "jitlock.header.addr");
   // E1.
@@ -241,6 +250,7 @@ void MonitorLowering::lowerExit(CallBase &CB) {
   BasicBlock *Slow = newBlock(F, "jitlock.exit.slow", Done);
 
   IRBuilder<> B(Head);
+  B.SetCurrentDebugLocation(CB.getDebugLoc());
   Value *Thread = currentThread(B);
   Value *HeaderAddr = byteAddr(B, Obj, L.header_offset, "jitlock.header.addr");
   // X1: is obj the top entry?
@@ -338,21 +348,34 @@ PreservedAnalyses LowerMonitorsPass::run(Module &M,
     return PreservedAnalyses::all();
   }
 
-  // Collect first: lowering splits blocks.
+  // Collect first: lowering splits blocks. The runtime never unwinds, so an
+  // invoke is a call followed by a branch to its normal destination.
   SmallVector<std::pair<CallBase *, bool>, 16> Ops;
   for (Function *Fn : {EnterFn, ExitFn}) {
     if (!Fn)
       continue;
+    SmallVector<CallBase *, 16> Calls;
     for (User *U : Fn->users())
       if (auto *CB = dyn_cast<CallBase>(U);
-          CB && isa<CallInst>(CB) && isWellFormedCall(*CB, Fn->getName()))
+          CB && isWellFormedCall(*CB, Fn->getName()))
+        Calls.push_back(CB);
+    for (CallBase *CB : Calls) {
+      if (auto *II = dyn_cast<InvokeInst>(CB))
+        CB = changeToCall(II);
+      if (isa<CallInst>(CB))
         Ops.push_back({CB, Fn == EnterFn});
+    }
   }
 
   MonitorLowering Lowering(M, *Resolved);
   for (auto [CB, Enter] : Ops) {
     Function &F = *CB->getFunction();
     OptimizationRemarkEmitter ORE(&F);
+    if (Resolved->Thread == ThreadMode::Arg && !hasThreadParameter(F)) {
+      reportError(*CB, "thread=arg, but no parameter of the function is "
+                       "marked \"jitlock.thread\"");
+      continue;
+    }
     StringRef What = Enter ? "monitor enter" : "monitor exit";
     if (!Resolved->Inline) {
       ORE.emit([&] {

@@ -5,7 +5,8 @@
 //   tls   llvm.thread.pointer + thread_tls_offset (one instruction on both
 //         targets; the offset folds into each field access)
 //   arg   the parameter marked "jitlock.thread"
-//   call  jitlock_rt_current()
+//   call  jitlock_rt_code_thread() (never null: a detached thread takes
+//         the slow paths, which refuse)
 //
 //===----------------------------------------------------------------------===//
 #include "Intrinsics.h"
@@ -54,7 +55,7 @@ static Value *materialize(Function &F, const ResolvedConfig &C,
     return nullptr;
   case ThreadMode::Call: {
     FunctionCallee Current = M.getOrInsertFunction(
-        "jitlock_rt_current", FunctionType::get(B.getPtrTy(), false));
+        "jitlock_rt_code_thread", FunctionType::get(B.getPtrTy(), false));
     if (auto *Fn = dyn_cast<Function>(Current.getCallee()))
       Fn->setDoesNotThrow();
     return B.CreateCall(Current, {}, "jitlock.thread");
@@ -78,8 +79,9 @@ PreservedAnalyses LowerThreadPass::run(Module &M, ModuleAnalysisManager &) {
     if (auto *CI = dyn_cast<CallInst>(U); CI && isWellFormedCall(*CI, ThreadName))
       Uses[CI->getFunction()].push_back(CI);
 
+  const ResolvedConfig &C = *Resolved;
   for (auto &[F, Calls] : Uses) {
-    Value *Thread = materialize(*F, *Resolved, *Calls.front());
+    Value *Thread = materialize(*F, C, *Calls.front());
     if (!Thread)
       continue;
     ++NumThreadsMaterialized;
@@ -90,6 +92,22 @@ PreservedAnalyses LowerThreadPass::run(Module &M, ModuleAnalysisManager &) {
   }
   if (ThreadFn->use_empty())
     ThreadFn->eraseFromParent();
+
+  // Stamp how the thread is found: with `tls`, the code is only valid in a
+  // process whose runtime reports the same offset.
+  std::string Stamp = C.Thread == ThreadMode::TLS
+                          ? "tls;tls-offset=" + std::to_string(C.TlsOffset)
+                          : C.Thread == ThreadMode::Arg ? "arg" : "call";
+  if (auto *Old = dyn_cast_or_null<MDString>(M.getModuleFlag(LoweredThreadFlag))) {
+    if (Old->getString() != Stamp)
+      reportError(M.getContext(), "conflicting configuration: module already "
+                                  "lowered with thread=" +
+                                      Old->getString() + ", now with thread=" +
+                                      Stamp);
+  } else {
+    M.addModuleFlag(Module::Error, LoweredThreadFlag,
+                    MDString::get(M.getContext(), Stamp));
+  }
   return PreservedAnalyses::none();
 }
 

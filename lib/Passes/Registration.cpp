@@ -57,7 +57,10 @@ void registerPasses(PassBuilder &PB, const LoweringConfig &Config) {
         }
         return false;
       });
-  PB.registerOptimizerLastEPCallback(
+  // Lower before the optimizer runs: the thread parameter (arg mode) is then
+  // used before FunctionAttrs or DeadArgElim look at it, and O1-O3 optimize
+  // the fast paths along with the code around them.
+  PB.registerPipelineStartEPCallback(
       [Config](ModulePassManager &MPM, OptimizationLevel) {
         addLoweringPasses(MPM, Config);
       });

@@ -93,8 +93,17 @@ void checkCalls(Function &Callee) {
                Name == ThreadName;
   for (User *U : Callee.users()) {
     auto *CB = dyn_cast<CallBase>(U);
-    if (!CB)
-      continue; // Address taken: the lowering leaves it alone.
+    if (!CB || CB->getCalledOperand() != &Callee) {
+      // Nothing can lower an indirect call to these.
+      if (auto *I = dyn_cast<Instruction>(U))
+        reportError(*I, "the address of '" + Name + "' is taken; jitlock "
+                        "functions may only be called directly");
+      else
+        reportError(Callee.getContext(),
+                    "the address of '" + Name + "' is taken; jitlock "
+                    "functions may only be called directly");
+      continue;
+    }
     if (Name == SafepointPollName)
       reportError(*CB, "jitlock.safepoint.poll is not supported by this "
                        "version of jitlock");
@@ -151,7 +160,9 @@ void checkStructured(Function &F) {
       for (BasicBlock *BB : RPO) {
         int Held = BB->isEntryBlock() ? 0 : Unknown;
         for (BasicBlock *Pred : predecessors(BB)) {
-          int Out = In.lookup(Pred);
+          // A predecessor unreachable from the entry contributes nothing.
+          auto It = In.find(Pred);
+          int Out = It == In.end() ? Unknown : It->second;
           if (Out != Unknown)
             for (Instruction &I : *Pred)
               Out = Step(I, Out);

@@ -63,11 +63,19 @@ static void addCounters(ThreadStats &To, const ThreadStats &From) {
   Add(To.Notifies, From.Notifies);
 }
 
-static void resetThread(jitlock_thread &T) {
-  T.LockStackTop = LockStack::baseOffset();
+/// Empties the lock stack. A detached thread's stack reads as full (with no
+/// entries), which sends inline fast paths to the runtime, which refuses.
+static void resetLockStack(jitlock_thread &T, bool Attached) {
+  std::atomic_ref<uint32_t>(T.LockStackTop)
+      .store(Attached ? LockStack::baseOffset() : LockStack::endOffset(),
+             std::memory_order_relaxed);
   T.LockStackSentinel = LockStackSentinel;
   for (void *&Slot : T.LockStackSlots)
-    Slot = nullptr;
+    std::atomic_ref<void *>(Slot).store(nullptr, std::memory_order_relaxed);
+}
+
+static void resetThread(jitlock_thread &T) {
+  resetLockStack(T, /*Attached=*/true);
   T.BlockedOn.store(nullptr, std::memory_order_relaxed);
   T.BlockEpoch.store(0, std::memory_order_relaxed);
   for (std::atomic<uint64_t> *C :
@@ -80,6 +88,7 @@ static void resetThread(jitlock_thread &T) {
 static void detachLocked(jitlock_thread &T) {
   Threads.erase(std::find(Threads.begin(), Threads.end(), &T));
   addCounters(RetiredStats, T.Stats);
+  resetLockStack(T, /*Attached=*/false);
   T.Attached = 0;
 }
 
@@ -199,6 +208,8 @@ int jitlock_rt_detach(void) {
 }
 
 jitlock_thread *jitlock_rt_current(void) { return currentThread(); }
+
+jitlock_thread *jitlock_rt_code_thread(void) { return &currentThreadStorage(); }
 
 uint64_t jitlock_rt_thread_id(const jitlock_thread *T) {
   return T ? T->Id : 0;

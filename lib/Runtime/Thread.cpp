@@ -64,9 +64,15 @@ unsigned LockStack::removeAll(const void *Obj) {
 
 // Initial-exec TLS gives every thread the same offset from the thread
 // pointer, which is what `tls` mode compiles in.
-// (jitlock_thread's own alignas keeps each thread's copy line-aligned.)
+// (jitlock_thread's own alignas keeps each thread's copy line-aligned.) A
+// thread starts detached: its lock stack reads as full, so inline code run
+// on it always takes the slow path, which refuses with ENOT_ATTACHED.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 static thread_local constinit jitlock_thread ThreadStorage
-    __attribute__((tls_model("initial-exec"))){};
+    __attribute__((tls_model("initial-exec"))){
+        .LockStackTop = LockStack::endOffset()};
+#pragma GCC diagnostic pop
 
 jitlock_thread &currentThreadStorage() { return ThreadStorage; }
 

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "RuntimeTestUtil.h"
 
+#include <cstring>
+
 using namespace jitlock_test;
 
 namespace {
@@ -501,3 +503,39 @@ TEST_F(MisuseTest, NoHandlerStillReturnsCodes) {
 }
 
 } // namespace
+
+// JIT code run on a thread that never attached must not touch memory: the
+// detached structure's lock stack reads as full and empty, so every inline
+// path goes to the runtime, which refuses.
+TEST(DetachedThreadTest, CodeThreadOfDetachedThreadForcesSlowPathAndRefuses) {
+  std::thread Worker([] {
+    jitlock_rt_layout L;
+    jitlock_rt_get_layout(&L);
+    jitlock_thread *T = jitlock_rt_code_thread();
+    ASSERT_NE(T, nullptr);
+    EXPECT_EQ(jitlock_rt_current(), nullptr);
+    auto *Base = reinterpret_cast<const char *>(T);
+    uint32_t Top;
+    std::memcpy(&Top, Base + L.lock_stack_top_offset, sizeof(Top));
+    EXPECT_EQ(Top, L.lock_stack_end_offset) << "E3 must see a full stack";
+    void *LastSlot;
+    std::memcpy(&LastSlot, Base + L.lock_stack_end_offset - 8,
+                sizeof(LastSlot));
+    EXPECT_EQ(LastSlot, nullptr) << "X1 must not match any object";
+    std::atomic<uint64_t> Header{1};
+    EXPECT_EQ(jitlock_rt_monitor_enter(T, &Header), JITLOCK_ENOT_ATTACHED);
+    EXPECT_EQ(Header.load(), 1u);
+
+    // Attach, lock, unlock, detach: the structure reads as detached again.
+    ASSERT_EQ(jitlock_rt_attach(), T);
+    ASSERT_EQ(jitlock_rt_monitor_enter(T, &Header), JITLOCK_OK);
+    ASSERT_EQ(jitlock_rt_monitor_exit(T, &Header), JITLOCK_OK);
+    ASSERT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+    std::memcpy(&Top, Base + L.lock_stack_top_offset, sizeof(Top));
+    EXPECT_EQ(Top, L.lock_stack_end_offset);
+    std::memcpy(&LastSlot, Base + L.lock_stack_end_offset - 8,
+                sizeof(LastSlot));
+    EXPECT_EQ(LastSlot, nullptr);
+  });
+  Worker.join();
+}

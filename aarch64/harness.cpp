@@ -1,0 +1,269 @@
+//===- harness.cpp - Runs a lowered example on AArch64 (under qemu) -------===//
+//
+// Linked statically with the cross-compiled runtime and one example module
+// that opt (with the jitlock plugin) lowered and llc compiled for AArch64.
+// The example follows the convention of examples/*.ll:
+//
+//   void @jitlock_example_setup()                       optional
+//   i64  @jitlock_example_run(i64 %tid, i64 %nthreads)  on N attached threads
+//   i64  @jitlock_example_check(i64 %nthreads)          0 iff the invariant
+//                                                      holds
+//   i64  @jitlock_example_result()                      optional, printed
+//   i64  @jitlock_example_iterations                    optional global, set
+//                                                      by --iterations
+//
+// As in lib/JIT/ExampleRunner.cpp, the main thread is attached for setup and
+// check (which may lock objects too) and the N threads start run together.
+//
+// LowerExample.cmake adds three constants to the lowered module, describing
+// what the code was lowered for:
+//
+//   jitlock_lowered_layout      the "jitlock.lowered-layout" module flag
+//   jitlock_lowered_thread      "tls", "arg" or "call"
+//   jitlock_lowered_tls_offset  the tls-offset compiled in (tls mode)
+//
+// Before running anything the harness checks them against this process's
+// runtime and refuses (exit status 3) on any difference: inline fast paths
+// compiled for another layout or another TLS offset would corrupt memory
+// rather than fail.
+//
+// Without an example linked in (every example symbol is weak) the harness
+// still answers --print-tls-offset; the build uses that "probe" binary to
+// learn the runtime's TLS offset in a static AArch64 executable, which the
+// link fixes: the example objects define no TLS, so adding one does not move
+// it. The harness itself must define no TLS either.
+//
+//===----------------------------------------------------------------------===//
+#include "jitlock/jitlock_rt.h"
+
+#include <atomic>
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <latch>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern "C" {
+__attribute__((weak)) void jitlock_example_setup(void);
+__attribute__((weak)) int64_t jitlock_example_run(int64_t tid,
+                                                  int64_t nthreads);
+__attribute__((weak)) int64_t jitlock_example_check(int64_t nthreads);
+__attribute__((weak)) int64_t jitlock_example_result(void);
+__attribute__((weak)) extern int64_t jitlock_example_iterations;
+__attribute__((weak)) extern const char jitlock_lowered_layout[];
+__attribute__((weak)) extern const char jitlock_lowered_thread[];
+__attribute__((weak)) extern const int64_t jitlock_lowered_tls_offset;
+}
+
+namespace {
+
+constexpr int ExitRefused = 3;
+constexpr int ExitFailed = 1;
+constexpr int ExitUsage = 2;
+
+/// The stamp jitlock::layoutFingerprint (lib/Passes/Config.cpp) puts into
+/// the "jitlock.lowered-layout" module flag, computed from this process's
+/// runtime. Keep the two in sync: a difference makes every example refused.
+std::string layoutFingerprint(const jitlock_rt_layout &L) {
+  char Buf[512];
+  snprintf(Buf, sizeof Buf,
+           "abi=%u;header=%d;mask=%" PRIu64 ";top=%u;base=%u;end=%u;"
+           "owner=%u;recursions=%u;anonymous=%" PRIu64 ";queued=%" PRIu64,
+           L.abi_version, L.header_offset, L.lock_mask,
+           L.lock_stack_top_offset, L.lock_stack_base_offset,
+           L.lock_stack_end_offset, L.monitor_owner_offset,
+           L.monitor_recursions_offset, L.monitor_anonymous_owner,
+           L.monitor_queued_bit);
+  return Buf;
+}
+
+char *threadPointer() {
+  char *TP;
+#if defined(__aarch64__)
+  asm volatile("mrs %0, tpidr_el0" : "=r"(TP));
+#elif defined(__x86_64__)
+  asm volatile("mov %%fs:0, %0" : "=r"(TP));
+#else
+#error "the harness supports AArch64 (and x86_64 for a host build)"
+#endif
+  return TP;
+}
+
+[[noreturn, gnu::format(printf, 1, 2)]] void refuse(const char *Fmt, ...) {
+  fprintf(stderr, "harness: refusing to run: ");
+  va_list Args;
+  va_start(Args, Fmt);
+  vfprintf(stderr, Fmt, Args);
+  va_end(Args);
+  fprintf(stderr, "\n");
+  exit(ExitRefused);
+}
+
+/// Checks that the example was lowered for this runtime. Returns whether the
+/// code addresses the thread as thread pointer + offset.
+bool checkLowering(const jitlock_rt_layout &L) {
+  if (!jitlock_lowered_layout || !jitlock_lowered_thread)
+    refuse("the example carries no jitlock_lowered_* constants (was it "
+           "lowered by aarch64/LowerExample.cmake?)");
+  std::string Runtime = layoutFingerprint(L);
+  if (Runtime != jitlock_lowered_layout)
+    refuse("the example was lowered for layout\n  '%s'\nbut the runtime's "
+           "layout is\n  '%s'",
+           jitlock_lowered_layout, Runtime.c_str());
+  bool Tls = strcmp(jitlock_lowered_thread, "tls") == 0;
+  if (Tls) {
+    if (!&jitlock_lowered_tls_offset)
+      refuse("thread=tls, but no jitlock_lowered_tls_offset");
+    if (jitlock_lowered_tls_offset != L.thread_tls_offset) {
+      refuse("the example was lowered with thread=tls;tls-offset=%" PRId64
+             ", but the runtime's thread_tls_offset is %" PRId64,
+             jitlock_lowered_tls_offset, L.thread_tls_offset);
+    }
+  } else if (strcmp(jitlock_lowered_thread, "call") != 0) {
+    refuse("the harness runs thread=tls and thread=call examples, not "
+           "thread=%s",
+           jitlock_lowered_thread);
+  }
+  return Tls;
+}
+
+void usage(const char *Argv0) {
+  fprintf(stderr,
+          "usage: %s [--threads N] [--iterations N] [--print-tls-offset] "
+          "[--print-layout]\n",
+          Argv0);
+  exit(ExitUsage);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  long NThreads = 4;
+  long long Iterations = -1;
+  for (int I = 1; I < argc; ++I) {
+    char *End;
+    if (!strcmp(argv[I], "--threads") && I + 1 < argc) {
+      NThreads = strtol(argv[++I], &End, 10);
+      if (*End || NThreads < 1 || NThreads > 256)
+        usage(argv[0]);
+    } else if (!strcmp(argv[I], "--iterations") && I + 1 < argc) {
+      Iterations = strtoll(argv[++I], &End, 10);
+      if (*End || Iterations < 0)
+        usage(argv[0]);
+    } else if (!strcmp(argv[I], "--print-tls-offset")) {
+      jitlock_rt_layout L;
+      jitlock_rt_get_layout(&L);
+      printf("%" PRId64 "\n", L.thread_tls_offset);
+      return 0;
+    } else if (!strcmp(argv[I], "--print-layout")) {
+      jitlock_rt_print_layout(stdout);
+      return 0;
+    } else {
+      usage(argv[0]);
+    }
+  }
+
+  if (!jitlock_example_run || !jitlock_example_check) {
+    fprintf(stderr, "harness: no example is linked in (this is the probe "
+                    "binary; it only answers --print-tls-offset)\n");
+    return ExitUsage;
+  }
+
+  jitlock_rt_layout L;
+  jitlock_rt_get_layout(&L);
+  bool Tls = checkLowering(L);
+  printf("harness: %s, thread=%s, tls-offset %" PRId64 ", layout '%s'\n",
+         argv[0], jitlock_lowered_thread, L.thread_tls_offset,
+         jitlock_lowered_layout);
+  fflush(stdout);
+
+  if (Iterations >= 0) {
+    if (!&jitlock_example_iterations) {
+      fprintf(stderr, "harness: --iterations, but the example has no "
+                      "@jitlock_example_iterations\n");
+      return ExitUsage;
+    }
+    jitlock_example_iterations = Iterations;
+  }
+
+  // Attaches the calling thread and checks that it is where the lowered code
+  // looks for it (in tls mode: thread pointer + the offset compiled in).
+  auto Attach = [Tls](const char *Who) {
+    jitlock_thread *Self = jitlock_rt_attach();
+    if (Self && (!Tls || threadPointer() + jitlock_lowered_tls_offset ==
+                             reinterpret_cast<char *>(Self)))
+      return true;
+    fprintf(stderr, "harness: %s: thread pointer + %" PRId64
+                    " is not the attached thread\n",
+            Who, jitlock_lowered_tls_offset);
+    return false;
+  };
+  if (!Attach("main thread"))
+    return ExitFailed;
+  if (jitlock_example_setup)
+    jitlock_example_setup();
+
+  std::vector<int64_t> Results(size_t(NThreads), 0);
+  std::atomic<int> Failures{0};
+  std::latch Start(NThreads);
+  std::vector<std::thread> Threads;
+  for (long T = 0; T != NThreads; ++T)
+    Threads.emplace_back([&, T] {
+      std::string Who = "thread " + std::to_string(T);
+      if (!Attach(Who.c_str())) {
+        Failures.fetch_add(1);
+        Start.count_down();
+        return;
+      }
+      Start.arrive_and_wait();
+      Results[size_t(T)] = jitlock_example_run(T, NThreads);
+      if (int S = jitlock_rt_detach(); S != JITLOCK_OK) {
+        fprintf(stderr, "harness: thread %ld: detach: %s\n", T,
+                jitlock_rt_status_name(S));
+        Failures.fetch_add(1);
+      }
+    });
+  for (std::thread &T : Threads)
+    T.join();
+  if (Failures.load())
+    return ExitFailed;
+
+  int64_t Sum = 0;
+  for (int64_t R : Results)
+    Sum += R;
+  jitlock_rt_stats S;
+  jitlock_rt_get_stats(&S);
+  printf("harness: %ld threads, run results sum %" PRId64 "\n", NThreads, Sum);
+  printf("harness: runtime stats: slow_path_calls %" PRIu64
+         ", fast_locks %" PRIu64 ", recursive_locks %" PRIu64
+         ", monitor_enters %" PRIu64 ", inflations %" PRIu64
+         ", contended_enters %" PRIu64 ", parks %" PRIu64
+         ", monitors_alive %" PRIu64 "\n",
+         S.slow_path_calls, S.fast_locks, S.recursive_locks, S.monitor_enters,
+         S.inflations, S.contended_enters, S.parks, S.monitors_alive);
+
+  int64_t Check = jitlock_example_check(NThreads);
+  if (jitlock_example_result)
+    printf("harness: result %" PRId64 "\n", jitlock_example_result());
+  if (int St = jitlock_rt_detach(); St != JITLOCK_OK) {
+    fprintf(stderr, "harness: main thread: detach: %s (setup or check left "
+                    "a lock held)\n",
+            jitlock_rt_status_name(St));
+    return ExitFailed;
+  }
+  if (int St = jitlock_rt_shutdown(); St != JITLOCK_OK) {
+    fprintf(stderr, "harness: shutdown: %s\n", jitlock_rt_status_name(St));
+    return ExitFailed;
+  }
+  if (Check != 0) {
+    printf("harness: FAIL: jitlock_example_check returned %" PRId64 "\n",
+           Check);
+    return ExitFailed;
+  }
+  printf("harness: PASS\n");
+  return 0;
+}

@@ -1,0 +1,257 @@
+//===- jitlock-run/main.cpp - JIT and run a jitlock example ---------------===//
+//
+//   jitlock-run [options] file.ll|file.bc
+//
+// Lowers the module in this process (O2 with the jitlock passes, TLS thread
+// mode, this runtime's layout), JIT-compiles it with LLJIT and runs the
+// example convention of include/jitlock/JIT.h: setup, run on N threads,
+// check. Or prints the lowered IR or the host assembly instead.
+//
+// Exit status: 0 when check() returned 0, 1 when the invariant failed (or
+// the runtime reported misuse), 2 on usage, load or compile errors.
+//
+//===----------------------------------------------------------------------===//
+#include "jitlock/JIT.h"
+#include "jitlock/jitlock_rt.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <atomic>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <string>
+
+using namespace llvm;
+
+namespace {
+
+constexpr int ExitOk = 0, ExitInvariant = 1, ExitUsage = 2;
+
+void usage(FILE *Out) {
+  std::fprintf(
+      Out,
+      "usage: jitlock-run [options] file.ll|file.bc\n"
+      "\n"
+      "JIT-compiles a module with the jitlock passes and runs its example\n"
+      "entry points: jitlock_example_setup(), jitlock_example_run(tid, n) on\n"
+      "N threads at once, then jitlock_example_check(n), which returns 0 iff\n"
+      "the invariant holds.\n"
+      "\n"
+      "options:\n"
+      "  --threads N      threads running jitlock_example_run (default 4)\n"
+      "  --iterations N   store N into @jitlock_example_iterations first\n"
+      "  --no-inline      lower every monitor operation to a runtime call\n"
+      "  --emit=ll        print the lowered IR instead of running\n"
+      "  --emit=asm       print the host assembly instead of running\n"
+      "  --layout         print the runtime's thread and monitor layout\n"
+      "  --remarks        print the jitlock optimization remarks\n"
+      "  -h, --help       this text\n"
+      "\n"
+      "exit status: 0 invariant held, 1 invariant failed, 2 usage, load or\n"
+      "compile error\n");
+}
+
+[[noreturn]] void usageError(const std::string &Msg) {
+  std::fprintf(stderr, "jitlock-run: %s\n", Msg.c_str());
+  std::fprintf(stderr, "try 'jitlock-run --help'\n");
+  std::exit(ExitUsage);
+}
+
+std::optional<int64_t> parseInt(const char *S) {
+  if (!S || !*S)
+    return std::nullopt;
+  char *End = nullptr;
+  errno = 0;
+  long long V = std::strtoll(S, &End, 10);
+  if (errno || *End)
+    return std::nullopt;
+  return V;
+}
+
+struct Options {
+  unsigned Threads = 4;
+  std::optional<int64_t> Iterations;
+  bool NoInline = false;
+  std::string Emit;
+  bool Layout = false;
+  bool Remarks = false;
+  std::string File;
+};
+
+Options parseArgs(int Argc, char **Argv) {
+  Options O;
+  for (int I = 1; I < Argc; ++I) {
+    std::string A = Argv[I];
+    // Accepts both "--opt value" and "--opt=value".
+    auto Value = [&](const char *Name) -> const char * {
+      std::string Prefix = std::string(Name) + "=";
+      if (A.rfind(Prefix, 0) == 0)
+        return Argv[I] + Prefix.size();
+      if (I + 1 >= Argc)
+        usageError(std::string(Name) + " needs a value");
+      return Argv[++I];
+    };
+    auto Is = [&](const char *Name) {
+      return A == Name || A.rfind(std::string(Name) + "=", 0) == 0;
+    };
+    if (A == "-h" || A == "--help") {
+      usage(stdout);
+      std::exit(ExitOk);
+    } else if (Is("--threads")) {
+      auto N = parseInt(Value("--threads"));
+      if (!N || *N < 1 || *N > 1024)
+        usageError("--threads needs a number from 1 to 1024");
+      O.Threads = unsigned(*N);
+    } else if (Is("--iterations")) {
+      auto N = parseInt(Value("--iterations"));
+      if (!N || *N < 0)
+        usageError("--iterations needs a non-negative number");
+      O.Iterations = *N;
+    } else if (Is("--emit")) {
+      O.Emit = Value("--emit");
+      if (O.Emit != "ll" && O.Emit != "asm")
+        usageError("--emit must be ll or asm, got '" + O.Emit + "'");
+    } else if (A == "--no-inline") {
+      O.NoInline = true;
+    } else if (A == "--layout") {
+      O.Layout = true;
+    } else if (A == "--remarks") {
+      O.Remarks = true;
+    } else if (A.size() > 1 && A[0] == '-') {
+      usageError("unknown option '" + A + "'");
+    } else if (!O.File.empty()) {
+      usageError("only one input file, got '" + O.File + "' and '" + A + "'");
+    } else {
+      O.File = A;
+    }
+  }
+  if (O.File.empty() && !O.Layout)
+    usageError("no input file");
+  return O;
+}
+
+/// Misuse the runtime reports while the example runs: always a bug in the
+/// example (or the runtime), so it fails the run.
+std::atomic<unsigned> MisuseCount{0};
+
+void onMisuse(void *, jitlock_status Status, jitlock_thread *Thread, void *Obj,
+              const char *What) {
+  if (MisuseCount.fetch_add(1) < 10)
+    std::fprintf(stderr, "jitlock-run: runtime misuse: %s: %s (object %p)\n",
+                 jitlock_rt_status_name(Status), What, Obj);
+}
+
+void printStats(const jitlock_rt_stats &S) {
+  std::printf("lock statistics (runtime calls only: the inline fast paths do "
+              "not count themselves):\n");
+  auto Row = [](const char *Name, uint64_t V) {
+    std::printf("  %-34s %12" PRIu64 "\n", Name, V);
+  };
+  Row("slow-path calls (enter/exit)", S.slow_path_calls);
+  Row("fast locks (CAS 01->00 by runtime)", S.fast_locks);
+  Row("recursive locks (by runtime)", S.recursive_locks);
+  Row("monitor enters", S.monitor_enters);
+  Row("inflations", S.inflations);
+  Row("contended enters", S.contended_enters);
+  Row("parks", S.parks);
+  Row("waits", S.waits);
+  Row("notifies", S.notifies);
+  Row("monitors alive", S.monitors_alive);
+}
+
+} // namespace
+
+int main(int Argc, char **Argv) {
+  Options O = parseArgs(Argc, Argv);
+
+  // Before any thread attaches: the defaults plus a misuse handler.
+  jitlock_rt_config Cfg;
+  jitlock_rt_default_config(&Cfg);
+  Cfg.misuse_handler = onMisuse;
+  if (int Rc = jitlock_rt_configure(&Cfg)) {
+    std::fprintf(stderr, "jitlock-run: jitlock_rt_configure failed: %s\n",
+                 jitlock_rt_status_name(Rc));
+    return ExitUsage;
+  }
+
+  if (O.Layout) {
+    jitlock_rt_print_layout(stdout);
+    std::fflush(stdout);
+    if (O.File.empty())
+      return ExitOk;
+  }
+
+  jitlock::JitOptions JO;
+  JO.Inline = !O.NoInline;
+  JO.Remarks = O.Remarks;
+  auto Loaded = jitlock::JitSession::loadFile(O.File, JO);
+  if (!Loaded) {
+    errs() << "jitlock-run: " << toString(Loaded.takeError()) << "\n";
+    return ExitUsage;
+  }
+  jitlock::JitSession &S = **Loaded;
+  for (const std::string &W : S.warnings())
+    errs() << "jitlock-run: warning: " << W << "\n";
+
+  if (O.Emit == "ll") {
+    S.printIR(outs());
+    return ExitOk;
+  }
+  if (O.Emit == "asm") {
+    if (Error E = S.printAssembly(outs())) {
+      errs() << "jitlock-run: " << toString(std::move(E)) << "\n";
+      return ExitUsage;
+    }
+    return ExitOk;
+  }
+
+  jitlock::ExampleOptions EO;
+  EO.Threads = O.Threads;
+  EO.Iterations = O.Iterations;
+  auto Ran = jitlock::runExample(S, EO);
+  if (!Ran) {
+    errs() << "jitlock-run: " << toString(Ran.takeError()) << "\n";
+    return ExitUsage;
+  }
+  const jitlock::ExampleResult &R = *Ran;
+
+  std::printf("jitlock-run: %s: %u thread%s, %s\n", O.File.c_str(), O.Threads,
+              O.Threads == 1 ? "" : "s",
+              S.wasPreLowered()
+                  ? "pre-lowered module (layout stamp matches this runtime)"
+              : O.NoInline ? "runtime-only lowering (--no-inline)"
+                           : "inline fast paths");
+  if (R.Result)
+    std::printf("result:  %" PRId64 "\n", *R.Result);
+  int64_t RunSum = 0;
+  for (int64_t V : R.RunReturns)
+    RunSum += V;
+  std::printf("run:     %" PRId64 " (sum of the threads' returns)\n", RunSum);
+  std::printf("check:   %" PRId64 " (%s)\n", R.Check,
+              R.Check == 0 ? "invariant holds" : "INVARIANT FAILED");
+  std::printf("elapsed: %.3f ms (the concurrent run phase)\n", R.Seconds * 1e3);
+  printStats(R.Stats);
+  std::fflush(stdout);
+
+  int Status = R.Check == 0 ? ExitOk : ExitInvariant;
+  for (const std::string &P : R.Problems) {
+    std::fprintf(stderr, "jitlock-run: %s\n", P.c_str());
+    Status = ExitInvariant;
+  }
+  if (unsigned N = MisuseCount.load()) {
+    std::fprintf(stderr, "jitlock-run: the runtime reported %u misuse%s\n", N,
+                 N == 1 ? "" : "s");
+    Status = ExitInvariant;
+  }
+  // Shutdown restores inflated headers, which live in the JIT's memory: it
+  // runs before the session (and that memory) goes away.
+  if (int Rc = jitlock_rt_shutdown()) {
+    std::fprintf(stderr, "jitlock-run: jitlock_rt_shutdown failed: %s\n",
+                 jitlock_rt_status_name(Rc));
+    Status = ExitInvariant;
+  }
+  return Status;
+}
