@@ -283,7 +283,7 @@ Error JitSession::Impl::lower() {
   PB.registerFunctionAnalyses(FAM);
   PB.registerLoopAnalyses(LAM);
   PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
-  // The lowering joins the default pipeline at its last extension point.
+  // The lowering joins the default pipeline at its start (PipelineStartEP).
   ModulePassManager MPM =
       PB.buildPerModuleDefaultPipeline(OptimizationLevel::O2);
   MPM.run(*M, MAM);

@@ -13,6 +13,7 @@
 #include "Intrinsics.h"
 #include "jitlock/Passes.h"
 
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/Statistic.h"
 #include "llvm/Analysis/OptimizationRemarkEmitter.h"
@@ -122,11 +123,15 @@ private:
   MDNode *Likely, *Unlikely;
 };
 
-bool hasThreadParameter(const Function &F) {
+/// What keeps `F` from providing the thread in `arg` mode, or null.
+const char *threadParameterProblem(const Function &F) {
   for (const Argument &A : F.args())
     if (F.getAttributes().hasParamAttr(A.getArgNo(), ThreadArgAttr))
-      return true;
-  return false;
+      return A.getType()->isPointerTy()
+                 ? nullptr
+                 : "the parameter marked \"jitlock.thread\" is not a pointer";
+  return "thread=arg, but no parameter of the function is marked "
+         "\"jitlock.thread\"";
 }
 
 /// Splits before `CB`, leaving the code before it in a block with no
@@ -354,11 +359,12 @@ PreservedAnalyses LowerMonitorsPass::run(Module &M,
   for (Function *Fn : {EnterFn, ExitFn}) {
     if (!Fn)
       continue;
-    SmallVector<CallBase *, 16> Calls;
-    for (User *U : Fn->users())
-      if (auto *CB = dyn_cast<CallBase>(U);
-          CB && isWellFormedCall(*CB, Fn->getName()))
-        Calls.push_back(CB);
+    // One entry per call: a call may also use the function as an operand.
+    SmallSetVector<CallBase *, 16> Calls;
+    for (Use &U : Fn->uses())
+      if (auto *CB = dyn_cast<CallBase>(U.getUser());
+          CB && CB->isCallee(&U) && isWellFormedCall(*CB, Fn->getName()))
+        Calls.insert(CB);
     for (CallBase *CB : Calls) {
       if (auto *II = dyn_cast<InvokeInst>(CB))
         CB = changeToCall(II);
@@ -371,11 +377,11 @@ PreservedAnalyses LowerMonitorsPass::run(Module &M,
   for (auto [CB, Enter] : Ops) {
     Function &F = *CB->getFunction();
     OptimizationRemarkEmitter ORE(&F);
-    if (Resolved->Thread == ThreadMode::Arg && !hasThreadParameter(F)) {
-      reportError(*CB, "thread=arg, but no parameter of the function is "
-                       "marked \"jitlock.thread\"");
-      continue;
-    }
+    if (Resolved->Thread == ThreadMode::Arg)
+      if (const char *Problem = threadParameterProblem(F)) {
+        reportError(*CB, Problem);
+        continue;
+      }
     StringRef What = Enter ? "monitor enter" : "monitor exit";
     if (!Resolved->Inline) {
       ORE.emit([&] {

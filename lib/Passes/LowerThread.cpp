@@ -56,8 +56,13 @@ static Value *materialize(Function &F, const ResolvedConfig &C,
   case ThreadMode::Call: {
     FunctionCallee Current = M.getOrInsertFunction(
         "jitlock_rt_code_thread", FunctionType::get(B.getPtrTy(), false));
-    if (auto *Fn = dyn_cast<Function>(Current.getCallee()))
+    // Its result is fixed for the thread, like llvm.thread.pointer's, so
+    // copies that inlining brings together can be merged.
+    if (auto *Fn = dyn_cast<Function>(Current.getCallee())) {
       Fn->setDoesNotThrow();
+      Fn->setWillReturn();
+      Fn->setDoesNotAccessMemory();
+    }
     return B.CreateCall(Current, {}, "jitlock.thread");
   }
   }

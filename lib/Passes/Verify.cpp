@@ -91,9 +91,10 @@ void checkCalls(Function &Callee) {
   StringRef Name = Callee.getName();
   bool Known = Name == MonitorEnterName || Name == MonitorExitName ||
                Name == ThreadName;
-  for (User *U : Callee.users()) {
+  for (Use &Use : Callee.uses()) {
+    User *U = Use.getUser();
     auto *CB = dyn_cast<CallBase>(U);
-    if (!CB || CB->getCalledOperand() != &Callee) {
+    if (!CB || !CB->isCallee(&Use)) {
       // Nothing can lower an indirect call to these.
       if (auto *I = dyn_cast<Instruction>(U))
         reportError(*I, "the address of '" + Name + "' is taken; jitlock "

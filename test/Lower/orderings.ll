@@ -1,0 +1,49 @@
+; Memory orderings of the lowered code: the four CASes are the only ordered
+; accesses. Acquire (on success) for the enter CAS (E5) and the owner CAS
+; (M1), release for the exit CAS (X4) and the owner CAS (N3), monotonic on
+; failure. Every other access to a header, a lock stack or a monitor is a
+; monotonic (relaxed) atomic: other threads read them racily. Nothing is
+; seq_cst or acq_rel, and there are no fences.
+;
+; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
+; RUN:   -passes='jitlock-lower<thread=tls;tls-offset=-64>' -S %s | FileCheck %s
+
+declare void @jitlock.monitor.enter(ptr)
+declare void @jitlock.monitor.exit(ptr)
+
+define void @pair(ptr %o, ptr %c) {
+entry:
+  call void @jitlock.monitor.enter(ptr %o)
+  store i32 1, ptr %c
+  call void @jitlock.monitor.exit(ptr %o)
+  ret void
+}
+
+; CHECK-LABEL: define void @pair(
+; CHECK-NOT:     {{seq_cst|acq_rel|fence|volatile}}
+; CHECK-NOT:     {{(load|store) (i32|i64|ptr)}}
+; CHECK:         %jitlock.cas = cmpxchg ptr %o, {{.*}} acquire monotonic, align 8
+; CHECK-NOT:     {{seq_cst|acq_rel|fence|volatile}}
+; CHECK-NOT:     {{(load|store) (i32|i64|ptr)}}
+; CHECK:         %jitlock.owner.cas = cmpxchg ptr {{.*}} acquire monotonic, align 8
+; CHECK-NOT:     {{seq_cst|acq_rel|fence|volatile}}
+; The critical section's own store is the only plain access.
+; CHECK:         store i32 1, ptr %c, align 4
+; CHECK-NOT:     {{seq_cst|acq_rel|fence|volatile}}
+; CHECK-NOT:     {{(load|store) (i32|i64|ptr)}}
+; CHECK:         %jitlock.cas{{[0-9]+}} = cmpxchg ptr %o, {{.*}} release monotonic, align 8
+; CHECK-NOT:     {{seq_cst|acq_rel|fence|volatile}}
+; CHECK-NOT:     {{(load|store) (i32|i64|ptr)}}
+; CHECK:         %jitlock.owner.cas{{[0-9]+}} = cmpxchg ptr {{.*}} release monotonic, align 8
+; CHECK-NOT:     {{seq_cst|acq_rel|fence|volatile}}
+; CHECK-NOT:     {{(load|store) (i32|i64|ptr)}}
+; CHECK:         ret void
+; CHECK-NEXT:  }
+
+; Count them: 2 + 2 CASes, and the atomic loads and stores are all monotonic.
+; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
+; RUN:   -passes='jitlock-lower<thread=tls;tls-offset=-64>' -S %s \
+; RUN:   | FileCheck %s --check-prefix=COUNT
+; COUNT-COUNT-2: cmpxchg {{.*}} acquire monotonic
+; COUNT-COUNT-2: cmpxchg {{.*}} release monotonic
+; COUNT-NOT:     cmpxchg

@@ -1,0 +1,45 @@
+; Slow paths are cold: every conditional branch that can lead to a
+; jitlock.*.slow block carries branch weights that favour the fast path
+; (1:1048575), and the runtime calls have the `cold` call-site attribute, so
+; that block placement moves them out of line. The recursion tests (E4, X3)
+; are between two fast outcomes and carry no weights.
+;
+; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so -passes=jitlock-lower \
+; RUN:   -S %s | FileCheck %s
+
+declare void @jitlock.monitor.enter(ptr)
+declare void @jitlock.monitor.exit(ptr)
+
+define void @pair(ptr %o) {
+entry:
+  call void @jitlock.monitor.enter(ptr %o)
+  call void @jitlock.monitor.exit(ptr %o)
+  ret void
+}
+
+; CHECK-LABEL: define void @pair(
+; Taken branch to the slow side: weights 1:N.
+; CHECK:         br i1 %jitlock.has.monitor, label %jitlock.enter.inflated, label %jitlock.enter.stack, !prof [[UNLIKELY:![0-9]+]]
+; CHECK:         br i1 %jitlock.stack.full, label %jitlock.enter.slow, label %jitlock.enter.top, !prof [[UNLIKELY]]
+; CHECK:         br i1 %jitlock.recursive, label %jitlock.enter.push, label %jitlock.enter.cas{{$}}
+; Fall-through to the slow side: weights N:1.
+; CHECK:         br i1 {{%[0-9]+}}, label %jitlock.enter.push, label %jitlock.enter.slow, !prof [[LIKELY:![0-9]+]]
+; CHECK:         br i1 %jitlock.is.monitor, label %jitlock.enter.monitor, label %jitlock.enter.slow, !prof [[LIKELY]]
+; CHECK:         br i1 {{%[0-9]+}}, label %jitlock.enter.done, label %jitlock.enter.owned, !prof [[LIKELY]]
+; CHECK:         br i1 %jitlock.owner.is.self, label %jitlock.enter.monitor.recursive, label %jitlock.enter.slow, !prof [[LIKELY]]
+; CHECK:       jitlock.enter.slow:
+; CHECK-NEXT:    call i32 @jitlock_rt_monitor_enter({{.*}}) [[COLD:#[0-9]+]]
+;
+; CHECK:         br i1 %jitlock.on.top, label %jitlock.exit.pop, label %jitlock.exit.inflated, !prof [[LIKELY]]
+; CHECK:         br i1 %jitlock.recursive{{[0-9]+}}, label %jitlock.exit.done, label %jitlock.exit.unlock{{$}}
+; CHECK:         br i1 %jitlock.is.fast, label %jitlock.exit.cas, label %jitlock.exit.restore, !prof [[LIKELY]]
+; CHECK:         br i1 {{%[0-9]+}}, label %jitlock.exit.done, label %jitlock.exit.restore, !prof [[LIKELY]]
+; CHECK:         br i1 %jitlock.is.monitor{{[0-9]+}}, label %jitlock.exit.monitor, label %jitlock.exit.slow, !prof [[LIKELY]]
+; CHECK:         br i1 %jitlock.no.recursion, label %jitlock.exit.release, label %jitlock.exit.slow, !prof [[LIKELY]]
+; CHECK:         br i1 {{%[0-9]+}}, label %jitlock.exit.done, label %jitlock.exit.slow, !prof [[LIKELY]]
+; CHECK:       jitlock.exit.slow:
+; CHECK-NEXT:    call i32 @jitlock_rt_monitor_exit({{.*}}) [[COLD]]
+;
+; CHECK:       attributes [[COLD]] = { cold }
+; CHECK-DAG:   [[UNLIKELY]] = !{!"branch_weights", i32 1, i32 1048575}
+; CHECK-DAG:   [[LIKELY]] = !{!"branch_weights", i32 1048575, i32 1}
