@@ -73,11 +73,10 @@ std::string layoutFingerprint(const jitlock_rt_layout &L) {
   snprintf(Buf, sizeof Buf,
            "abi=%u;header=%d;mask=%" PRIu64 ";top=%u;base=%u;end=%u;"
            "owner=%u;recursions=%u;anonymous=%" PRIu64 ";queued=%" PRIu64,
-           L.abi_version, L.header_offset, L.lock_mask,
-           L.lock_stack_top_offset, L.lock_stack_base_offset,
-           L.lock_stack_end_offset, L.monitor_owner_offset,
-           L.monitor_recursions_offset, L.monitor_anonymous_owner,
-           L.monitor_queued_bit);
+           L.abi_version, L.header_offset, L.lock_mask, L.lock_stack_top_offset,
+           L.lock_stack_base_offset, L.lock_stack_end_offset,
+           L.monitor_owner_offset, L.monitor_recursions_offset,
+           L.monitor_anonymous_owner, L.monitor_queued_bit);
   return Buf;
 }
 
@@ -197,8 +196,9 @@ int main(int argc, char **argv) {
     if (Self && (!Tls || threadPointer() + jitlock_lowered_tls_offset ==
                              reinterpret_cast<char *>(Self)))
       return true;
-    fprintf(stderr, "harness: %s: thread pointer + %" PRId64
-                    " is not the attached thread\n",
+    fprintf(stderr,
+            "harness: %s: thread pointer + %" PRId64
+            " is not the attached thread\n",
             Who, jitlock_lowered_tls_offset);
     return false;
   };
@@ -250,8 +250,9 @@ int main(int argc, char **argv) {
   if (jitlock_example_result)
     printf("harness: result %" PRId64 "\n", jitlock_example_result());
   if (int St = jitlock_rt_detach(); St != JITLOCK_OK) {
-    fprintf(stderr, "harness: main thread: detach: %s (setup or check left "
-                    "a lock held)\n",
+    fprintf(stderr,
+            "harness: main thread: detach: %s (setup or check left "
+            "a lock held)\n",
             jitlock_rt_status_name(St));
     return ExitFailed;
   }

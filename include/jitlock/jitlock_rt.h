@@ -30,16 +30,16 @@ typedef struct jitlock_thread jitlock_thread;
 
 typedef enum jitlock_status {
   JITLOCK_OK = 0,
-  JITLOCK_ENULL = 1,           /* a null object */
-  JITLOCK_ENOT_OWNER = 2,      /* exit, wait or notify by a non-owner */
-  JITLOCK_EHOLDING_LOCKS = 3,  /* detach while the thread holds locks */
-  JITLOCK_ETIMEDOUT = 4,       /* a timed wait ended without a notify */
-  JITLOCK_EINVAL = 5,          /* an argument is out of range */
-  JITLOCK_ENOT_ATTACHED = 6,   /* the calling thread is not attached */
-  JITLOCK_EBUSY = 7,           /* restore-locks found an object owned by
-                                  another thread and could not wait for it */
-  JITLOCK_ESTATE = 8           /* the call is not allowed in this state,
-                                  e.g. shutdown with threads attached */
+  JITLOCK_ENULL = 1,          /* a null object */
+  JITLOCK_ENOT_OWNER = 2,     /* exit, wait or notify by a non-owner */
+  JITLOCK_EHOLDING_LOCKS = 3, /* detach while the thread holds locks */
+  JITLOCK_ETIMEDOUT = 4,      /* a timed wait ended without a notify */
+  JITLOCK_EINVAL = 5,         /* an argument is out of range */
+  JITLOCK_ENOT_ATTACHED = 6,  /* the calling thread is not attached */
+  JITLOCK_EBUSY = 7,          /* restore-locks found an object owned by
+                                 another thread and could not wait for it */
+  JITLOCK_ESTATE = 8          /* the call is not allowed in this state,
+                                 e.g. shutdown with threads attached */
 } jitlock_status;
 
 /* Returns a static, human-readable name such as "JITLOCK_ENOT_OWNER". */
@@ -91,7 +91,8 @@ jitlock_thread *jitlock_rt_attach(void);
 /* Detaches the calling thread. Fails with JITLOCK_EHOLDING_LOCKS, leaving the
  * thread attached and every lock held, if it holds any lock. An OS thread that
  * exits while attached has its locks released (and the misuse handler called
- * with JITLOCK_EHOLDING_LOCKS) so that nothing stays locked by a dead thread. */
+ * with JITLOCK_EHOLDING_LOCKS) so that nothing stays locked by a dead thread.
+ */
 int jitlock_rt_detach(void);
 
 /* The calling thread's runtime thread, or null when it is not attached. */
@@ -125,8 +126,7 @@ int jitlock_rt_monitor_exit(jitlock_thread *self, void *obj);
 int jitlock_rt_wait(jitlock_thread *self, void *obj);
 /* As jitlock_rt_wait, but returns JITLOCK_ETIMEDOUT when `timeout_ns` passes
  * first. A timeout of 0 times out at once (after releasing and reacquiring). */
-int jitlock_rt_wait_timed(jitlock_thread *self, void *obj,
-                          uint64_t timeout_ns);
+int jitlock_rt_wait_timed(jitlock_thread *self, void *obj, uint64_t timeout_ns);
 /* Wakes the longest waiter / every waiter. On an object that `self` holds
  * fast-locked these are no-ops: a fast-locked object has no waiters. */
 int jitlock_rt_notify(jitlock_thread *self, void *obj);
@@ -145,9 +145,9 @@ uint64_t jitlock_rt_peek_hash(const void *obj);
 /*===-- Deopt-time lock restoration --------------------------------------===*/
 
 typedef enum jitlock_relock_kind {
-  JITLOCK_RELOCK_HELD = 0,   /* already held: has its lock stack entry or
-                                its count in a monitor */
-  JITLOCK_RELOCK_ELIDED = 1  /* the compiler elided this lock */
+  JITLOCK_RELOCK_HELD = 0,  /* already held: has its lock stack entry or
+                               its count in a monitor */
+  JITLOCK_RELOCK_ELIDED = 1 /* the compiler elided this lock */
 } jitlock_relock_kind;
 
 typedef struct jitlock_relock_entry {
@@ -162,11 +162,13 @@ typedef struct jitlock_relock_entry {
 
 /* Re-acquires a deoptimized frame's elided locks on behalf of `owner`.
  * `entries` is the frame's complete monitor list, outermost first. Frames are
- * restored outermost frame first. Afterwards the lock stack and monitors are
- * exactly as if no lock had been elided: the same order, recursion by
- * adjacency. A lock is inflated instead only where that order cannot be
- * expressed (non-adjacent re-entry, a full stack, or an unknown position);
- * existing entries are never reordered.
+ * restored outermost frame first. Afterwards every object is held exactly as
+ * many times as without elision, and the lock stack holds the frame's
+ * fast-locked objects in the same order, recursion by adjacency. A lock is
+ * inflated instead only where that order cannot be expressed (non-adjacent
+ * re-entry, a full stack, or an unknown position); which object a full stack
+ * pushes into a monitor may differ from the unelided run. Existing entries
+ * are never reordered.
  *
  * `owner` is the caller, or a thread that is stopped for the duration of the
  * call. When `owner` is not the caller and an elided object is owned by
@@ -174,8 +176,8 @@ typedef struct jitlock_relock_entry {
  * acquired by the call is released again, innermost first). JITLOCK_EINVAL
  * means the HELD entries do not match the owner's state; nothing changed. */
 int jitlock_rt_restore_locks(jitlock_thread *owner,
-                             const jitlock_relock_entry *entries,
-                             size_t count, uint32_t flags);
+                             const jitlock_relock_entry *entries, size_t count,
+                             uint32_t flags);
 
 /*===-- Queries ----------------------------------------------------------===*/
 /* Guarantees while other threads run are stated per function, and at length
@@ -203,9 +205,11 @@ typedef struct jitlock_lock_info {
 int jitlock_rt_inspect(const void *obj, jitlock_lock_info *info);
 
 /* Which thread owns `obj`, from monitor owners and, for fast-locked or
- * anonymously owned objects, a scan of every lock stack. If one thread holds
- * the lock for the whole call, that thread is returned; if the lock is free
- * for the whole call, null. */
+ * anonymously owned objects, a scan of every lock stack. If the lock is free
+ * for the whole call, null. If one thread holds it for the whole call, that
+ * thread is returned, unless that thread shifts the entry within its lock
+ * stack meanwhile (an unstructured exit or an inflation below it) on every
+ * one of the scan's retries, in which case null. */
 jitlock_thread *jitlock_rt_owner_of(const void *obj);
 
 /* Whether `thread` holds `obj`. Exact when `thread` is the caller. */
@@ -277,7 +281,7 @@ typedef struct jitlock_rt_layout {
   /* Thread. */
   uint32_t thread_size;
   uint32_t thread_align;
-  int64_t thread_tls_offset; /* thread = thread pointer + this */
+  int64_t thread_tls_offset;       /* thread = thread pointer + this */
   uint32_t lock_stack_top_offset;  /* u32: byte offset of the next free slot,
                                       from the thread */
   uint32_t lock_stack_base_offset; /* first slot */

@@ -25,7 +25,8 @@ static const RuntimeSymbol Table[] = {
     JITLOCK_RT_SYMBOL(jitlock_rt_identity_hash),
     JITLOCK_RT_SYMBOL(jitlock_rt_peek_hash),
     JITLOCK_RT_SYMBOL(jitlock_rt_restore_locks),
-    // Threads (`call` mode materializes the thread with jitlock_rt_code_thread).
+    // Threads (`call` mode materializes the thread with
+    // jitlock_rt_code_thread).
     JITLOCK_RT_SYMBOL(jitlock_rt_current),
     JITLOCK_RT_SYMBOL(jitlock_rt_code_thread),
     JITLOCK_RT_SYMBOL(jitlock_rt_attach),

@@ -25,8 +25,8 @@ static Error configError(const Twine &Msg) {
 /// Checks the ranges the layout can hold.
 static Error checkRange(StringRef Name, int64_t V, int64_t Lo, int64_t Hi) {
   if (V < Lo || V > Hi)
-    return configError(formatv("{0}={1} is out of range [{2}, {3}]", Name, V,
-                               Lo, Hi));
+    return configError(
+        formatv("{0}={1} is out of range [{2}, {3}]", Name, V, Lo, Hi));
   return Error::success();
 }
 
@@ -146,9 +146,9 @@ Expected<ResolvedConfig> resolveConfig(const Module &M,
       return configError("module flag jitlock.thread must be \"tls\", \"arg\" "
                          "or \"call\"");
   }
-  auto Mode = pickOne<ThreadMode>(
-      "thread", Explicit.Thread, FlagMode,
-      [](ThreadMode T) { return threadModeName(T).str(); });
+  auto Mode =
+      pickOne<ThreadMode>("thread", Explicit.Thread, FlagMode,
+                          [](ThreadMode T) { return threadModeName(T).str(); });
   if (!Mode)
     return Mode.takeError();
   R.Thread = Mode->value_or(ThreadMode::Call);
@@ -157,8 +157,8 @@ Expected<ResolvedConfig> resolveConfig(const Module &M,
   if (!TlsFlag)
     return TlsFlag.takeError();
   if (*TlsFlag)
-    if (Error E = checkRange("jitlock.tls-offset", **TlsFlag, INT32_MIN,
-                             INT32_MAX))
+    if (Error E =
+            checkRange("jitlock.tls-offset", **TlsFlag, INT32_MIN, INT32_MAX))
       return std::move(E);
   auto TlsOffset =
       pickOne<int64_t>("tls-offset", Explicit.TlsOffset, *TlsFlag, Num);

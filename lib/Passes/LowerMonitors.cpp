@@ -164,8 +164,8 @@ void MonitorLowering::lowerEnter(CallBase &CB) {
   // E1.
   Value *H = loadRelaxed(B, I64, HeaderAddr, "jitlock.header");
   // E2: bit 1 set means a monitor (10) or the embedder's state (11).
-  Value *NotLockable = B.CreateICmpNE(
-      B.CreateAnd(H, L.monitor_value), B.getInt64(0), "jitlock.has.monitor");
+  Value *NotLockable = B.CreateICmpNE(B.CreateAnd(H, L.monitor_value),
+                                      B.getInt64(0), "jitlock.has.monitor");
   branch(B, NotLockable, Inflated, CheckFull, Unlikely);
 
   // E3: a full lock stack goes to the runtime, which inflates the oldest.
@@ -199,8 +199,7 @@ void MonitorLowering::lowerEnter(CallBase &CB) {
   // they are relaxed atomics for the racy readers.
   B.SetInsertPoint(Push);
   storeRelaxed(B, Obj, Slot);
-  storeRelaxed(B, B.CreateAdd(Top, B.getInt32(8), "jitlock.top.next"),
-               TopAddr);
+  storeRelaxed(B, B.CreateAdd(Top, B.getInt32(8), "jitlock.top.next"), TopAddr);
   B.CreateBr(Done);
 
   // M1: a monitor (exactly 10): CAS owner 0 -> self, acquire (the
@@ -225,8 +224,8 @@ void MonitorLowering::lowerEnter(CallBase &CB) {
                                "jitlock.owner.is.self");
   branch(B, Mine, Recursive, Slow, Likely);
   B.SetInsertPoint(Recursive);
-  Value *RecAddr =
-      monitorField(B, H, L.monitor_recursions_offset, "jitlock.recursions.addr");
+  Value *RecAddr = monitorField(B, H, L.monitor_recursions_offset,
+                                "jitlock.recursions.addr");
   Value *Rec = loadRelaxed(B, I64, RecAddr, "jitlock.recursions");
   storeRelaxed(B, B.CreateAdd(Rec, B.getInt64(1)), RecAddr);
   B.CreateBr(Done);
@@ -275,8 +274,7 @@ void MonitorLowering::lowerExit(CallBase &CB) {
   storeRelaxed(B, NewTop, TopAddr);
   Value *Below = loadRelaxed(B, Ptr, byteAddr(B, TopSlot, -8, "jitlock.below"),
                              "jitlock.below.entry");
-  B.CreateCondBr(B.CreateICmpEQ(Below, Obj, "jitlock.recursive"), Done,
-                 Unlock);
+  B.CreateCondBr(B.CreateICmpEQ(Below, Obj, "jitlock.recursive"), Done, Unlock);
 
   // X4: CAS 00 -> 01, release: the critical section's writes must be visible
   // to the next thread that acquires.
@@ -305,21 +303,20 @@ void MonitorLowering::lowerExit(CallBase &CB) {
   BasicBlock *CheckRec = newBlock(F, "jitlock.exit.monitor", Release);
   branch(B, IsMonitor, CheckRec, Slow, Likely);
   B.SetInsertPoint(CheckRec);
-  Value *Rec = loadRelaxed(
-      B, I64,
-      monitorField(B, IH, L.monitor_recursions_offset,
-                   "jitlock.recursions.addr"),
-      "jitlock.recursions");
-  branch(B, B.CreateICmpEQ(Rec, B.getInt64(0), "jitlock.no.recursion"),
-         Release, Slow, Likely);
+  Value *Rec = loadRelaxed(B, I64,
+                           monitorField(B, IH, L.monitor_recursions_offset,
+                                        "jitlock.recursions.addr"),
+                           "jitlock.recursions");
+  branch(B, B.CreateICmpEQ(Rec, B.getInt64(0), "jitlock.no.recursion"), Release,
+         Slow, Likely);
 
   // N3: CAS owner self -> 0, release. Fails on the queued bit (someone to
   // hand over to), an anonymous owner, or another owner: all runtime work.
   B.SetInsertPoint(Release);
   Value *Self = B.CreatePtrToInt(Thread, I64, "jitlock.self");
-  Value *OwnerPair = cas(
-      B, monitorField(B, IH, L.monitor_owner_offset, "jitlock.owner.addr"),
-      Self, B.getInt64(0), AtomicOrdering::Release, "jitlock.owner.cas");
+  Value *OwnerPair =
+      cas(B, monitorField(B, IH, L.monitor_owner_offset, "jitlock.owner.addr"),
+          Self, B.getInt64(0), AtomicOrdering::Release, "jitlock.owner.cas");
   branch(B, B.CreateExtractValue(OwnerPair, 1), Done, Slow, Likely);
 
   B.SetInsertPoint(Slow);
@@ -386,7 +383,8 @@ PreservedAnalyses LowerMonitorsPass::run(Module &M,
     if (!Resolved->Inline) {
       ORE.emit([&] {
         return OptimizationRemarkMissed("jitlock", "RuntimeCall", CB)
-               << What << " sent to the runtime: inline fast paths are "
+               << What
+               << " sent to the runtime: inline fast paths are "
                   "disabled (no-inline)";
       });
       Lowering.lowerToRuntimeCall(*CB, Enter);
@@ -396,8 +394,8 @@ PreservedAnalyses LowerMonitorsPass::run(Module &M,
       return OptimizationRemark("jitlock", "Inlined", CB)
              << What << " lowered to an inline fast path";
     });
-    LLVM_DEBUG(dbgs() << "jitlock: lowering " << What << " in "
-                      << F.getName() << ": " << *CB << "\n");
+    LLVM_DEBUG(dbgs() << "jitlock: lowering " << What << " in " << F.getName()
+                      << ": " << *CB << "\n");
     if (Enter)
       Lowering.lowerEnter(*CB);
     else
@@ -409,12 +407,13 @@ PreservedAnalyses LowerMonitorsPass::run(Module &M,
 
   // Stamp the layout compiled in, so that a JIT can refuse a mismatch.
   std::string Stamp = layoutFingerprint(Resolved->Layout);
-  if (auto *Old = dyn_cast_or_null<MDString>(M.getModuleFlag(LoweredLayoutFlag))) {
+  if (auto *Old =
+          dyn_cast_or_null<MDString>(M.getModuleFlag(LoweredLayoutFlag))) {
     if (Old->getString() != Stamp)
       reportError(M.getContext(),
                   "conflicting configuration: module already lowered for "
-                  "layout '" + Old->getString() + "', now lowering for '" +
-                      Stamp + "'");
+                  "layout '" +
+                      Old->getString() + "', now lowering for '" + Stamp + "'");
   } else {
     M.addModuleFlag(Module::Error, LoweredLayoutFlag,
                     MDString::get(M.getContext(), Stamp));

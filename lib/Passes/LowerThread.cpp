@@ -81,7 +81,8 @@ PreservedAnalyses LowerThreadPass::run(Module &M, ModuleAnalysisManager &) {
 
   MapVector<Function *, SmallVector<CallInst *, 8>> Uses;
   for (User *U : ThreadFn->users())
-    if (auto *CI = dyn_cast<CallInst>(U); CI && isWellFormedCall(*CI, ThreadName))
+    if (auto *CI = dyn_cast<CallInst>(U);
+        CI && isWellFormedCall(*CI, ThreadName))
       Uses[CI->getFunction()].push_back(CI);
 
   const ResolvedConfig &C = *Resolved;
@@ -102,13 +103,15 @@ PreservedAnalyses LowerThreadPass::run(Module &M, ModuleAnalysisManager &) {
   // process whose runtime reports the same offset.
   std::string Stamp = C.Thread == ThreadMode::TLS
                           ? "tls;tls-offset=" + std::to_string(C.TlsOffset)
-                          : C.Thread == ThreadMode::Arg ? "arg" : "call";
-  if (auto *Old = dyn_cast_or_null<MDString>(M.getModuleFlag(LoweredThreadFlag))) {
+                      : C.Thread == ThreadMode::Arg ? "arg"
+                                                    : "call";
+  if (auto *Old =
+          dyn_cast_or_null<MDString>(M.getModuleFlag(LoweredThreadFlag))) {
     if (Old->getString() != Stamp)
       reportError(M.getContext(), "conflicting configuration: module already "
                                   "lowered with thread=" +
-                                      Old->getString() + ", now with thread=" +
-                                      Stamp);
+                                      Old->getString() +
+                                      ", now with thread=" + Stamp);
   } else {
     M.addModuleFlag(Module::Error, LoweredThreadFlag,
                     MDString::get(M.getContext(), Stamp));

@@ -36,12 +36,12 @@ void registerPasses(PassBuilder &PB, const LoweringConfig &Config) {
           MPM.addPass(VerifyPass());
           return true;
         }
-        for (StringRef Pass :
-             {"jitlock-lower", "jitlock-lower-monitors", "jitlock-lower-thread"}) {
+        for (StringRef Pass : {"jitlock-lower", "jitlock-lower-monitors",
+                               "jitlock-lower-thread"}) {
           if (!PassBuilder::checkParametrizedPassName(Name, Pass))
             continue;
-          auto Params = PassBuilder::parsePassParameters(
-              LoweringConfig::parse, Name, Pass);
+          auto Params = PassBuilder::parsePassParameters(LoweringConfig::parse,
+                                                         Name, Pass);
           if (!Params) {
             errs() << toString(Params.takeError()) << "\n";
             return false;

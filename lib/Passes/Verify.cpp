@@ -89,20 +89,22 @@ namespace {
 /// Checks every call to a jitlock.* function against the contract.
 void checkCalls(Function &Callee) {
   StringRef Name = Callee.getName();
-  bool Known = Name == MonitorEnterName || Name == MonitorExitName ||
-               Name == ThreadName;
+  bool Known =
+      Name == MonitorEnterName || Name == MonitorExitName || Name == ThreadName;
   for (Use &Use : Callee.uses()) {
     User *U = Use.getUser();
     auto *CB = dyn_cast<CallBase>(U);
     if (!CB || !CB->isCallee(&Use)) {
       // Nothing can lower an indirect call to these.
       if (auto *I = dyn_cast<Instruction>(U))
-        reportError(*I, "the address of '" + Name + "' is taken; jitlock "
-                        "functions may only be called directly");
+        reportError(*I, "the address of '" + Name +
+                            "' is taken; jitlock "
+                            "functions may only be called directly");
       else
         reportError(Callee.getContext(),
-                    "the address of '" + Name + "' is taken; jitlock "
-                    "functions may only be called directly");
+                    "the address of '" + Name +
+                        "' is taken; jitlock "
+                        "functions may only be called directly");
       continue;
     }
     if (Name == SafepointPollName)
@@ -184,8 +186,7 @@ void checkStructured(Function &F) {
       for (Instruction &I : *BB) {
         auto *CB = dyn_cast<CallBase>(&I);
         if (CB && is_contained(Ops, CB) && lockedObject(*CB) == Obj &&
-            CB->getCalledFunction()->getName() == MonitorExitName &&
-            Held <= 0)
+            CB->getCalledFunction()->getName() == MonitorExitName && Held <= 0)
           reportError(I, "monitor exit without a matching enter on some "
                          "path");
         Held = Step(I, Held);

@@ -53,8 +53,8 @@ struct FieldRow {
 /// boundary and the writers of the line, like a field-layout dump.
 void printStruct(FILE *Out, const char *Name, size_t Size, size_t Align,
                  const FieldRow *Rows, size_t NumRows) {
-  fprintf(Out, "%s: size %zu, align %zu, %zu cache lines of %zu bytes\n",
-          Name, Size, Align, (Size + CacheLine - 1) / CacheLine, CacheLine);
+  fprintf(Out, "%s: size %zu, align %zu, %zu cache lines of %zu bytes\n", Name,
+          Size, Align, (Size + CacheLine - 1) / CacheLine, CacheLine);
   fprintf(Out, "  %6s %5s  %-28s %s\n", "offset", "size", "field",
           "written by");
   size_t Line = SIZE_MAX;
@@ -71,10 +71,10 @@ void printStruct(FILE *Out, const char *Name, size_t Size, size_t Align,
 }
 } // namespace
 
-#define FIELD(Type, Member, Writers)                                          \
-  FieldRow {                                                                  \
-    #Member, offsetof(Type, Member),                                          \
-        sizeof(static_cast<Type *>(nullptr)->Member), Writers                 \
+#define FIELD(Type, Member, Writers)                                           \
+  FieldRow {                                                                   \
+    #Member, offsetof(Type, Member),                                           \
+        sizeof(static_cast<Type *>(nullptr)->Member), Writers                  \
   }
 
 void jitlock_rt_print_layout(FILE *Out) {

@@ -72,6 +72,18 @@ void registerMonitor(Monitor *M) {
   LiveMonitors.fetch_add(1, std::memory_order_relaxed);
 }
 
+void discardMonitor(Monitor *M) {
+  {
+    std::lock_guard<std::mutex> Guard(RegistryMutex);
+    (M->RegistryPrev ? M->RegistryPrev->RegistryNext : RegistryHead) =
+        M->RegistryNext;
+    if (M->RegistryNext)
+      M->RegistryNext->RegistryPrev = M->RegistryPrev;
+  }
+  LiveMonitors.fetch_sub(1, std::memory_order_relaxed);
+  delete M;
+}
+
 uint64_t monitorsAlive() {
   return LiveMonitors.load(std::memory_order_relaxed);
 }
@@ -80,11 +92,17 @@ void freeAllMonitors() {
   std::lock_guard<std::mutex> Guard(RegistryMutex);
   while (Monitor *M = RegistryHead) {
     RegistryHead = M->RegistryNext;
-    // Give the object back its unlocked header, hash included.
+    // Give the object back its unlocked header, hash included, once any
+    // transient embedder state (11) has passed.
     auto Header = headerOf(M->Object);
-    uint64_t Expected = header::encodeMonitor(M);
-    Header.compare_exchange_strong(
-        Expected, M->DisplacedHeader.load(std::memory_order_relaxed));
+    for (;;) {
+      uint64_t Expected = header::encodeMonitor(M);
+      if (Header.compare_exchange_strong(
+              Expected, M->DisplacedHeader.load(std::memory_order_relaxed)) ||
+          !header::isEmbedderOwned(Expected))
+        break;
+      sched_yield();
+    }
     delete M;
     LiveMonitors.fetch_sub(1, std::memory_order_relaxed);
   }

@@ -80,13 +80,20 @@ public:
   /// Appends to / unlinks from one of the two queues; QueueLock held.
   void append(QueueNode::Where Q, QueueNode &N);
   void unlink(QueueNode &N);
-  QueueNode *head(QueueNode::Where Q) const {
-    return Q == QueueNode::EntryQueue ? EntryHead : WaitHead;
+
+  /// One more hold by the owner, the only thread that writes the count.
+  void addRecursion() {
+    Recursions.store(Recursions.load(std::memory_order_relaxed) + 1,
+                     std::memory_order_relaxed);
   }
 };
 
-/// Every live monitor, for GC roots, owner scans and shutdown.
+/// Every live monitor, for GC roots, owner scans and shutdown. A monitor is
+/// registered before its address is published in a header, so that a scan
+/// of the registry sees every monitor a thread could own.
 void registerMonitor(Monitor *M);
+/// Unregisters and frees a monitor that was never published.
+void discardMonitor(Monitor *M);
 /// Calls `Fn(Monitor &)` for each live monitor under the registry lock.
 template <typename Fn> void forEachMonitor(Fn &&F);
 uint64_t monitorsAlive();

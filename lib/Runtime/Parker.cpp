@@ -33,8 +33,8 @@ bool parkWhile(std::atomic<uint32_t> &Word, uint32_t Value,
   }
   // FUTEX_WAIT rechecks the word in the kernel, so a wake between our load
   // of the condition and this call is not lost.
-  syscall(SYS_futex, reinterpret_cast<uint32_t *>(&Word),
-          FUTEX_WAIT_PRIVATE, Value, TimeoutPtr, nullptr, 0);
+  syscall(SYS_futex, reinterpret_cast<uint32_t *>(&Word), FUTEX_WAIT_PRIVATE,
+          Value, TimeoutPtr, nullptr, 0);
   return DeadlineNs == 0 || monotonicNowNs() < DeadlineNs;
 }
 

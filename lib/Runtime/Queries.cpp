@@ -49,7 +49,14 @@ int jitlock_rt_inspect(const void *Obj, jitlock_lock_info *Info) {
   }
   if (header::isFastLocked(H)) {
     Info->state = JITLOCK_STATE_FAST;
-    Info->owner = scanLockStacks(Obj, &Info->holds);
+    // The owner may be shifting its lock stack (an unstructured exit or an
+    // inflation below the entry) while we read it; look again while the
+    // header says the object is still fast-locked.
+    for (int Try = 0; Try < 4 && !Info->owner; ++Try) {
+      Info->owner = scanLockStacks(Obj, &Info->holds);
+      if (headerOf(Obj).load(std::memory_order_acquire) != H)
+        break;
+    }
     return JITLOCK_OK;
   }
   Monitor &M = *header::monitorOf(H);
@@ -83,8 +90,8 @@ int jitlock_rt_holds_lock(const jitlock_thread *T, const void *Obj) {
   uint64_t H = headerOf(Obj).load(std::memory_order_acquire);
   if (!header::hasMonitor(H))
     return 0;
-  uintptr_t Holder =
-      owner::holder(header::monitorOf(H)->Owner.load(std::memory_order_acquire));
+  uintptr_t Holder = owner::holder(
+      header::monitorOf(H)->Owner.load(std::memory_order_acquire));
   return Holder == owner::encode(T);
 }
 
@@ -112,14 +119,21 @@ struct BlockedEdge {
 };
 } // namespace
 
+/// Whether `T` sleeps in `M`'s entry queue (not in its wait set).
+static bool inEntryQueue(jitlock_thread &T, Monitor &M) {
+  M.QueueLock.lock();
+  bool Queued = T.Node.Queue == QueueNode::EntryQueue;
+  M.QueueLock.unlock();
+  return Queued;
+}
+
 /// The thread that owns `M`, resolving an anonymous owner through the lock
 /// stacks. Registry lock held.
 static jitlock_thread *holderOf(Monitor &M) {
   uintptr_t Holder = owner::holder(M.Owner.load(std::memory_order_acquire));
   if (Holder == owner::AnonymousOwner) {
     jitlock_thread *Found = nullptr;
-    for (size_t I = 0, E = detail::attachedThreadCount(); I != E && !Found;
-         ++I)
+    for (size_t I = 0, E = detail::attachedThreadCount(); I != E && !Found; ++I)
       if (LockStack(*detail::attachedThread(I)).contains(M.Object))
         Found = detail::attachedThread(I);
     return Found;
@@ -128,7 +142,11 @@ static jitlock_thread *holderOf(Monitor &M) {
 }
 
 size_t jitlock_rt_find_deadlocks(jitlock_deadlock_fn Fn, void *Ctx) {
-  size_t Cycles = 0;
+  struct Cycle {
+    std::vector<jitlock_thread *> Threads;
+    std::vector<void *> Objs;
+  };
+  std::vector<Cycle> Found;
   detail::lockThreadRegistry();
   // First read: every blocked thread and the owner of what it waits for.
   std::vector<BlockedEdge> Edges;
@@ -136,7 +154,7 @@ size_t jitlock_rt_find_deadlocks(jitlock_deadlock_fn Fn, void *Ctx) {
     jitlock_thread &T = *detail::attachedThread(I);
     uint64_t Epoch = T.BlockEpoch.load(std::memory_order_acquire);
     Monitor *On = T.BlockedOn.load(std::memory_order_relaxed);
-    if (Epoch % 2 == 0 || !On)
+    if (Epoch % 2 == 0 || !On || !inEntryQueue(T, *On))
       continue;
     // A handoff writes the heir into the owner word before waking it: a
     // thread "blocked" on a monitor it owns is in fact done waiting.
@@ -175,23 +193,23 @@ size_t jitlock_rt_find_deadlocks(jitlock_deadlock_fn Fn, void *Ctx) {
       return E->Thread->BlockEpoch.load(std::memory_order_acquire) ==
                  E->Epoch &&
              E->Thread->BlockedOn.load(std::memory_order_relaxed) == E->On &&
-             holderOf(*E->On) == E->Holder;
+             inEntryQueue(*E->Thread, *E->On) && holderOf(*E->On) == E->Holder;
     });
     if (!Stable)
       continue;
-    ++Cycles;
-    if (Fn) {
-      std::vector<jitlock_thread *> Threads;
-      std::vector<void *> Objs;
-      for (BlockedEdge *E : Path) {
-        Threads.push_back(E->Thread);
-        Objs.push_back(E->On->Object);
-      }
-      Fn(Ctx, Path.size(), Threads.data(), Objs.data());
+    Found.emplace_back();
+    for (BlockedEdge *E : Path) {
+      Found.back().Threads.push_back(E->Thread);
+      Found.back().Objs.push_back(E->On->Object);
     }
   }
   detail::unlockThreadRegistry();
-  return Cycles;
+  // Called without the registry lock, so the callback may query the runtime.
+  // The threads stay attached: a deadlocked thread cannot detach.
+  if (Fn)
+    for (Cycle &C : Found)
+      Fn(Ctx, C.Threads.size(), C.Threads.data(), C.Objs.data());
+  return Found.size();
 }
 
 //===----------------------------------------------------------------------===//

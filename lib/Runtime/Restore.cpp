@@ -89,10 +89,7 @@ int Restorer::acquire(void *Obj) {
     }
     if (header::hasMonitor(H)) {
       Monitor &M = *header::monitorOf(H);
-      uintptr_t W = 0;
-      if (M.Owner.compare_exchange_strong(W, owner::encode(&Owner),
-                                          std::memory_order_acquire,
-                                          std::memory_order_relaxed)) {
+      if (takeFreeMonitor(Owner, M)) {
         Acquired.push_back({Obj, &M});
         return JITLOCK_OK;
       }
@@ -114,21 +111,10 @@ int Restorer::acquire(void *Obj) {
 /// Undoes every acquisition, innermost first.
 void Restorer::releaseAcquired() {
   for (auto It = Acquired.rbegin(); It != Acquired.rend(); ++It) {
-    if (It->Via) {
+    if (It->Via)
       exitMonitor(*It->Via, Owner);
-      continue;
-    }
-    auto Header = headerOf(It->Obj);
-    uint64_t H = loadStableHeader(It->Obj);
-    while (header::isFastLocked(H) &&
-           !Header.compare_exchange_weak(
-               H, header::withLockBits(H, header::UnlockedValue),
-               std::memory_order_release, std::memory_order_relaxed)) {
-    }
-    if (header::hasMonitor(H)) {
-      // A contender inflated it meanwhile, with an anonymous owner.
-      exitMonitor(*inflateOwned(Owner, It->Obj), Owner);
-    }
+    else
+      unlockUnlisted(Owner, It->Obj);
   }
   Acquired.clear();
 }
@@ -139,9 +125,8 @@ void Restorer::addFastHold(void *Obj) {
   for (;;) {
     Monitor *M = monitorOwnedBy(Owner, Obj, loadStableHeader(Obj));
     if (M && !LS.contains(Obj)) {
-      // Inflated earlier in this restore: the monitor counts the hold.
-      M->Recursions.store(M->Recursions.load(std::memory_order_relaxed) + 1,
-                          std::memory_order_relaxed);
+      // Inflated already (here or before): the monitor counts the hold.
+      M->addRecursion();
       return;
     }
     if (LS.isFull()) {
@@ -153,10 +138,7 @@ void Restorer::addFastHold(void *Obj) {
       return;
     }
     // Non-adjacent: the order cannot be expressed on the lock stack.
-    Monitor *Inflated = inflateOwned(Owner, Obj);
-    Inflated->Recursions.store(
-        Inflated->Recursions.load(std::memory_order_relaxed) + 1,
-        std::memory_order_relaxed);
+    inflateOwned(Owner, Obj)->addRecursion();
     return;
   }
 }
@@ -174,8 +156,7 @@ void Restorer::addMonitorHold(void *Obj) {
                                        : monitorOwnedBy(Owner, Obj, H);
   if (LS.contains(Obj))
     M = inflateOwned(Owner, Obj);
-  M->Recursions.store(M->Recursions.load(std::memory_order_relaxed) + 1,
-                      std::memory_order_relaxed);
+  M->addRecursion();
 }
 
 int Restorer::run(const jitlock_relock_entry *Entries, size_t Count,
@@ -240,16 +221,10 @@ int Restorer::run(const jitlock_relock_entry *Entries, size_t Count,
     if (Acquisition *A = unplacedAcquisition(Obj)) {
       A->FirstHoldPlaced = true;
       if (!A->Via)
-        addFastHold(Obj);
-      continue;
+        addFastHold(Obj); // The header is ours; this is its entry.
+      continue;           // A monitor acquisition is its own first hold.
     }
-    uint64_t H = loadStableHeader(Obj);
-    Monitor *M = monitorOwnedBy(Owner, Obj, H);
-    if (M && !LS.contains(Obj))
-      M->Recursions.store(M->Recursions.load(std::memory_order_relaxed) + 1,
-                          std::memory_order_relaxed);
-    else
-      addFastHold(Obj);
+    addFastHold(Obj);
   }
   return JITLOCK_OK;
 }
@@ -265,7 +240,8 @@ int jitlock_rt_restore_locks(jitlock_thread *Owner,
                   "restore-locks: bad entry list or flags");
   for (size_t I = 0; I != Count; ++I) {
     if (!Entries[I].obj)
-      return misuse(JITLOCK_ENULL, Owner, nullptr, "restore-locks: null object");
+      return misuse(JITLOCK_ENULL, Owner, nullptr,
+                    "restore-locks: null object");
     if (Entries[I].kind > JITLOCK_RELOCK_ELIDED)
       return misuse(JITLOCK_EINVAL, Owner, Entries[I].obj,
                     "restore-locks: unknown entry kind");

@@ -19,10 +19,11 @@ using namespace jitlock;
 
 namespace jitlock {
 
-jitlock_rt_config Config = {/*header_offset=*/0, /*hash_shift=*/8,
-                            /*hash_bits=*/31, /*spin_limit=*/64,
-                            /*misuse_handler=*/nullptr,
-                            /*misuse_ctx=*/nullptr};
+jitlock_rt_config Config = {
+    /*header_offset=*/0,        /*hash_shift=*/8,
+    /*hash_bits=*/31,           /*spin_limit=*/64,
+    /*misuse_handler=*/nullptr,
+    /*misuse_ctx=*/nullptr};
 
 int misuse(jitlock_status Status, jitlock_thread *Thread, void *Obj,
            const char *What) {
@@ -95,6 +96,7 @@ static void detachLocked(jitlock_thread &T) {
 /// Detaches an OS thread that exits while attached, releasing what it holds
 /// so that nothing stays locked by a thread that no longer exists.
 struct ExitGuard {
+  /// Written once by attach, which is what registers the destructor.
   bool Armed = false;
   ~ExitGuard() {
     jitlock_thread *T = currentThread();
@@ -165,12 +167,11 @@ int jitlock_rt_configure(const jitlock_rt_config *Cfg) {
 }
 
 int jitlock_rt_shutdown(void) {
-  {
-    std::lock_guard<std::mutex> Guard(ThreadsMutex);
-    if (!Threads.empty())
-      return misuse(JITLOCK_ESTATE, nullptr, nullptr,
-                    "shutdown while threads are attached");
-  }
+  // Held throughout, so that no thread attaches and inflates meanwhile.
+  std::lock_guard<std::mutex> Guard(ThreadsMutex);
+  if (!Threads.empty())
+    return misuse(JITLOCK_ESTATE, nullptr, nullptr,
+                  "shutdown while threads are attached");
   freeAllMonitors();
   return JITLOCK_OK;
 }
@@ -211,9 +212,7 @@ jitlock_thread *jitlock_rt_current(void) { return currentThread(); }
 
 jitlock_thread *jitlock_rt_code_thread(void) { return &currentThreadStorage(); }
 
-uint64_t jitlock_rt_thread_id(const jitlock_thread *T) {
-  return T ? T->Id : 0;
-}
+uint64_t jitlock_rt_thread_id(const jitlock_thread *T) { return T ? T->Id : 0; }
 
 //===----------------------------------------------------------------------===//
 // Operations
@@ -246,8 +245,7 @@ int jitlock_rt_wait(jitlock_thread *Self, void *Obj) {
   return wait(*Self, Obj, /*Timed=*/false, 0);
 }
 
-int jitlock_rt_wait_timed(jitlock_thread *Self, void *Obj,
-                          uint64_t TimeoutNs) {
+int jitlock_rt_wait_timed(jitlock_thread *Self, void *Obj, uint64_t TimeoutNs) {
   if (int Err = checkCaller(Self, Obj, "timed wait"))
     return Err;
   return wait(*Self, Obj, /*Timed=*/true, TimeoutNs);

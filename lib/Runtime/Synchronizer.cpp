@@ -14,6 +14,9 @@
 //       On success push obj; on failure enter().
 // Inflated enter, inline part:
 //   M1  m = h - 0b10. CAS m.owner 0 -> self, acquire (the acquisition).
+//       The monitor's fields are reached through the relaxed header load:
+//       the address dependency orders them after the inflater's release
+//       CAS (consume ordering, which both targets give for free).
 //   M2  else if m.owner == self: m.recursions += 1 (only the owner writes it).
 //       Anything else (anonymous owner, queued bit, another owner): enter().
 //
@@ -103,17 +106,17 @@ Monitor *inflateOwned(jitlock_thread &T, void *Obj) {
     unsigned Holds = LS.count(Obj);
     auto *M = new Monitor(Obj, withLockBits(H, UnlockedValue),
                           owner::encode(&T), Holds ? Holds - 1 : 0);
+    registerMonitor(M);
     // Release publishes the monitor's fields with its address.
     if (Header.compare_exchange_strong(H, encodeMonitor(M),
                                        std::memory_order_acq_rel,
                                        std::memory_order_acquire)) {
       LS.removeAll(Obj);
-      registerMonitor(M);
       bump(T.Stats.Inflations);
       return M;
     }
     // The header changed (a hash install, or a contender inflated it).
-    delete M;
+    discardMonitor(M);
     if (isEmbedderOwned(H))
       H = loadStableHeader(Obj);
   }
@@ -122,13 +125,15 @@ Monitor *inflateOwned(jitlock_thread &T, void *Obj) {
 bool inflateAnonymous(jitlock_thread &T, void *Obj, uint64_t H) {
   auto *M = new Monitor(Obj, withLockBits(H, UnlockedValue),
                         owner::AnonymousOwner, 0);
+  // Registered first: once the header names it, the fast-lock owner may fix
+  // the owner to itself and then detach or exit, and must find it then.
+  registerMonitor(M);
   if (!headerOf(Obj).compare_exchange_strong(H, encodeMonitor(M),
                                              std::memory_order_acq_rel,
                                              std::memory_order_relaxed)) {
-    delete M;
+    discardMonitor(M);
     return false;
   }
-  registerMonitor(M);
   bump(T.Stats.Inflations);
   return true;
 }
@@ -149,9 +154,7 @@ Monitor *monitorOwnedBy(jitlock_thread &T, void *Obj, uint64_t H) {
 // Monitor enter and exit
 //===----------------------------------------------------------------------===//
 
-/// Takes `M` if nobody holds it, even while others are queued (barging):
-/// a queued head that keeps losing asks for direct handoff instead.
-static bool tryTakeFree(jitlock_thread &T, Monitor &M) {
+bool takeFreeMonitor(jitlock_thread &T, Monitor &M) {
   uintptr_t W = M.Owner.load(std::memory_order_relaxed);
   while (owner::holder(W) == 0) {
     // Acquire: taking the monitor is the lock acquisition. Keep the queued
@@ -166,7 +169,7 @@ static bool tryTakeFree(jitlock_thread &T, Monitor &M) {
 
 bool tryEnterMonitor(jitlock_thread &T, Monitor &M, void *Obj) {
   // M1, widened to a monitor that is free while threads are queued.
-  if (tryTakeFree(T, M)) {
+  if (takeFreeMonitor(T, M)) {
     bump(T.Stats.MonitorEnters);
     return true;
   }
@@ -177,7 +180,7 @@ bool tryEnterMonitor(jitlock_thread &T, Monitor &M, void *Obj) {
   }
   // M2.
   if (Holder == owner::encode(&T)) {
-    setRecursions(M, M.Recursions.load(std::memory_order_relaxed) + 1);
+    M.addRecursion();
     return true;
   }
   return false;
@@ -189,14 +192,23 @@ bool tryEnterMonitor(jitlock_thread &T, Monitor &M, void *Obj) {
 /// that finds the monitor taken.
 static constexpr uint32_t MaxLossesBeforeHandoff = 16;
 
+/// Publishes that `T` sleeps on `M` (odd epoch), for the deadlock finder,
+/// which counts it as blocked while its node is in `M`'s entry queue.
+static void markBlocked(jitlock_thread &T, Monitor *M) {
+  T.BlockedOn.store(M, std::memory_order_relaxed);
+  T.BlockEpoch.store(T.BlockEpoch.load(std::memory_order_relaxed) + 1,
+                     std::memory_order_release);
+}
+static void markUnblocked(jitlock_thread &T) {
+  T.BlockEpoch.store(T.BlockEpoch.load(std::memory_order_relaxed) + 1,
+                     std::memory_order_release);
+  T.BlockedOn.store(nullptr, std::memory_order_relaxed);
+}
+
 /// Sleeps in `M`'s entry queue, where `T.Node` already is, until `T` owns
 /// `M`: handed over directly, or won after an exit woke it to compete.
 static void waitInEntryQueue(jitlock_thread &T, Monitor &M) {
   QueueNode &Node = T.Node;
-  // Blocked: visible to the deadlock finder (odd epoch).
-  T.BlockedOn.store(&M, std::memory_order_relaxed);
-  T.BlockEpoch.store(T.BlockEpoch.load(std::memory_order_relaxed) + 1,
-                     std::memory_order_release);
   for (;;) {
     uint32_t Wake;
     while ((Wake = Node.Wakeup.load(std::memory_order_acquire)) ==
@@ -214,7 +226,7 @@ static void waitInEntryQueue(jitlock_thread &T, Monitor &M) {
       M.QueueLock.unlock();
       break;
     }
-    if (tryTakeFree(T, M)) {
+    if (takeFreeMonitor(T, M)) {
       M.unlink(Node);
       if (!M.EntryHead)
         M.Owner.fetch_and(~owner::QueuedBit, std::memory_order_relaxed);
@@ -225,9 +237,6 @@ static void waitInEntryQueue(jitlock_thread &T, Monitor &M) {
     Node.HandoffWanted = ++Node.Losses >= MaxLossesBeforeHandoff;
     M.QueueLock.unlock();
   }
-  T.BlockEpoch.store(T.BlockEpoch.load(std::memory_order_relaxed) + 1,
-                     std::memory_order_release);
-  T.BlockedOn.store(nullptr, std::memory_order_relaxed);
 }
 
 /// Joins `M`'s entry queue and sleeps until `T` owns `M`.
@@ -235,7 +244,7 @@ static void enterQueued(jitlock_thread &T, Monitor &M) {
   QueueNode &Node = T.Node;
   M.QueueLock.lock();
   for (;;) {
-    if (tryTakeFree(T, M)) {
+    if (takeFreeMonitor(T, M)) {
       M.QueueLock.unlock();
       return;
     }
@@ -254,7 +263,9 @@ static void enterQueued(jitlock_thread &T, Monitor &M) {
   Node.HandoffWanted = false;
   M.append(QueueNode::EntryQueue, Node);
   M.QueueLock.unlock();
+  markBlocked(T, &M);
   waitInEntryQueue(T, M);
+  markUnblocked(T);
 }
 
 void enterMonitor(jitlock_thread &T, Monitor &M, void *Obj) {
@@ -264,7 +275,7 @@ void enterMonitor(jitlock_thread &T, Monitor &M, void *Obj) {
   // A bounded spin: most critical sections end sooner than a park would.
   for (uint32_t I = 0; I < Config.spin_limit; ++I) {
     spinPause();
-    if (tryTakeFree(T, M)) {
+    if (takeFreeMonitor(T, M)) {
       bump(T.Stats.MonitorEnters);
       return;
     }
@@ -320,6 +331,23 @@ void exitMonitor(Monitor &M, jitlock_thread &Owner) {
   releaseMonitor(M, Owner);
 }
 
+void unlockUnlisted(jitlock_thread &T, void *Obj) {
+  auto Header = headerOf(Obj);
+  for (;;) {
+    uint64_t H = loadStableHeader(Obj);
+    if (isFastLocked(H)) {
+      if (Header.compare_exchange_strong(H, withLockBits(H, UnlockedValue),
+                                         std::memory_order_release,
+                                         std::memory_order_relaxed))
+        return;
+      continue;
+    }
+    // A contender inflated it with an anonymous owner, which is `T`.
+    exitMonitor(*inflateOwned(T, Obj), T);
+    return;
+  }
+}
+
 int enter(jitlock_thread &T, void *Obj) {
   bump(T.Stats.SlowPathCalls);
   LockStack LS(T);
@@ -343,7 +371,7 @@ int enter(jitlock_thread &T, void *Obj) {
       if (LS.contains(Obj)) {
         // Non-adjacent re-entry (A B A): the lock stack cannot express it.
         Monitor *M = inflateOwned(T, Obj);
-        setRecursions(*M, M->Recursions.load(std::memory_order_relaxed) + 1);
+        M->addRecursion();
         return JITLOCK_OK;
       }
       // Another thread holds it, and we cannot know which: inflate with an
@@ -447,6 +475,9 @@ int wait(jitlock_thread &T, void *Obj, bool Timed, uint64_t TimeoutNs) {
 
   // A notify moves the node to the entry queue without waking it; the first
   // wake-up comes from an exit, exactly as for a thread that queued to enter.
+  // Marked blocked throughout: from the notify on, this thread waits to
+  // enter, and the deadlock finder must see it.
+  markBlocked(T, M);
   bool TimedOut = false;
   while (Node.Wakeup.load(std::memory_order_acquire) == QueueNode::Sleep) {
     if (parkWhile(Node.Wakeup, QueueNode::Sleep, Timed ? Deadline : 0))
@@ -462,10 +493,13 @@ int wait(jitlock_thread &T, void *Obj, bool Timed, uint64_t TimeoutNs) {
     // Notified before the deadline: the monitor is on its way.
     Timed = false;
   }
-  if (TimedOut)
+  if (TimedOut) {
+    markUnblocked(T);
     enterMonitor(T, *M, Obj);
-  else
+  } else {
     waitInEntryQueue(T, *M);
+    markUnblocked(T);
+  }
   setRecursions(*M, SavedRecursions);
   return TimedOut ? JITLOCK_ETIMEDOUT : JITLOCK_OK;
 }

@@ -31,6 +31,16 @@ Monitor *inflateOwned(jitlock_thread &T, void *Obj);
 /// is `T`; null when `T` does not own `Obj` through a monitor.
 Monitor *monitorOwnedBy(jitlock_thread &T, void *Obj, uint64_t Header);
 
+/// Takes `M` for `T` if nobody holds it, even while others are queued
+/// (barging; a queued head that keeps losing gets direct handoff instead).
+/// Keeps the queued bit.
+bool takeFreeMonitor(jitlock_thread &T, Monitor &M);
+
+/// Releases a fast lock `T` holds without a lock stack entry (restore-locks
+/// acquired the header for `T` and is undoing that), whatever a contender
+/// or the embedder did to the header meanwhile.
+void unlockUnlisted(jitlock_thread &T, void *Obj);
+
 /// Takes the monitor for `T` if that needs no waiting: free, already `T`'s,
 /// or anonymously owned through `T`'s lock stack.
 bool tryEnterMonitor(jitlock_thread &T, Monitor &M, void *Obj);

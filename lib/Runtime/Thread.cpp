@@ -15,8 +15,7 @@ static_assert(offsetof(jitlock_thread, LockStackTop) / CacheLine ==
               "the top and the sentinel share the owner's first line");
 static_assert(offsetof(jitlock_thread, Node) / CacheLine !=
                       offsetof(jitlock_thread, LockStackSlots) / CacheLine &&
-                  offsetof(jitlock_thread, Node) >=
-                      LockStack::endOffset(),
+                  offsetof(jitlock_thread, Node) >= LockStack::endOffset(),
               "fields that other threads write need their own line");
 static_assert(offsetof(jitlock_thread, BlockedOn) >=
                   offsetof(jitlock_thread, Node) + CacheLine,
@@ -69,9 +68,8 @@ unsigned LockStack::removeAll(const void *Obj) {
 // on it always takes the slow path, which refuses with ENOT_ATTACHED.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-static thread_local constinit jitlock_thread ThreadStorage
-    __attribute__((tls_model("initial-exec"))){
-        .LockStackTop = LockStack::endOffset()};
+static thread_local constinit jitlock_thread ThreadStorage __attribute__((
+    tls_model("initial-exec"))){.LockStackTop = LockStack::endOffset()};
 #pragma GCC diagnostic pop
 
 jitlock_thread &currentThreadStorage() { return ThreadStorage; }

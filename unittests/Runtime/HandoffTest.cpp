@@ -68,8 +68,8 @@ std::string statsText(const jitlock_rt_stats &s) {
            " slow_path_calls=%" PRIu64 " waits=%" PRIu64 " notifies=%" PRIu64
            " monitors_alive=%" PRIu64 "}",
            s.fast_locks, s.recursive_locks, s.monitor_enters, s.inflations,
-           s.contended_enters, s.parks, s.slow_path_calls, s.waits,
-           s.notifies, s.monitors_alive);
+           s.contended_enters, s.parks, s.slow_path_calls, s.waits, s.notifies,
+           s.monitors_alive);
   return buf;
 }
 
@@ -158,9 +158,8 @@ struct StartGate {
       std::this_thread::yield();
   }
   bool open(int n) {
-    bool all = pollUntil(kWatchdog, [&] {
-      return ready.load(std::memory_order_acquire) >= n;
-    });
+    bool all = pollUntil(
+        kWatchdog, [&] { return ready.load(std::memory_order_acquire) >= n; });
     go.store(true, std::memory_order_release);
     return all;
   }
@@ -347,8 +346,9 @@ void HandoffTest::runBargingVictim(Inflation how, uint32_t spinLimit) {
         fails.add("victim acquisition " + std::to_string(i) +
                   ": jitlock_rt_owner_of is " +
                   std::to_string(o ? jitlock_rt_thread_id(o) : 0) +
-                  ", not the victim " + std::to_string(jitlock_rt_thread_id(t)) +
-                  "; " + inspectText(a));
+                  ", not the victim " +
+                  std::to_string(jitlock_rt_thread_id(t)) + "; " +
+                  inspectText(a));
       criticalSection("victim");
       ++victimCount;
       rc = jitlock_rt_monitor_exit(t, a);
@@ -366,13 +366,12 @@ void HandoffTest::runBargingVictim(Inflation how, uint32_t spinLimit) {
   ASSERT_TRUE(gate.open(kHogs + 1)) << "threads did not start";
   if (!pollUntil(kWatchdog, [&] { return victim.finished(); }))
     watchdogFired("the victim's 2000 enter/exit pairs", a,
-                  "victim completed " +
-                      std::to_string(victimDone.load()) + "/" +
-                      std::to_string(kVictimPairs) +
+                  "victim completed " + std::to_string(victimDone.load()) +
+                      "/" + std::to_string(kVictimPairs) +
                       " pairs; hog acquisitions so far " +
                       std::to_string(hogTotal()) + "; thread-side failures " +
-                      std::to_string(fails.count.load()) + " (first: " +
-                      fails.firstText() + ")");
+                      std::to_string(fails.count.load()) +
+                      " (first: " + fails.firstText() + ")");
   if (!pollUntil(kWatchdog, [&] {
         return std::all_of(threads.begin(), threads.end(),
                            [](auto &t) { return t->finished(); });
@@ -392,8 +391,7 @@ void HandoffTest::runBargingVictim(Inflation how, uint32_t spinLimit) {
   expectIdleInflated(a);
 
   jitlock_rt_stats s1 = stats();
-  printf("[ inflated by %s, spin_limit %u ] hogs: %" PRIu64
-         " acquisitions (",
+  printf("[ inflated by %s, spin_limit %u ] hogs: %" PRIu64 " acquisitions (",
          inflationName(how), spinLimit, hogCount);
   for (int h = 0; h < kHogs; ++h)
     printf("%s%" PRIu64, h ? " " : "", hog[h].acquisitions.load());
@@ -402,8 +400,7 @@ void HandoffTest::runBargingVictim(Inflation how, uint32_t spinLimit) {
          " hog acquisitions during one victim enter (its #%" PRIu64
          "; counts any time the victim was descheduled, too)\n",
          hogsDuringVictim, double(hogsDuringVictim) / double(kVictimPairs),
-         maxBargesPerVictimEnter,
-         maxBargesAt);
+         maxBargesPerVictimEnter, maxBargesAt);
   printf("  stats delta: contended_enters=%" PRIu64 " parks=%" PRIu64
          " monitor_enters=%" PRIu64 " inflations=%" PRIu64 "\n",
          s1.contended_enters - s0.contended_enters, s1.parks - s0.parks,
@@ -622,14 +619,13 @@ void HandoffTest::runPingPong(uint32_t spinLimit) {
   if (!pollUntil(kWatchdog, [&] {
         return players[0]->finished() && players[1]->finished();
       }))
-    watchdogFired("the wait/notify ping-pong", a,
-                  std::to_string(flipsSeen.load()) + "/" +
-                      std::to_string(kPingPongRounds) +
-                      " flips; hog acquisitions " +
-                      std::to_string(hogSeen.load()) +
-                      "; thread-side failures " +
-                      std::to_string(fails.count.load()) + " (first: " +
-                      fails.firstText() + ")");
+    watchdogFired(
+        "the wait/notify ping-pong", a,
+        std::to_string(flipsSeen.load()) + "/" +
+            std::to_string(kPingPongRounds) + " flips; hog acquisitions " +
+            std::to_string(hogSeen.load()) + "; thread-side failures " +
+            std::to_string(fails.count.load()) +
+            " (first: " + fails.firstText() + ")");
   stop.store(true, std::memory_order_relaxed);
   if (!pollUntil(kWatchdog, [&] { return hog.finished(); }))
     watchdogFired("the hog, after the stop flag", a,
@@ -646,8 +642,9 @@ void HandoffTest::runPingPong(uint32_t spinLimit) {
   expectIdleInflated(a);
 
   jitlock_rt_stats s1 = stats();
-  printf("ping-pong (spin_limit %u): %" PRIu64 " flips, waits %" PRIu64 "+%" PRIu64
-         ", hog acquisitions %" PRIu64 " (%.1f per flip); stats delta: "
+  printf("ping-pong (spin_limit %u): %" PRIu64 " flips, waits %" PRIu64
+         "+%" PRIu64 ", hog acquisitions %" PRIu64
+         " (%.1f per flip); stats delta: "
          "waits=%" PRIu64 " notifies=%" PRIu64 " parks=%" PRIu64 "\n",
          spinLimit, flips, playerWaits[0], playerWaits[1], hogCount,
          double(hogCount) / double(kPingPongRounds), s1.waits - s0.waits,
@@ -789,15 +786,15 @@ TEST_F(HandoffTest, BargingIsBoundedPerQueuedHead) {
   std::string firstViolations;
   auto progress = [&] {
     return "round " + std::to_string(rounds + 1) + ", " +
-           std::to_string(counted) + " counted, " +
-           std::to_string(violations) + " over the bound; victim announced " +
+           std::to_string(counted) + " counted, " + std::to_string(violations) +
+           " over the bound; victim announced " +
            std::to_string(announced.load()) + " acquired " +
            std::to_string(victimSeq.load()) + " finished " +
            std::to_string(finishedRound.load()) + "; hog acquisitions " +
            std::to_string(hogAcquisitions.load()) + ", hog enter seq " +
            std::to_string(hogEnterSeq.load()) + "; thread-side failures " +
-           std::to_string(fails.count.load()) + " (first: " +
-           fails.firstText() + ")";
+           std::to_string(fails.count.load()) +
+           " (first: " + fails.firstText() + ")";
   };
   auto checkDeadline = [&](const char *what) {
     if (std::chrono::steady_clock::now() > deadline)
@@ -805,9 +802,8 @@ TEST_F(HandoffTest, BargingIsBoundedPerQueuedHead) {
   };
   auto victimGone = [&] { return victim.finished() || hog.finished(); };
 
-  for (uint64_t r = 1; rounds < kBoundedMinRounds ||
-                       counted < kBoundedMinCountedRounds;
-       ++r) {
+  for (uint64_t r = 1;
+       rounds < kBoundedMinRounds || counted < kBoundedMinCountedRounds; ++r) {
     for (unsigned spins = 0; announced.load() < r && !victimGone(); ++spins) {
       checkDeadline("waiting for the victim to start a round");
       if (spins % 64 == 63)
@@ -855,8 +851,7 @@ TEST_F(HandoffTest, BargingIsBoundedPerQueuedHead) {
       if (diff > kMaxBargesPerQueuedHead && ++violations <= 5)
         firstViolations += "\n  round " + std::to_string(r) + ": C0 " +
                            std::to_string(c0) + " C1 " + std::to_string(c1) +
-                           " -> " + std::to_string(diff) +
-                           " hog acquisitions";
+                           " -> " + std::to_string(diff) + " hog acquisitions";
     }
     observedRound.store(r);
   }
@@ -889,8 +884,8 @@ TEST_F(HandoffTest, BargingIsBoundedPerQueuedHead) {
       << violations << " of " << counted << " counted rounds let the hog "
       << "acquire the monitor more than " << kMaxBargesPerQueuedHead
       << " times (MaxLossesBeforeHandoff + 1) while the victim was queued; "
-      << "max " << maxDiff << " in round " << maxDiffRound << "; first:"
-      << firstViolations;
+      << "max " << maxDiff << " in round " << maxDiffRound
+      << "; first:" << firstViolations;
 }
 
 } // namespace

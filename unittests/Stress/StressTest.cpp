@@ -147,10 +147,14 @@ const char *statusName(int S) {
 
 const char *lockStateName(uint32_t S) {
   switch (S) {
-  case JITLOCK_STATE_UNLOCKED: return "UNLOCKED";
-  case JITLOCK_STATE_FAST: return "FAST";
-  case JITLOCK_STATE_INFLATED: return "INFLATED";
-  case JITLOCK_STATE_EMBEDDER: return "EMBEDDER";
+  case JITLOCK_STATE_UNLOCKED:
+    return "UNLOCKED";
+  case JITLOCK_STATE_FAST:
+    return "FAST";
+  case JITLOCK_STATE_INFLATED:
+    return "INFLATED";
+  case JITLOCK_STATE_EMBEDDER:
+    return "EMBEDDER";
   }
   return "?";
 }
@@ -231,17 +235,28 @@ enum WorkerState : int {
 
 const char *workerStateName(int S) {
   switch (S) {
-  case WsStarting: return "starting";
-  case WsRunning: return "running";
-  case WsEntering: return "in monitor_enter";
-  case WsExiting: return "in monitor_exit";
-  case WsWaitUntimed: return "in untimed wait loop";
-  case WsWaitTimed: return "in timed wait";
-  case WsNotifying: return "in notify";
-  case WsMisuse: return "in misuse call";
-  case WsHashing: return "in identity_hash";
-  case WsDone: return "done (detaching)";
-  case WsDetached: return "detached";
+  case WsStarting:
+    return "starting";
+  case WsRunning:
+    return "running";
+  case WsEntering:
+    return "in monitor_enter";
+  case WsExiting:
+    return "in monitor_exit";
+  case WsWaitUntimed:
+    return "in untimed wait loop";
+  case WsWaitTimed:
+    return "in timed wait";
+  case WsNotifying:
+    return "in notify";
+  case WsMisuse:
+    return "in misuse call";
+  case WsHashing:
+    return "in identity_hash";
+  case WsDone:
+    return "done (detaching)";
+  case WsDetached:
+    return "detached";
   }
   return "?";
 }
@@ -502,8 +517,8 @@ void describeCycle(void *Ctx, size_t N, jitlock_thread *const *Threads,
   for (size_t I = 0; I < N; ++I) {
     std::snprintf(Buf, sizeof Buf,
                   "    thread %p (worker %d) waits to enter %p (object #%d)\n",
-                  (void *)Threads[I], Rep->S->workerIndex(Threads[I]),
-                  Objs[I], Rep->S->objectIndex(Objs[I]));
+                  (void *)Threads[I], Rep->S->workerIndex(Threads[I]), Objs[I],
+                  Rep->S->objectIndex(Objs[I]));
     Rep->Text += Buf;
   }
 }
@@ -565,11 +580,12 @@ void Stress::dump(FILE *Out) {
         "owner slot=%llu tickets=%llu registered=%llu untimed=%llu\n",
         I, O.Slot >= 0 ? "slot" : "private to worker",
         O.Slot >= 0 ? O.Slot : int((I - SharedSize) / PrivatePoolSize),
-        O.Slot < 0 ? "" : Current ? ", current" : ", retired", O.ptr(),
-        statusName(Rc), lockStateName(Info.state),
+        O.Slot < 0 ? ""
+        : Current  ? ", current"
+                   : ", retired",
+        O.ptr(), statusName(Rc), lockStateName(Info.state),
         Info.anonymous_owner, (void *)Info.owner, workerIndex(Info.owner),
-        (unsigned long long)Info.holds,
-        (unsigned long long)Info.entry_queued,
+        (unsigned long long)Info.holds, (unsigned long long)Info.entry_queued,
         (unsigned long long)Info.waiting,
         (unsigned long long)O.Owner.load(std::memory_order_relaxed),
         (unsigned long long)O.DiagTickets.load(std::memory_order_relaxed),
@@ -578,20 +594,17 @@ void Stress::dump(FILE *Out) {
   }
   jitlock_rt_stats St{};
   jitlock_rt_get_stats(&St);
-  std::fprintf(Out,
-               "  stats: fast_locks=%llu recursive_locks=%llu "
-               "monitor_enters=%llu inflations=%llu contended_enters=%llu "
-               "parks=%llu slow_path_calls=%llu waits=%llu notifies=%llu "
-               "monitors_alive=%llu\n",
-               (unsigned long long)St.fast_locks,
-               (unsigned long long)St.recursive_locks,
-               (unsigned long long)St.monitor_enters,
-               (unsigned long long)St.inflations,
-               (unsigned long long)St.contended_enters,
-               (unsigned long long)St.parks,
-               (unsigned long long)St.slow_path_calls,
-               (unsigned long long)St.waits, (unsigned long long)St.notifies,
-               (unsigned long long)St.monitors_alive);
+  std::fprintf(
+      Out,
+      "  stats: fast_locks=%llu recursive_locks=%llu "
+      "monitor_enters=%llu inflations=%llu contended_enters=%llu "
+      "parks=%llu slow_path_calls=%llu waits=%llu notifies=%llu "
+      "monitors_alive=%llu\n",
+      (unsigned long long)St.fast_locks, (unsigned long long)St.recursive_locks,
+      (unsigned long long)St.monitor_enters, (unsigned long long)St.inflations,
+      (unsigned long long)St.contended_enters, (unsigned long long)St.parks,
+      (unsigned long long)St.slow_path_calls, (unsigned long long)St.waits,
+      (unsigned long long)St.notifies, (unsigned long long)St.monitors_alive);
   std::fflush(Out);
 }
 
@@ -790,8 +803,8 @@ void Worker::refreshPrivate() {
     jitlock_lock_info Info{};
     int Rc = jitlock_rt_inspect(Private[P]->ptr(), &Info);
     if (Rc != JITLOCK_OK)
-      fail("jitlock_rt_inspect(private object #%d) returned %s",
-           Private[P]->Id, statusName(Rc));
+      fail("jitlock_rt_inspect(private object #%d) returned %s", Private[P]->Id,
+           statusName(Rc));
     if (Info.owner || Info.holds || Info.entry_queued || Info.waiting)
       fail("private object #%d, which no thread holds, is reported owner=%p "
            "holds=%llu queued=%llu waiting=%llu",
@@ -995,8 +1008,8 @@ void Worker::notifyOp(int O, bool All) {
                : jitlock_rt_notify(Self, Ob.ptr());
   countOp();
   if (Rc != JITLOCK_OK)
-    fail("jitlock_rt_%s(object #%d) returned %s",
-         All ? "notify_all" : "notify", Ob.Id, statusName(Rc));
+    fail("jitlock_rt_%s(object #%d) returned %s", All ? "notify_all" : "notify",
+         Ob.Id, statusName(Rc));
   (All ? C.NotifyAlls : C.Notifies) += 1;
   checkOwnerSlot(O, "after notify");
   setState(WsRunning);
@@ -1139,9 +1152,8 @@ void Worker::misuseOp() {
          "thread holds object #%d",
          What, Ob.Id);
   size_t NA = jitlock_rt_lock_stack(Self, After, 16);
-  if (NA != NB ||
-      std::memcmp(Before, After, std::min<size_t>(NA, 16) * sizeof(void *)) !=
-          0)
+  if (NA != NB || std::memcmp(Before, After,
+                              std::min<size_t>(NA, 16) * sizeof(void *)) != 0)
     fail("a refused jitlock_rt_%s on object #%d changed the lock stack "
          "(depth %zu -> %zu)",
          What, Ob.Id, NB, NA);
@@ -1153,7 +1165,7 @@ void Worker::hashOp() {
   int Slot = int(R.below(kSlots));
   StressObject &Ob = Count[Slot] > 0 && R.chance(50) ? obj(Slot)
                      : Slot < kObjects               ? *S->current(Slot)
-                                                     : *Private[Slot - kObjects];
+                                       : *Private[Slot - kObjects];
   setState(WsHashing, &Ob);
   uint64_t H = jitlock_rt_identity_hash(Self, Ob.ptr());
   countOp();
@@ -1286,27 +1298,29 @@ struct MainThread {
   void enter(StressObject &Ob) {
     int Rc = jitlock_rt_monitor_enter(Self, Ob.ptr());
     if (Rc != JITLOCK_OK)
-      S.fatal("main", "monitor_enter(object #" + std::to_string(Ob.Id) +
-                          ") returned " + statusName(Rc),
+      S.fatal("main",
+              "monitor_enter(object #" + std::to_string(Ob.Id) + ") returned " +
+                  statusName(Rc),
               false);
     if (Ob.Owner.exchange(~0ull, std::memory_order_relaxed) != 0)
-      S.fatal("main", "mutual exclusion violated: object #" +
-                          std::to_string(Ob.Id) +
-                          "'s owner slot is set although main entered it",
+      S.fatal("main",
+              "mutual exclusion violated: object #" + std::to_string(Ob.Id) +
+                  "'s owner slot is set although main entered it",
               false);
     ++Ob.Shadow;
     ++Increments;
   }
   void exit(StressObject &Ob) {
     if (Ob.Owner.exchange(0, std::memory_order_relaxed) != ~0ull)
-      S.fatal("main", "mutual exclusion violated: object #" +
-                          std::to_string(Ob.Id) +
-                          "'s owner slot changed while main held it",
+      S.fatal("main",
+              "mutual exclusion violated: object #" + std::to_string(Ob.Id) +
+                  "'s owner slot changed while main held it",
               false);
     int Rc = jitlock_rt_monitor_exit(Self, Ob.ptr());
     if (Rc != JITLOCK_OK)
-      S.fatal("main", "monitor_exit(object #" + std::to_string(Ob.Id) +
-                          ") returned " + statusName(Rc),
+      S.fatal("main",
+              "monitor_exit(object #" + std::to_string(Ob.Id) + ") returned " +
+                  statusName(Rc),
               false);
   }
   // Adds tickets and notifies, with the object held.
@@ -1371,8 +1385,7 @@ struct MainThread {
       size_t Used = S.PoolUsed.load(std::memory_order_relaxed);
       for (size_t I = 0; I < Used; ++I) {
         StressObject &Ob = S.Pool[I];
-        if (Ob.DiagUntimed.load(std::memory_order_relaxed) == 0 &&
-            !Pending[I])
+        if (Ob.DiagUntimed.load(std::memory_order_relaxed) == 0 && !Pending[I])
           continue;
         enter(Ob);
         if (Ob.UntimedRegistered == 0) {
@@ -1414,11 +1427,10 @@ struct MainThread {
 TEST(JitlockStress, RandomOpsOverSharedObjects) {
   Stress S;
   GStress = &S;
-  S.Seed = envU64("JITLOCK_STRESS_SEED",
-                  uint64_t(std::chrono::system_clock::now()
-                               .time_since_epoch()
-                               .count()) ^
-                      (uint64_t(getpid()) << 32));
+  S.Seed = envU64(
+      "JITLOCK_STRESS_SEED",
+      uint64_t(std::chrono::system_clock::now().time_since_epoch().count()) ^
+          (uint64_t(getpid()) << 32));
   S.TotalOps = envU64("JITLOCK_STRESS_OPS", kDefaultOps);
   S.NumThreads = unsigned(envU64("JITLOCK_STRESS_THREADS", kDefaultThreads));
   S.WatchdogSeconds =
@@ -1580,8 +1592,7 @@ TEST(JitlockStress, RandomOpsOverSharedObjects) {
       (unsigned long long)Tot.Depth9Plus,
       (unsigned long long)Tot.UntimedWaitOps,
       (unsigned long long)Tot.UntimedWaitCalls,
-      (unsigned long long)Tot.UntimedOk,
-      (unsigned long long)Tot.RecursiveWaits,
+      (unsigned long long)Tot.UntimedOk, (unsigned long long)Tot.RecursiveWaits,
       (unsigned long long)Tot.TimedWaits, (unsigned long long)Tot.TimedOk,
       (unsigned long long)Tot.TimedOut,
       (unsigned long long)Tot.WaitsHoldingOthers,
@@ -1594,8 +1605,7 @@ TEST(JitlockStress, RandomOpsOverSharedObjects) {
       (unsigned long long)ShadowSum, (unsigned long long)Tot.Increments,
       (unsigned long long)M.Increments, (unsigned long long)St.fast_locks,
       (unsigned long long)St.recursive_locks,
-      (unsigned long long)St.monitor_enters,
-      (unsigned long long)St.inflations,
+      (unsigned long long)St.monitor_enters, (unsigned long long)St.inflations,
       (unsigned long long)St.contended_enters, (unsigned long long)St.parks,
       (unsigned long long)St.slow_path_calls, (unsigned long long)St.waits,
       (unsigned long long)St.notifies, (unsigned long long)St.monitors_alive);
