@@ -52,7 +52,7 @@ int jitlock_rt_inspect(const void *Obj, jitlock_lock_info *Info) {
     // The owner may be shifting its lock stack (an unstructured exit or an
     // inflation below the entry) while we read it; look again while the
     // header says the object is still fast-locked.
-    for (int Try = 0; Try < 4 && !Info->owner; ++Try) {
+    for (int Try = 0; Try < 16 && !Info->owner; ++Try) {
       Info->owner = scanLockStacks(Obj, &Info->holds);
       if (headerOf(Obj).load(std::memory_order_acquire) != H)
         break;
