@@ -1,0 +1,561 @@
+//===- A64Emitter.cpp - AArch64 monitor fast paths for asmjit -------------===//
+//
+// The asmjit::a64 half of include/jitlock/Emitters.h: monitor enter and exit
+// for AArch64. The protocol is the one stated at the top of
+// lib/Runtime/Synchronizer.cpp, and the comments below cite its step labels
+// (E1-E5, M1-M2, X1-X4, N1-N3). The checks and memory orderings are those of
+// the LLVM lowering (lib/Passes/LowerMonitors.cpp), whose AArch64 machine
+// code docs/fast-paths.md shows:
+//
+//   * The header, lock-stack and recursion-count accesses are plain ldr/str
+//     (relaxed atomics: aligned 32- and 64-bit accesses are single-copy
+//     atomic).
+//   * E5 and M1, the acquisitions, are acquire CASes: casa (LSE), or an
+//     ldaxr/stxr loop (LL/SC).
+//   * X4 and N3, the releases, are release CASes: casl, or an ldxr/stlxr
+//     loop.
+//   * No dmb anywhere. A failed LL/SC compare leaves through clrex.
+//
+// Registers. Obj and Thread are only read. The three scratch registers are
+// written (H: the header; T: the lock-stack top or an address; V: values
+// and CAS results); no other register changes, except through the slow-path
+// glue, which preserves everything but the scratch registers. Every offset
+// comes from the jitlock_rt_layout passed in; an offset that no instruction
+// can encode is materialized into a scratch register that is free at that
+// point (see load(), store() and addImm()).
+//
+// The layout's lock bits must have the shape the instructions rely on:
+// locked 00, unlocked and monitor one bit each, together the (contiguous)
+// lock mask, and the sentinel just below the first slot. Every other layout
+// is refused with kErrorInvalidArgument, as are operands that break the
+// contract in Emitters.h. Nothing is emitted then.
+//
+//===----------------------------------------------------------------------===//
+#include "jitlock/Emitters.h"
+
+#include <asmjit/core.h>
+
+#include <cstdint>
+
+namespace jitlock::emit::a64 {
+namespace {
+
+using asmjit::Error;
+using asmjit::kErrorInvalidArgument;
+using asmjit::kErrorOk;
+using asmjit::Label;
+using asmjit::a64::Gp;
+
+namespace A64 = asmjit::a64;
+
+/// x0-x30: an x register that is neither sp (id 31) nor xzr (id 63).
+bool isX(const Gp &R) { return R.isGpX() && R.id() <= 30; }
+
+bool validOperands(const MonitorOperands &Ops) {
+  const Gp Regs[] = {Ops.Obj, Ops.Thread, Ops.Scratch0, Ops.Scratch1,
+                     Ops.Scratch2};
+  for (unsigned I = 0; I != 5; ++I) {
+    if (!isX(Regs[I]))
+      return false;
+    // x16/x17 (the intra-procedure-call registers) and x18 (the platform
+    // register) are never scratch.
+    if (I >= 2 && Regs[I].id() >= 16 && Regs[I].id() <= 18)
+      return false;
+    for (unsigned J = 0; J != I; ++J)
+      if (Regs[I].id() == Regs[J].id())
+        return false;
+  }
+  return true;
+}
+
+bool isSingleBit(uint64_t V) { return V && !(V & (V - 1)); }
+uint32_t bitIndex(uint64_t V) { return uint32_t(__builtin_ctzll(V)); }
+
+/// The layout shape the emitted instructions assume (see the file comment).
+bool supportedLayout(const jitlock_rt_layout &L) {
+  uint64_t Mask = L.lock_mask;
+  return L.abi_version == JITLOCK_RT_ABI_VERSION &&
+         isSingleBit(L.unlocked_value) && isSingleBit(L.monitor_value) &&
+         L.unlocked_value != L.monitor_value &&
+         Mask == (L.unlocked_value | L.monitor_value) &&
+         isSingleBit(Mask + (Mask & (~Mask + 1))) && L.locked_value == 0 &&
+         L.lock_stack_sentinel_offset + 8 == L.lock_stack_base_offset;
+}
+
+bool usableAssembler(A64::Assembler &A) {
+  return A.code() && A.arch() == asmjit::Arch::kAArch64;
+}
+
+/// Emits one sequence; the first error any instruction returns is kept.
+class Emitter {
+public:
+  Emitter(A64::Assembler &A, const jitlock_rt_layout &L,
+          const MonitorOperands &Ops, Atomics At)
+      : A(A), L(L), Obj(Ops.Obj), Thread(Ops.Thread), H(Ops.Scratch0),
+        T(Ops.Scratch1), V(Ops.Scratch2), At(At),
+        UnlockedBit(bitIndex(L.unlocked_value)),
+        MonitorBit(bitIndex(L.monitor_value)), HeaderOff(L.header_offset),
+        TopOff(L.lock_stack_top_offset),
+        // A monitor's fields, from the tagged header (monitor | 0b10).
+        OwnerOff(int64_t(L.monitor_owner_offset) - int64_t(L.monitor_value)),
+        RecursionsOff(int64_t(L.monitor_recursions_offset) -
+                      int64_t(L.monitor_value)) {}
+
+  void enter(Label Slow, Label Done);
+  void exit(Label Slow, Label Done);
+
+  Error Err = kErrorOk;
+
+private:
+  void ok(Error E) {
+    if (!Err)
+      Err = E;
+  }
+  void movImm(const Gp &Dst, uint64_t Value);
+  void load(const Gp &R, const Gp &Base, int64_t Off, const Gp &Tmp);
+  void store(const Gp &R, const Gp &Base, int64_t Off, const Gp &Tmp);
+  void addImm(const Gp &Dst, const Gp &Src, int64_t Off, const Gp &Tmp);
+  void cmpImm(const Gp &R, uint64_t Value, const Gp &Tmp);
+  void stlxr(const Gp &Status, const Gp &Value, const Gp &Addr);
+
+  A64::Assembler &A;
+  const jitlock_rt_layout &L;
+  Gp Obj, Thread, H, T, V;
+  Atomics At;
+  uint32_t UnlockedBit, MonitorBit;
+  int64_t HeaderOff, TopOff, OwnerOff, RecursionsOff;
+};
+
+/// Dst = Value (64 bits), in one movz or movn and up to three movk.
+void Emitter::movImm(const Gp &Dst, uint64_t Value) {
+  unsigned Zeros = 0, Ones = 0;
+  for (unsigned I = 0; I != 4; ++I) {
+    uint64_t Chunk = (Value >> (16 * I)) & 0xffff;
+    Zeros += Chunk == 0;
+    Ones += Chunk == 0xffff;
+  }
+  bool Inverted = Ones > Zeros;
+  uint64_t Fill = Inverted ? 0xffff : 0;
+  bool First = true;
+  for (unsigned I = 0; I != 4; ++I) {
+    uint64_t Chunk = (Value >> (16 * I)) & 0xffff;
+    if (Chunk == Fill)
+      continue;
+    if (!First)
+      ok(A.movk(Dst, Chunk, 16 * I));
+    else if (Inverted)
+      ok(A.movn(Dst, ~Chunk & 0xffff, 16 * I));
+    else
+      ok(A.movz(Dst, Chunk, 16 * I));
+    First = false;
+  }
+  if (First)
+    ok(Inverted ? A.movn(Dst, 0, 0) : A.movz(Dst, 0, 0));
+}
+
+/// R (w: 32 bits, x: 64 bits) = [Base + Off]. Tmp (an x register other than
+/// Base; it may be R) holds the offset when no immediate form encodes it.
+void Emitter::load(const Gp &R, const Gp &Base, int64_t Off, const Gp &Tmp) {
+  int64_t Size = R.isGpW() ? 4 : 8;
+  if (Off >= 0 && Off % Size == 0 && Off / Size <= 4095) {
+    ok(A.ldr(R, A64::ptr(Base, int32_t(Off))));
+  } else if (Off >= -256 && Off <= 255) {
+    ok(A.ldur(R, A64::ptr(Base, int32_t(Off))));
+  } else {
+    movImm(Tmp.x(), uint64_t(Off));
+    ok(A.ldr(R, A64::ptr(Base, Tmp.x())));
+  }
+}
+
+/// [Base + Off] = R, as load(); Tmp must differ from R and Base.
+void Emitter::store(const Gp &R, const Gp &Base, int64_t Off, const Gp &Tmp) {
+  int64_t Size = R.isGpW() ? 4 : 8;
+  if (Off >= 0 && Off % Size == 0 && Off / Size <= 4095) {
+    ok(A.str(R, A64::ptr(Base, int32_t(Off))));
+  } else if (Off >= -256 && Off <= 255) {
+    ok(A.stur(R, A64::ptr(Base, int32_t(Off))));
+  } else {
+    movImm(Tmp.x(), uint64_t(Off));
+    ok(A.str(R, A64::ptr(Base, Tmp.x())));
+  }
+}
+
+/// Dst = Src + Off. Tmp (not Src; it may be Dst) holds a large offset.
+void Emitter::addImm(const Gp &Dst, const Gp &Src, int64_t Off, const Gp &Tmp) {
+  if (Off == 0) {
+    if (Dst.id() != Src.id())
+      ok(A.mov(Dst, Src));
+  } else if (Off > 0 && Off <= 4095) {
+    ok(A.add(Dst, Src, Off));
+  } else if (Off < 0 && Off >= -4095) {
+    ok(A.sub(Dst, Src, -Off));
+  } else {
+    movImm(Tmp, uint64_t(Off));
+    ok(A.add(Dst, Src, Tmp));
+  }
+}
+
+/// Compares R (a w or x register) with Value; Tmp holds a large Value.
+void Emitter::cmpImm(const Gp &R, uint64_t Value, const Gp &Tmp) {
+  if (Value <= 4095) {
+    ok(A.cmp(R, Value));
+  } else {
+    movImm(Tmp.x(), Value);
+    ok(A.cmp(R, R.isGpW() ? Gp(Tmp.w()) : Gp(Tmp.x())));
+  }
+}
+
+/// Whether this asmjit accepts `stlxr w, x, [x]`. Debian's asmjit (git
+/// 2022-12-10) refuses that, the only valid form, but encodes it when the
+/// status register is given as an x register. Asked once, on a private
+/// assembler, so that an embedder's error handler never sees the probe.
+bool stlxrTakesWStatus() {
+  static const bool Result = [] {
+    asmjit::CodeHolder Code;
+    if (Code.init(asmjit::Environment(asmjit::Arch::kAArch64)) != kErrorOk)
+      return true;
+    A64::Assembler Probe(&Code);
+    return Probe.stlxr(A64::w0, A64::x1, A64::ptr(A64::x2)) == kErrorOk;
+  }();
+  return Result;
+}
+
+/// stlxr wStatus, xValue, [Addr].
+void Emitter::stlxr(const Gp &Status, const Gp &Value, const Gp &Addr) {
+  ok(A.stlxr(stlxrTakesWStatus() ? Gp(Status.w()) : Gp(Status.x()), Value,
+             A64::ptr(Addr)));
+}
+
+void Emitter::enter(Label Slow, Label Done) {
+  Label Inflated = A.newLabel(), Push = A.newLabel();
+  Label CasFail = A.newLabel(), MonitorFail = A.newLabel();
+  bool LSE = At == Atomics::LSE;
+
+  // E1  h = header (relaxed).
+  load(H, Obj, HeaderOff, H);
+  // E2  Bit 1 set: a monitor (10) or the embedder's state (11).
+  ok(A.tbnz(H, MonitorBit, Inflated));
+  // E3  A full lock stack (top >= end) goes to the runtime, which inflates
+  //     the oldest entry.
+  load(T.w(), Thread, TopOff, T);
+  cmpImm(T.w(), L.lock_stack_end_offset, V);
+  ok(A.b_hs(Slow));
+  // E4  The entry below top (the sentinel when empty) is obj: recursion,
+  //     push without an atomic. (T was zero-extended by the 32-bit load.)
+  ok(A.add(V, Thread, T));
+  ok(A.ldur(V, A64::ptr(V, -8)));
+  ok(A.cmp(V, Obj));
+  ok(A.b_eq(Push));
+  // E5  CAS header (h | 01) -> (h & ~11), acquire. E2 saw bit 1 clear, so
+  //     the expected value is desired ^ 01: compare that way, which keeps
+  //     T (the top) alive when the header is at offset 0.
+  Gp Addr = Obj;
+  if (HeaderOff != 0) {
+    Addr = T;
+    addImm(T, Obj, HeaderOff, T);
+  }
+  if (LSE) {
+    ok(A.orr(V, H, L.unlocked_value)); //     expected
+    ok(A.and_(H, H, ~L.lock_mask));    //     desired
+    ok(A.casa(V, H, A64::ptr(Addr)));  //     V = old
+    ok(A.eor(V, V, L.unlocked_value));
+    ok(A.cmp(V, H)); //                        old == expected?
+    ok(A.b_ne(Slow));
+  } else {
+    Label Retry = A.newLabel();
+    ok(A.and_(H, H, ~L.lock_mask)); //         desired
+    ok(A.bind(Retry));
+    ok(A.ldaxr(V, A64::ptr(Addr))); //         load-acquire exclusive
+    ok(A.eor(V, V, L.unlocked_value));
+    ok(A.cmp(V, H)); //                        old == expected?
+    ok(A.b_ne(CasFail));
+    ok(A.stxr(V.w(), H, A64::ptr(Addr))); //   store exclusive
+    ok(A.cbnz(V.w(), Retry));             //   lost the reservation
+  }
+  if (HeaderOff != 0)
+    load(T.w(), Thread, TopOff, T); //         T held the header address
+  // Push: slot[top] = obj; top += 8. Only this thread writes its lock stack.
+  ok(A.bind(Push));
+  ok(A.str(Obj, A64::ptr(Thread, T)));
+  ok(A.add(T.w(), T.w(), 8));
+  store(T.w(), Thread, TopOff, V);
+  ok(A.b(Done));
+
+  // Out of line.
+  ok(A.bind(Inflated));
+  // M1  Exactly 10 (11 is the embedder's: the runtime). m = h - 10.
+  //     CAS m.owner 0 -> thread, acquire. The relaxed header load orders
+  //     the monitor's fields by address dependency.
+  ok(A.tbnz(H, UnlockedBit, Slow));
+  addImm(T, H, OwnerOff, T); //                T = &m.owner
+  if (LSE) {
+    ok(A.mov(V, A64::xzr));
+    ok(A.casa(V, Thread, A64::ptr(T)));
+    ok(A.cbz(V, Done)); //                     acquired
+  } else {
+    Label Retry = A.newLabel();
+    ok(A.bind(Retry));
+    ok(A.ldaxr(V, A64::ptr(T)));
+    ok(A.cbnz(V, MonitorFail));
+    ok(A.stxr(V.w(), Thread, A64::ptr(T)));
+    ok(A.cbnz(V.w(), Retry));
+    ok(A.b(Done)); //                          acquired
+    ok(A.bind(MonitorFail));
+    ok(A.clrex(15));
+  }
+  // M2  owner == thread: recursions += 1 (only the owner writes it).
+  //     Anything else (anonymous, queued bit, another owner): the runtime.
+  ok(A.cmp(V, Thread));
+  ok(A.b_ne(Slow));
+  load(V, H, RecursionsOff, T);
+  ok(A.add(V, V, 1));
+  store(V, H, RecursionsOff, T);
+  ok(A.b(Done));
+  if (!LSE) {
+    ok(A.bind(CasFail)); //                    E5 compare failed
+    ok(A.clrex(15));
+    ok(A.b(Slow));
+  }
+}
+
+void Emitter::exit(Label Slow, Label Done) {
+  Label Inflated = A.newLabel(), Restore = A.newLabel();
+  Label CasFail = A.newLabel();
+  bool LSE = At == Atomics::LSE;
+
+  // X1  Is obj the top entry? T = top - 8, V = &slot[top - 8].
+  load(T.w(), Thread, TopOff, T);
+  ok(A.sub(T.w(), T.w(), 8));
+  ok(A.add(V, Thread, T));
+  ok(A.ldr(H, A64::ptr(V)));
+  ok(A.cmp(H, Obj));
+  ok(A.b_ne(Inflated)); //                     no: N1
+  // X2  Pop.
+  store(T.w(), Thread, TopOff, H);
+  // X3  The entry below is obj too (never the sentinel): recursive exit.
+  ok(A.ldur(H, A64::ptr(V, -8)));
+  ok(A.cmp(H, Obj));
+  ok(A.b_eq(Done));
+  // X4  h = header; bits 00? CAS h -> (h | 01), release.
+  load(H, Obj, HeaderOff, H);
+  ok(A.tst(H, L.lock_mask));
+  ok(A.b_ne(Restore)); //                      inflated or hashed meanwhile
+  Gp Addr = Obj;
+  if (HeaderOff != 0) {
+    Addr = T; //                               Restore reloads the top
+    addImm(T, Obj, HeaderOff, T);
+  }
+  if (LSE) {
+    ok(A.orr(V, H, L.unlocked_value)); //      desired
+    ok(A.casl(H, V, A64::ptr(Addr)));  //      H = old
+    ok(A.eor(H, H, L.unlocked_value));
+    ok(A.cmp(H, V)); //                        old == h?
+    ok(A.b_ne(Restore));
+  } else {
+    Label Retry = A.newLabel();
+    ok(A.orr(H, H, L.unlocked_value)); //      desired
+    ok(A.bind(Retry));
+    ok(A.ldxr(V, A64::ptr(Addr))); //          load exclusive
+    ok(A.eor(V, V, L.unlocked_value));
+    ok(A.cmp(V, H)); //                        old == h?
+    ok(A.b_ne(CasFail));
+    stlxr(V, H, Addr); //                      store-release exclusive
+    ok(A.cbnz(V.w(), Retry));
+  }
+  ok(A.b(Done));
+
+  // Out of line.
+  if (!LSE) {
+    ok(A.bind(CasFail)); //                    X4 compare failed
+    ok(A.clrex(15));
+  }
+  // X4 failed: push obj back (top += 8), so that the runtime sees the state
+  // from before the exit.
+  ok(A.bind(Restore));
+  load(T.w(), Thread, TopOff, T);
+  ok(A.add(T.w(), T.w(), 8));
+  store(T.w(), Thread, TopOff, H);
+  ok(A.b(Slow));
+
+  // N1  h = header; exactly 10?
+  ok(A.bind(Inflated));
+  load(H, Obj, HeaderOff, H);
+  ok(A.tbz(H, MonitorBit, Slow));
+  ok(A.tbnz(H, UnlockedBit, Slow));
+  // N2  m = h - 10; m.recursions != 0: the runtime.
+  load(V, H, RecursionsOff, V);
+  ok(A.cbnz(V, Slow));
+  // N3  CAS m.owner thread -> 0, release. Fails on the queued bit, an
+  //     anonymous owner or another owner: all the runtime's.
+  addImm(T, H, OwnerOff, T); //                T = &m.owner
+  if (LSE) {
+    ok(A.mov(V, Thread));
+    ok(A.casl(V, A64::xzr, A64::ptr(T)));
+    ok(A.cmp(V, Thread));
+    ok(A.b_ne(Slow));
+  } else {
+    Label Retry = A.newLabel(), Fail = A.newLabel();
+    ok(A.bind(Retry));
+    ok(A.ldxr(V, A64::ptr(T)));
+    ok(A.cmp(V, Thread));
+    ok(A.b_ne(Fail));
+    stlxr(V, A64::xzr, T);
+    ok(A.cbnz(V.w(), Retry));
+    ok(A.b(Done));
+    ok(A.bind(Fail));
+    ok(A.clrex(15));
+    ok(A.b(Slow));
+    return;
+  }
+  ok(A.b(Done));
+}
+
+//===----------------------------------------------------------------------===//
+// Slow-path glue
+//===----------------------------------------------------------------------===//
+
+// The frame: x0-x18 and x30 (the registers a C call may clobber: bl/blr
+// writes x30, the caller's link register, which may be live), the caller's
+// sp, and all of q0-q31. AAPCS64 keeps only the low 64 bits of v8-v15, so
+// those are saved whole too.
+constexpr int32_t GpArea = 0;        // x0-x18, x30: 20 x 8
+constexpr int32_t SavedSpSlot = 160; // the caller's sp
+constexpr int32_t VecArea = 176;     // q0-q31: 32 x 16
+constexpr int32_t FrameSize = 176 + 512;
+static_assert(FrameSize % 16 == 0, "sp stays 16-byte aligned");
+
+/// Calls the runtime with every register preserved but the scratch ones.
+Error emitGlue(A64::Assembler &A, bool Enter, const MonitorOperands &Ops,
+               const RuntimeEntries &RT) {
+  Error Err = kErrorOk;
+  auto Ok = [&](Error E) {
+    if (!Err)
+      Err = E;
+  };
+  const Gp S0 = Ops.Scratch0, S1 = Ops.Scratch1;
+  // Align sp down to 16 whatever the caller's alignment: sp may only be a
+  // base register when aligned. The caller's sp is kept in the frame.
+  Ok(A.mov(S0, A64::sp));
+  Ok(A.sub(S1, S0, FrameSize));
+  Ok(A.and_(A64::sp, S1, ~uint64_t(15)));
+  Ok(A.str(S0, A64::ptr(A64::sp, SavedSpSlot)));
+  for (unsigned I = 0; I != 18; I += 2)
+    Ok(A.stp(A64::x(I), A64::x(I + 1), A64::ptr(A64::sp, GpArea + 8 * I)));
+  Ok(A.stp(A64::x18, A64::x30, A64::ptr(A64::sp, GpArea + 8 * 18)));
+  for (unsigned I = 0; I != 32; I += 2)
+    Ok(A.stp(A64::v(I), A64::v(I + 1), A64::ptr(A64::sp, VecArea + 16 * I)));
+
+  // (thread, obj) -> (x0, x1), whichever registers hold them.
+  const Gp Obj = Ops.Obj, Thread = Ops.Thread;
+  if (Thread.id() == 1 && Obj.id() == 0) {
+    Ok(A.mov(A64::x16, A64::x0));
+    Ok(A.mov(A64::x0, A64::x1));
+    Ok(A.mov(A64::x1, A64::x16));
+  } else if (Obj.id() == 0) {
+    Ok(A.mov(A64::x1, A64::x0));
+    Ok(A.mov(A64::x0, Thread));
+  } else {
+    if (Thread.id() != 0)
+      Ok(A.mov(A64::x0, Thread));
+    if (Obj.id() != 1)
+      Ok(A.mov(A64::x1, Obj));
+  }
+  // An absolute call: the runtime may be anywhere relative to the code.
+  uint64_t Target = reinterpret_cast<uint64_t>(Enter ? RT.Enter : RT.Exit);
+  for (unsigned I = 0; I != 4; ++I) {
+    uint64_t Chunk = (Target >> (16 * I)) & 0xffff;
+    if (I == 0)
+      Ok(A.movz(A64::x16, Chunk, 0));
+    else if (Chunk)
+      Ok(A.movk(A64::x16, Chunk, 16 * I));
+  }
+  Ok(A.blr(A64::x16));
+
+  for (unsigned I = 0; I != 32; I += 2)
+    Ok(A.ldp(A64::v(I), A64::v(I + 1), A64::ptr(A64::sp, VecArea + 16 * I)));
+  for (unsigned I = 0; I != 18; I += 2)
+    Ok(A.ldp(A64::x(I), A64::x(I + 1), A64::ptr(A64::sp, GpArea + 8 * I)));
+  Ok(A.ldp(A64::x18, A64::x30, A64::ptr(A64::sp, GpArea + 8 * 18)));
+  Ok(A.ldr(S0, A64::ptr(A64::sp, SavedSpSlot)));
+  Ok(A.mov(A64::sp, S0));
+  return Err;
+}
+
+Error emitSequence(A64::Assembler &A, const jitlock_rt_layout &L,
+                   const MonitorOperands &Ops, Atomics At, SlowPathMode Mode,
+                   SlowPathLabels *Labels, const RuntimeEntries &RT,
+                   bool Enter) {
+  if (!usableAssembler(A) || !validOperands(Ops) || !supportedLayout(L) ||
+      (At != Atomics::LSE && At != Atomics::LLSC))
+    return kErrorInvalidArgument;
+  Label Slow, Done;
+  if (Mode == SlowPathMode::Labels) {
+    if (!Labels)
+      return kErrorInvalidArgument;
+    // The caller's labels if it made them, fresh ones otherwise.
+    if (!A.code()->isLabelValid(Labels->Slow))
+      Labels->Slow = A.newLabel();
+    if (!A.code()->isLabelValid(Labels->Done))
+      Labels->Done = A.newLabel();
+    if (A.code()->isLabelBound(Labels->Done))
+      return kErrorInvalidArgument;
+    Slow = Labels->Slow;
+    Done = Labels->Done;
+  } else if (Mode == SlowPathMode::OutOfLine) {
+    if (!(Enter ? RT.Enter : RT.Exit))
+      return kErrorInvalidArgument;
+    Slow = A.newLabel();
+    Done = A.newLabel();
+  } else {
+    return kErrorInvalidArgument;
+  }
+
+  Emitter E(A, L, Ops, At);
+  if (Enter)
+    E.enter(Slow, Done);
+  else
+    E.exit(Slow, Done);
+  Error Err = E.Err;
+  if (Mode == SlowPathMode::OutOfLine) {
+    // The slow call, out of line; it continues at Done.
+    if (Error GErr = A.bind(Slow); !Err)
+      Err = GErr;
+    if (Error GErr = emitGlue(A, Enter, Ops, RT); !Err)
+      Err = GErr;
+  }
+  if (Error BErr = A.bind(Done); !Err)
+    Err = BErr;
+  return Err;
+}
+
+} // namespace
+
+Error emitMonitorEnter(A64::Assembler &A, const jitlock_rt_layout &L,
+                       const MonitorOperands &Ops, Atomics At,
+                       SlowPathMode Mode, SlowPathLabels *Labels,
+                       const RuntimeEntries &RT) {
+  return emitSequence(A, L, Ops, At, Mode, Labels, RT, /*Enter=*/true);
+}
+
+Error emitMonitorExit(A64::Assembler &A, const jitlock_rt_layout &L,
+                      const MonitorOperands &Ops, Atomics At, SlowPathMode Mode,
+                      SlowPathLabels *Labels, const RuntimeEntries &RT) {
+  return emitSequence(A, L, Ops, At, Mode, Labels, RT, /*Enter=*/false);
+}
+
+Error emitSlowCall(A64::Assembler &A, bool Enter, const MonitorOperands &Ops,
+                   const SlowPathLabels &Labels, const RuntimeEntries &RT) {
+  if (!usableAssembler(A) || !validOperands(Ops) ||
+      !(Enter ? RT.Enter : RT.Exit) || !A.code()->isLabelValid(Labels.Slow) ||
+      !A.code()->isLabelValid(Labels.Done) ||
+      A.code()->isLabelBound(Labels.Slow))
+    return kErrorInvalidArgument;
+  Error Err = A.bind(Labels.Slow);
+  if (Error GErr = emitGlue(A, Enter, Ops, RT); !Err)
+    Err = GErr;
+  if (Error BErr = A.b(Labels.Done); !Err)
+    Err = BErr;
+  return Err;
+}
+
+} // namespace jitlock::emit::a64

@@ -1,0 +1,470 @@
+//===- X64Emitter.cpp - x86_64 monitor fast paths into asmjit -------------===//
+//
+// The x86_64 half of the asmjit front door (include/jitlock/Emitters.h). It
+// writes the inline steps of the protocol stated at the top of
+// lib/Runtime/Synchronizer.cpp, labelled as there (E1-E5, M1-M2, X1-X4,
+// N1-N3), with the same checks and memory orderings as the LLVM lowering in
+// lib/Passes/LowerMonitors.cpp; docs/fast-paths.md shows what llc makes of
+// that, docs/emitters.md what this file emits.
+//
+// Memory ordering: every CAS is a `lock cmpxchg`, a full barrier on x86, so
+// the acquire (E5, M1) and release (X4, N3) orderings cost nothing extra; the
+// relaxed loads and stores of headers and lock stacks are plain `mov`s.
+//
+// Register use: Scratch0 (rax, cmpxchg's implicit comparand) and Scratch1.
+// The inflated exit (N3) needs a third register for one instruction and
+// borrows Thread, saving it with a push/pop pair around the CAS. Like the
+// slow-path call, that writes below rsp: the sequence uses the stack as a call
+// does (the caller keeps nothing in the red zone across it).
+//
+// The slow-path glue preserves every register:
+//   - rbx (saved first) holds the entry rsp, so the stack can be realigned
+//     whatever the caller's alignment;
+//   - the SysV caller-saved GPRs rax rcx rdx rsi rdi r8-r11 are pushed (the
+//     callee-saved ones the C function preserves itself);
+//   - the vector state is saved with xsave to a 64-byte aligned area when the
+//     CPU and OS support it (x87, SSE, AVX and AVX-512 state: the runtime's
+//     libc calls may use ymm/zmm registers, including zmm16-31 and the mask
+//     registers), otherwise with fxsave (x87 and xmm0-15);
+//   - the arguments (thread, obj) are loaded into rdi/rsi from the saved
+//     copies, so Obj and Thread may be any registers, rdi and rsi included,
+//     in either order;
+//   - the call is through rax to the absolute address of the entry point.
+// The flags are not preserved (the contract allows it).
+//
+// Which vector-save form to use is decided when the code is emitted, from
+// the CPU running the emitter: an emitter for a baseline JIT emits for the
+// machine it runs on.
+//
+//===----------------------------------------------------------------------===//
+#include "jitlock/Emitters.h"
+
+#include <atomic>
+#include <cstdint>
+#include <limits>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+using namespace asmjit;
+
+namespace jitlock::emit::x64 {
+
+namespace detail {
+/// Test hook, not part of the contract: 0 picks the vector-save form from
+/// the CPU, 1 forces fxsave, 2 forces xsave (if the CPU has it). Declared by
+/// the tests that use it.
+void setVectorSaveForTesting(int Mode);
+} // namespace detail
+
+namespace {
+
+std::atomic<int> VectorSaveOverride{0};
+
+/// How the slow-path glue saves the vector state.
+struct VectorSave {
+  bool UseXsave = false;
+  uint64_t Mask = 0;  ///< xsave's requested-feature bitmap (edx:eax)
+  uint32_t Size = 0;  ///< bytes of save area
+  uint32_t Align = 0; ///< its alignment
+};
+
+VectorSave detectVectorSave() {
+  VectorSave FX;
+  FX.Size = 512;
+  FX.Align = 16;
+#if !defined(__x86_64__)
+  // Emitting x86_64 code on another host (cross-assembling): nothing to
+  // detect; fxsave is available on every x86_64 CPU.
+  return FX;
+#else
+  unsigned A, B, C, D;
+  if (!__get_cpuid(1, &A, &B, &C, &D))
+    return FX;
+  constexpr unsigned XsaveBit = 1u << 26, OsxsaveBit = 1u << 27;
+  if (!(C & XsaveBit) || !(C & OsxsaveBit))
+    return FX;
+  // x87, SSE, AVX, and the three AVX-512 components (opmask, ZMM_Hi256,
+  // Hi16_ZMM). Not MPX (obsolete), PKRU (not caller state), nor AMX (its
+  // tile data may be armed for first-use faults).
+  constexpr uint64_t Wanted = 0x1 | 0x2 | 0x4 | 0x20 | 0x40 | 0x80;
+  VectorSave XS;
+  XS.UseXsave = true;
+  uint32_t Lo, Hi;
+  __asm__ volatile("xgetbv" : "=a"(Lo), "=d"(Hi) : "c"(0));
+  XS.Mask = ((uint64_t(Hi) << 32) | Lo) & Wanted;
+  XS.Align = 64;
+  // Standard (non-compacted) format: the legacy area and the header take
+  // 576 bytes; component I sits at CPUID(0xD, I).EBX, EAX bytes long.
+  uint32_t Size = 576;
+  for (unsigned I = 2; I < 8; ++I) {
+    if (!(XS.Mask & (uint64_t(1) << I)))
+      continue;
+    if (!__get_cpuid_count(0xD, I, &A, &B, &C, &D))
+      return FX;
+    if (B + A > Size)
+      Size = B + A;
+  }
+  XS.Size = (Size + 63) & ~63u;
+  return XS;
+#endif
+}
+
+VectorSave vectorSave() {
+  static const VectorSave Host = detectVectorSave();
+  int Override = VectorSaveOverride.load(std::memory_order_relaxed);
+  if (Override == 1 || (Override == 0 && !Host.UseXsave)) {
+    VectorSave FX;
+    FX.Size = 512;
+    FX.Align = 16;
+    return FX;
+  }
+  return Host;
+}
+
+/// Collects the first error of a run of emitter calls.
+class ErrorSink {
+public:
+  void operator()(Error E) {
+    if (E != kErrorOk && First == kErrorOk)
+      First = E;
+  }
+  Error get() const { return First; }
+
+private:
+  Error First = kErrorOk;
+};
+
+bool fitsInt32(int64_t V) {
+  return V >= std::numeric_limits<int32_t>::min() &&
+         V <= std::numeric_limits<int32_t>::max();
+}
+
+/// The contract on the operands (Emitters.h): four distinct 64-bit GPRs,
+/// none of them rsp, the first scratch register rax; and an assembler
+/// attached to a CodeHolder for x86_64.
+bool validOperands(const BaseEmitter &A, const MonitorOperands &Ops) {
+  if (!A.code() || A.arch() != Arch::kX64)
+    return false;
+  const x86::Gp *Regs[] = {&Ops.Obj, &Ops.Thread, &Ops.Scratch0, &Ops.Scratch1};
+  for (unsigned I = 0; I < 4; ++I) {
+    if (!Regs[I]->isGpq() || Regs[I]->id() == x86::Gp::kIdSp)
+      return false;
+    for (unsigned J = 0; J < I; ++J)
+      if (Regs[I]->id() == Regs[J]->id())
+        return false;
+  }
+  return Ops.Scratch0.id() == x86::Gp::kIdAx;
+}
+
+/// The layout values this file compiles in, checked to fit the encodings.
+bool validLayout(const jitlock_rt_layout &L) {
+  auto FitsImm = [](uint64_t V) { return fitsInt32(int64_t(V)); };
+  return L.abi_version == JITLOCK_RT_ABI_VERSION && FitsImm(L.lock_mask) &&
+         FitsImm(~L.lock_mask) && FitsImm(L.unlocked_value) &&
+         FitsImm(L.locked_value) && FitsImm(L.monitor_value) &&
+         L.lock_stack_top_offset <= INT32_MAX &&
+         L.lock_stack_end_offset <= INT32_MAX &&
+         fitsInt32(int64_t(L.monitor_owner_offset) -
+                   int64_t(L.monitor_value)) &&
+         fitsInt32(int64_t(L.monitor_recursions_offset) -
+                   int64_t(L.monitor_value));
+}
+
+/// test R, Bits: the byte form when the bits are in the low byte.
+Error testBits(x86::Assembler &A, const x86::Gp &R, uint64_t Bits) {
+  if (Bits <= 0xFF)
+    return A.test(R.r8(), int32_t(Bits));
+  return A.test(R, int32_t(Bits));
+}
+
+/// The caller-saved GPRs of the SysV ABI, in the order the glue pushes them
+/// (after rbx).
+constexpr uint32_t CallerSaved[] = {
+    x86::Gp::kIdAx, x86::Gp::kIdCx,  x86::Gp::kIdDx,
+    x86::Gp::kIdSi, x86::Gp::kIdDi,  x86::Gp::kIdR8,
+    x86::Gp::kIdR9, x86::Gp::kIdR10, x86::Gp::kIdR11};
+constexpr int32_t NumCallerSaved = sizeof(CallerSaved) / sizeof(CallerSaved[0]);
+
+/// Where the glue finds the value register `R` had on entry, once rbx holds
+/// the stack pointer after `push rbx` and the caller-saved registers are
+/// pushed below it.
+Operand savedValue(const x86::Gp &R) {
+  if (R.id() == x86::Gp::kIdBx)
+    return x86::qword_ptr(x86::rbx);
+  for (int32_t I = 0; I < NumCallerSaved; ++I)
+    if (CallerSaved[I] == R.id())
+      return x86::qword_ptr(x86::rbx, -8 * (I + 1));
+  return x86::gpq(R.id()); // callee-saved: untouched so far
+}
+
+/// The slow-path call: every register preserved, the stack aligned to 64 at
+/// the call whatever its alignment on entry, (thread, obj) in rdi/rsi, then
+/// a jump to Done.
+void emitGlue(x86::Assembler &A, const void *Entry, const MonitorOperands &Ops,
+              const Label &Done, ErrorSink &E) {
+  const VectorSave VS = vectorSave();
+  E(A.push(x86::rbx));
+  E(A.mov(x86::rbx, x86::rsp));
+  for (uint32_t Id : CallerSaved)
+    E(A.push(x86::gpq(Id)));
+  E(A.sub(x86::rsp, int32_t(VS.Size)));
+  E(A.and_(x86::rsp, -int32_t(VS.Align)));
+  if (VS.UseXsave) {
+    // The xsave header (bytes 512-575) must start zeroed: xsave writes only
+    // the XSTATE_BV bits of the components it saves, and xrstor faults on
+    // reserved header bits; the stack holds garbage there.
+    E(A.xor_(x86::eax, x86::eax));
+    for (int32_t Off = 512; Off < 512 + 64; Off += 8)
+      E(A.mov(x86::qword_ptr(x86::rsp, Off), x86::rax));
+    E(A.mov(x86::eax, uint32_t(VS.Mask)));
+    E(A.mov(x86::edx, uint32_t(VS.Mask >> 32)));
+    E(A.xsave64(x86::ptr(x86::rsp)));
+  } else {
+    E(A.fxsave64(x86::ptr(x86::rsp)));
+  }
+  // The arguments come from the saved copies: no ordering hazard when Obj
+  // and Thread are rdi/rsi (in either order) or rbx, rax, rdx.
+  Operand ThreadSrc = savedValue(Ops.Thread), ObjSrc = savedValue(Ops.Obj);
+  E(ThreadSrc.isReg() ? A.mov(x86::rdi, ThreadSrc.as<x86::Gp>())
+                      : A.mov(x86::rdi, ThreadSrc.as<x86::Mem>()));
+  E(ObjSrc.isReg() ? A.mov(x86::rsi, ObjSrc.as<x86::Gp>())
+                   : A.mov(x86::rsi, ObjSrc.as<x86::Mem>()));
+  E(A.mov(x86::rax, uint64_t(reinterpret_cast<uintptr_t>(Entry))));
+  E(A.call(x86::rax));
+  if (VS.UseXsave) {
+    E(A.mov(x86::eax, uint32_t(VS.Mask)));
+    E(A.mov(x86::edx, uint32_t(VS.Mask >> 32)));
+    E(A.xrstor64(x86::ptr(x86::rsp)));
+  } else {
+    E(A.fxrstor64(x86::ptr(x86::rsp)));
+  }
+  E(A.lea(x86::rsp, x86::ptr(x86::rbx, -8 * NumCallerSaved)));
+  for (int32_t I = NumCallerSaved - 1; I >= 0; --I)
+    E(A.pop(x86::gpq(CallerSaved[I])));
+  E(A.pop(x86::rbx));
+  E(A.jmp(Done));
+}
+
+/// The labels a sequence branches to: the caller's (Labels mode, created
+/// here when the caller left them invalid; Done must not be bound yet) or
+/// fresh ones.
+Error sequenceLabels(x86::Assembler &A, SlowPathMode Mode,
+                     SlowPathLabels *Labels, Label &Slow, Label &Done) {
+  if (Mode == SlowPathMode::Labels) {
+    CodeHolder &Code = *A.code();
+    if (!Code.isLabelValid(Labels->Slow))
+      Labels->Slow = A.newLabel();
+    if (!Code.isLabelValid(Labels->Done))
+      Labels->Done = A.newLabel();
+    if (Code.isLabelBound(Labels->Done))
+      return kErrorInvalidArgument;
+    Slow = Labels->Slow;
+    Done = Labels->Done;
+  } else {
+    Slow = A.newLabel();
+    Done = A.newLabel();
+  }
+  if (!Slow.isValid() || !Done.isValid())
+    return kErrorOutOfMemory;
+  return kErrorOk;
+}
+
+/// Everything checked before anything is emitted. OutOfLine needs the
+/// entry point it calls; Labels mode calls nothing (emitSlowCall does).
+Error checkArguments(x86::Assembler &A, const jitlock_rt_layout &L,
+                     const MonitorOperands &Ops, SlowPathMode Mode,
+                     SlowPathLabels *Labels, const void *Entry) {
+  if (!validOperands(A, Ops) || !validLayout(L))
+    return kErrorInvalidArgument;
+  if (Mode == SlowPathMode::OutOfLine)
+    return Entry ? kErrorOk : kErrorInvalidArgument;
+  if (Mode == SlowPathMode::Labels) {
+    if (!Labels)
+      return kErrorInvalidArgument;
+    CodeHolder &Code = *A.code();
+    if (Code.isLabelValid(Labels->Done) && Code.isLabelBound(Labels->Done))
+      return kErrorInvalidArgument;
+    return kErrorOk;
+  }
+  return kErrorInvalidArgument;
+}
+
+} // namespace
+
+void detail::setVectorSaveForTesting(int Mode) {
+  VectorSaveOverride.store(Mode, std::memory_order_relaxed);
+}
+
+Error emitMonitorEnter(x86::Assembler &A, const jitlock_rt_layout &L,
+                       const MonitorOperands &Ops, SlowPathMode Mode,
+                       SlowPathLabels *Labels, const RuntimeEntries &RT) {
+  if (Error Err = checkArguments(A, L, Ops, Mode, Labels, RT.Enter))
+    return Err;
+  Label Slow, Done;
+  if (Error Err = sequenceLabels(A, Mode, Labels, Slow, Done))
+    return Err;
+  Label Push = A.newLabel(), Inflated = A.newLabel();
+
+  const x86::Gp Obj = Ops.Obj, Thread = Ops.Thread, H = Ops.Scratch1;
+  const x86::Mem Header = x86::qword_ptr(Obj, L.header_offset);
+  const x86::Mem Top = x86::dword_ptr(Thread, int32_t(L.lock_stack_top_offset));
+  // [thread + top - 8]: the top entry, the sentinel when the stack is empty.
+  const x86::Mem TopEntry = x86::qword_ptr(Thread, x86::rax, 0, -8);
+  const int32_t MonOwner =
+      int32_t(int64_t(L.monitor_owner_offset) - int64_t(L.monitor_value));
+  const int32_t MonRecursions =
+      int32_t(int64_t(L.monitor_recursions_offset) - int64_t(L.monitor_value));
+  ErrorSink E;
+
+  // E1: h = header (relaxed; the CAS in E5 or M1 orders the acquire).
+  E(A.mov(H, Header));
+  // E2: bit 1 set: a monitor (10) or the embedder's state (11).
+  E(testBits(A, H, L.monitor_value));
+  E(A.jnz(Inflated));
+  // E3: a full lock stack goes to the runtime, which inflates the oldest.
+  E(A.mov(x86::eax, Top));
+  E(A.cmp(x86::eax, int32_t(L.lock_stack_end_offset)));
+  E(A.jae(Slow));
+  // E4: the top entry is obj: recursion, a push with no atomic.
+  E(A.cmp(TopEntry, Obj));
+  E(A.je(Push));
+  // E5: CAS header (h | 01) -> (h & ~11); acquire (lock cmpxchg is a full
+  // barrier). On failure the runtime retries from the state before E1.
+  E(A.mov(x86::rax, H));
+  E(A.or_(x86::rax, int32_t(L.unlocked_value)));
+  E(A.and_(H, int32_t(~L.lock_mask)));
+  E(A.lock().cmpxchg(Header, H));
+  E(A.jne(Slow));
+  // cmpxchg left rax = h | 01; reload the top (only this thread writes it).
+  E(A.mov(x86::eax, Top));
+  // Push: slot[top] = obj; top += 8. Plain stores: only this thread writes
+  // its lock stack.
+  E(A.bind(Push));
+  E(A.mov(x86::qword_ptr(Thread, x86::rax), Obj));
+  E(A.add(x86::eax, 8));
+  E(A.mov(Top, x86::eax));
+  E(A.jmp(Done));
+
+  if (Mode == SlowPathMode::OutOfLine) {
+    E(A.bind(Slow));
+    emitGlue(A, RT.Enter, Ops, Done, E);
+  }
+
+  // M1: exactly 10 (11 is the embedder's: the runtime waits it out). The
+  // monitor is h - 10; CAS its owner 0 -> thread, acquire.
+  E(A.bind(Inflated));
+  E(A.mov(x86::eax, H.r32()));
+  E(A.and_(x86::eax, int32_t(L.lock_mask)));
+  E(A.cmp(x86::eax, int32_t(L.monitor_value)));
+  E(A.jne(Slow));
+  E(A.xor_(x86::eax, x86::eax));
+  E(A.lock().cmpxchg(x86::qword_ptr(H, MonOwner), Thread));
+  E(A.je(Done));
+  // M2: the owner (now in rax) is this thread: recursions += 1 (only the
+  // owner writes it). Anonymous, queued bit or another owner: the runtime.
+  E(A.cmp(x86::rax, Thread));
+  E(A.jne(Slow));
+  E(A.inc(x86::qword_ptr(H, MonRecursions)));
+  E(A.bind(Done));
+  return E.get();
+}
+
+Error emitMonitorExit(x86::Assembler &A, const jitlock_rt_layout &L,
+                      const MonitorOperands &Ops, SlowPathMode Mode,
+                      SlowPathLabels *Labels, const RuntimeEntries &RT) {
+  if (Error Err = checkArguments(A, L, Ops, Mode, Labels, RT.Exit))
+    return Err;
+  Label Slow, Done;
+  if (Error Err = sequenceLabels(A, Mode, Labels, Slow, Done))
+    return Err;
+  Label Inflated = A.newLabel(), Restore = A.newLabel();
+
+  const x86::Gp Obj = Ops.Obj, Thread = Ops.Thread, H = Ops.Scratch1;
+  const x86::Mem Header = x86::qword_ptr(Obj, L.header_offset);
+  const x86::Mem Top = x86::dword_ptr(Thread, int32_t(L.lock_stack_top_offset));
+  const x86::Mem BelowTop = x86::qword_ptr(Thread, x86::rax, 0, -8);
+  const int32_t MonOwner =
+      int32_t(int64_t(L.monitor_owner_offset) - int64_t(L.monitor_value));
+  const int32_t MonRecursions =
+      int32_t(int64_t(L.monitor_recursions_offset) - int64_t(L.monitor_value));
+  ErrorSink E;
+
+  // X1: the top entry [thread + top - 8] is not obj: the inflated exit (N1).
+  E(A.mov(x86::eax, Top));
+  E(A.cmp(BelowTop, Obj));
+  E(A.jne(Inflated));
+  // X2: pop.
+  E(A.sub(x86::eax, 8));
+  E(A.mov(Top, x86::eax));
+  // X3: the new top entry (the sentinel when none) is obj too: a recursive
+  // exit, done.
+  E(A.cmp(BelowTop, Obj));
+  E(A.je(Done));
+  // X4: h = header; bits 00: CAS h -> h | 01, release (lock cmpxchg is a
+  // full barrier).
+  E(A.mov(x86::rax, Header));
+  if (L.locked_value == 0) {
+    E(testBits(A, x86::rax, L.lock_mask));
+  } else {
+    E(A.mov(H, x86::rax));
+    E(A.and_(H, int32_t(L.lock_mask)));
+    E(A.cmp(H, int32_t(L.locked_value)));
+  }
+  E(A.jnz(Restore));
+  E(A.mov(H, x86::rax));
+  E(A.or_(H, int32_t(L.unlocked_value)));
+  E(A.lock().cmpxchg(Header, H));
+  E(A.je(Done));
+  // X4 failed (a contender inflated it, or a hash was installed): push obj
+  // back (the slot still holds it) so that the runtime sees the state from
+  // before the exit.
+  E(A.bind(Restore));
+  E(A.add(Top, 8));
+  E(A.jmp(Slow));
+
+  // N1: h = header; not exactly 10: the runtime.
+  E(A.bind(Inflated));
+  E(A.mov(H, Header));
+  E(A.mov(x86::eax, H.r32()));
+  E(A.and_(x86::eax, int32_t(L.lock_mask)));
+  E(A.cmp(x86::eax, int32_t(L.monitor_value)));
+  E(A.jne(Slow));
+  // N2: the monitor (h - 10) has recursions: the runtime.
+  E(A.cmp(x86::qword_ptr(H, MonRecursions), 0));
+  E(A.jne(Slow));
+  // N3: CAS owner thread -> 0, release. Fails on the queued bit, an
+  // anonymous owner or another owner: the runtime. The zero comes from
+  // Thread, saved around the CAS (pop keeps the flags).
+  E(A.mov(x86::rax, Thread));
+  E(A.push(Thread));
+  E(A.xor_(Thread.r32(), Thread.r32()));
+  E(A.lock().cmpxchg(x86::qword_ptr(H, MonOwner), Thread));
+  E(A.pop(Thread));
+  if (Mode == SlowPathMode::OutOfLine) {
+    E(A.je(Done));
+    E(A.bind(Slow));
+    emitGlue(A, RT.Exit, Ops, Done, E);
+  } else {
+    E(A.jne(Slow));
+  }
+  E(A.bind(Done));
+  return E.get();
+}
+
+Error emitSlowCall(x86::Assembler &A, bool Enter, const MonitorOperands &Ops,
+                   const SlowPathLabels &Labels, const RuntimeEntries &RT) {
+  const void *Entry = Enter ? RT.Enter : RT.Exit;
+  if (!validOperands(A, Ops) || !Entry)
+    return kErrorInvalidArgument;
+  CodeHolder &Code = *A.code();
+  if (!Code.isLabelValid(Labels.Slow) || !Code.isLabelValid(Labels.Done) ||
+      Code.isLabelBound(Labels.Slow))
+    return kErrorInvalidArgument;
+  ErrorSink E;
+  E(A.bind(Labels.Slow));
+  emitGlue(A, Enter ? RT.Enter : RT.Exit, Ops, Labels.Done, E);
+  return E.get();
+}
+
+} // namespace jitlock::emit::x64

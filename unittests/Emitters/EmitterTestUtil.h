@@ -1,0 +1,371 @@
+//===- EmitterTestUtil.h - Shared helpers for the x86_64 emitter tests ----===//
+//
+// Register assignments, a runtime shim that checks the stack alignment of
+// every slow-path call and clobbers every caller-saved register on its way
+// back, and "programs": loops of monitor operations compiled with the
+// emitters and run natively, for the contended and mixed-tier tests.
+//
+//===----------------------------------------------------------------------===//
+#ifndef JITLOCK_UNITTESTS_EMITTERS_EMITTERTESTUTIL_H
+#define JITLOCK_UNITTESTS_EMITTERS_EMITTERTESTUTIL_H
+
+#include "jitlock/Emitters.h"
+#include "jitlock/jitlock_rt.h"
+
+#include <asmjit/x86.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cpuid.h>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace emit_test {
+
+using namespace asmjit;
+namespace jx = jitlock::emit::x64;
+using jitlock::emit::RuntimeEntries;
+using jitlock::emit::SlowPathLabels;
+using jitlock::emit::SlowPathMode;
+
+/// Calls JIT-compiled code through a function pointer. UBSan's
+/// -fsanitize=function (part of the asan preset's `undefined`) checks a
+/// signature word just before the callee, which JIT code does not have and
+/// which may lie on an unmapped page; calls into JIT code go through here.
+template <typename Fn, typename... Args>
+#if defined(__clang__)
+__attribute__((no_sanitize("function")))
+#endif
+inline void
+callJit(Fn *F, Args... As) {
+  F(As...);
+}
+
+inline JitRuntime &jit() {
+  static JitRuntime R;
+  return R;
+}
+
+inline jitlock_rt_layout layout() {
+  jitlock_rt_layout L;
+  jitlock_rt_get_layout(&L);
+  return L;
+}
+
+inline const char *regName(uint32_t Id) {
+  static const char *const Names[16] = {
+      "rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+      "r8",  "r9",  "r10", "r11", "r12", "r13", "r14", "r15"};
+  return Id < 16 ? Names[Id] : "?";
+}
+
+/// Which registers hold the object, the thread and the second scratch value
+/// (the first scratch register is always rax).
+struct Assignment {
+  x86::Gp Obj, Thread, Scratch1;
+  jx::MonitorOperands operands() const {
+    return {Obj, Thread, x86::rax, Scratch1};
+  }
+  std::string str() const {
+    return std::string("obj=") + regName(Obj.id()) +
+           " thread=" + regName(Thread.id()) + " scratch=rax," +
+           regName(Scratch1.id());
+  }
+  bool uses(uint32_t Id) const {
+    return Id == Obj.id() || Id == Thread.id() || Id == Scratch1.id() ||
+           Id == x86::Gp::kIdAx;
+  }
+};
+
+/// The registers an assignment may use: every GPR but rsp and rax.
+inline std::vector<uint32_t> assignableIds() {
+  std::vector<uint32_t> Ids;
+  for (uint32_t Id = 0; Id < 16; ++Id)
+    if (Id != x86::Gp::kIdSp && Id != x86::Gp::kIdAx)
+      Ids.push_back(Id);
+  return Ids;
+}
+
+/// Every ordered choice of (Obj, Thread, Scratch1): 14 * 13 * 12 = 2184.
+inline std::vector<Assignment> allAssignments() {
+  std::vector<Assignment> Out;
+  for (uint32_t O : assignableIds())
+    for (uint32_t T : assignableIds())
+      for (uint32_t S : assignableIds())
+        if (O != T && O != S && T != S)
+          Out.push_back({x86::gpq(O), x86::gpq(T), x86::gpq(S)});
+  return Out;
+}
+
+/// A small spread for the threaded tests: the argument registers in both
+/// orders, the REX registers (r12 and r13 need special ModRM/SIB forms as
+/// bases), rbx/rbp, and the registers the glue itself uses.
+inline std::vector<Assignment> sampleAssignments() {
+  using namespace x86;
+  return {
+      {rdi, rsi, rdx}, {rsi, rdi, rcx}, {r12, r13, r8},  {r13, r12, r15},
+      {rbx, rbp, r11}, {rbp, rbx, r9},  {r8, r9, r10},   {r15, r14, rbx},
+      {r11, r10, rdi}, {rdx, rcx, rsi}, {rcx, r11, r12}, {r14, r15, r13},
+  };
+}
+
+//===-- Vector state the tests can check ---------------------------------===//
+
+enum class VecLevel { Xmm, Ymm, Zmm };
+
+inline uint64_t xcr0() {
+  unsigned A, B, C, D;
+  if (!__get_cpuid(1, &A, &B, &C, &D) || !(C & (1u << 27)))
+    return 0;
+  uint32_t Lo, Hi;
+  __asm__ volatile("xgetbv" : "=a"(Lo), "=d"(Hi) : "c"(0));
+  return (uint64_t(Hi) << 32) | Lo;
+}
+
+/// The widest vector state this CPU and OS have enabled.
+inline VecLevel hostVecLevel() {
+  const CpuFeatures::X86 &F = CpuInfo::host().features().x86();
+  uint64_t X = xcr0();
+  if (F.hasAVX512_F() && (X & 0xE6) == 0xE6)
+    return VecLevel::Zmm;
+  if (F.hasAVX() && (X & 0x6) == 0x6)
+    return VecLevel::Ymm;
+  return VecLevel::Xmm;
+}
+
+inline const char *vecName(VecLevel V) {
+  return V == VecLevel::Zmm ? "zmm" : V == VecLevel::Ymm ? "ymm" : "xmm";
+}
+
+/// Number of vector registers and bytes per register at a level.
+inline unsigned vecCount(VecLevel V) { return V == VecLevel::Zmm ? 32 : 16; }
+inline unsigned vecBytes(VecLevel V) {
+  return V == VecLevel::Zmm ? 64 : V == VecLevel::Ymm ? 32 : 16;
+}
+
+inline x86::Vec vecReg(VecLevel V, unsigned I) {
+  return V == VecLevel::Zmm   ? x86::Vec(x86::zmm(I))
+         : V == VecLevel::Ymm ? x86::Vec(x86::ymm(I))
+                              : x86::Vec(x86::xmm(I));
+}
+
+inline void emitVecLoad(x86::Assembler &A, VecLevel V, unsigned I,
+                        const x86::Mem &M) {
+  if (V == VecLevel::Zmm)
+    A.vmovdqu64(x86::zmm(I), M);
+  else if (V == VecLevel::Ymm)
+    A.vmovdqu(x86::ymm(I), M);
+  else
+    A.movdqu(x86::xmm(I), M);
+}
+inline void emitVecStore(x86::Assembler &A, VecLevel V, unsigned I,
+                         const x86::Mem &M) {
+  if (V == VecLevel::Zmm)
+    A.vmovdqu64(M, x86::zmm(I));
+  else if (V == VecLevel::Ymm)
+    A.vmovdqu(M, x86::ymm(I));
+  else
+    A.movdqu(M, x86::xmm(I));
+}
+
+//===-- The runtime shim -------------------------------------------------===//
+
+/// Counts the calls that reach it and the ones whose stack was not 16-byte
+/// aligned at the call.
+struct ShimCounters {
+  std::atomic<uint64_t> Calls{0};
+  std::atomic<uint64_t> Misaligned{0};
+};
+
+/// A function with the runtime entry points' signature that checks the
+/// stack alignment at its call, calls `Target`, and then, like any C
+/// function may, overwrites every caller-saved register but rax (all GPRs,
+/// and all vector state up to `Level`) before returning.
+inline void *buildShim(const void *Target, ShimCounters &C, VecLevel Level) {
+  CodeHolder Code;
+  Code.init(jit().environment());
+  x86::Assembler A(&Code);
+  Label Aligned = A.newLabel();
+  // The ABI: rsp + 8 is 16-byte aligned at entry.
+  A.mov(x86::rax, x86::rsp);
+  A.and_(x86::eax, 15);
+  A.cmp(x86::eax, 8);
+  A.je(Aligned);
+  A.mov(x86::r11, reinterpret_cast<uint64_t>(&C.Misaligned));
+  A.lock().inc(x86::qword_ptr(x86::r11));
+  A.bind(Aligned);
+  A.mov(x86::r11, reinterpret_cast<uint64_t>(&C.Calls));
+  A.lock().inc(x86::qword_ptr(x86::r11));
+  A.sub(x86::rsp, 8);
+  A.mov(x86::rax, reinterpret_cast<uint64_t>(Target));
+  A.call(x86::rax);
+  A.add(x86::rsp, 8);
+  for (uint32_t Id : {1u, 2u, 6u, 7u, 8u, 9u, 10u, 11u})
+    A.mov(x86::gpq(Id), uint64_t(0xBADC0DE000000000ull | Id));
+  for (unsigned I = 0; I < vecCount(Level); ++I) {
+    if (Level == VecLevel::Zmm)
+      A.vpternlogd(x86::zmm(I), x86::zmm(I), x86::zmm(I), 0xFF);
+    else if (Level == VecLevel::Ymm)
+      A.vpcmpeqd(x86::ymm(I), x86::ymm(I), x86::ymm(I));
+    else
+      A.pcmpeqd(x86::xmm(I), x86::xmm(I));
+  }
+  if (Level == VecLevel::Zmm)
+    for (unsigned I = 1; I < 8; ++I)
+      A.kxnorw(x86::k(I), x86::k(I), x86::k(I));
+  A.ret();
+  void *Fn = nullptr;
+  Error E = jit().add(&Fn, &Code);
+  EXPECT_EQ(E, kErrorOk) << DebugUtils::errorAsString(E);
+  return Fn;
+}
+
+/// A pair of shims in front of jitlock_rt_monitor_enter/exit.
+class RuntimeShim {
+public:
+  explicit RuntimeShim(VecLevel Level) {
+    EnterFn =
+        buildShim(reinterpret_cast<const void *>(&jitlock_rt_monitor_enter),
+                  Enter, Level);
+    ExitFn = buildShim(reinterpret_cast<const void *>(&jitlock_rt_monitor_exit),
+                       Exit, Level);
+  }
+  ~RuntimeShim() {
+    jit().release(EnterFn);
+    jit().release(ExitFn);
+  }
+  RuntimeShim(const RuntimeShim &) = delete;
+  RuntimeShim &operator=(const RuntimeShim &) = delete;
+  RuntimeEntries entries() const {
+    RuntimeEntries RT;
+    RT.Enter = EnterFn;
+    RT.Exit = ExitFn;
+    return RT;
+  }
+  uint64_t enters() const { return Enter.Calls.load(); }
+  uint64_t exits() const { return Exit.Calls.load(); }
+  uint64_t misaligned() const {
+    return Enter.Misaligned.load() + Exit.Misaligned.load();
+  }
+
+  ShimCounters Enter, Exit;
+
+private:
+  void *EnterFn = nullptr, *ExitFn = nullptr;
+};
+
+//===-- Programs: loops of monitor operations ----------------------------===//
+
+enum class OpKind { Enter, Exit, Inc };
+struct Op {
+  OpKind Kind;
+  unsigned Index; ///< into ProgramCtx::Objs / Counters
+};
+
+constexpr unsigned MaxProgramObjects = 8;
+
+struct ProgramCtx {
+  jitlock_thread *Thread = nullptr;
+  uint64_t Remaining = 0; ///< iterations left; the loop runs while > 0
+  void *Objs[MaxProgramObjects] = {};
+  uint64_t *Counters[MaxProgramObjects] = {};
+};
+
+/// void fn(ProgramCtx *): `Remaining` times, the ops in order. Inc is an
+/// unguarded read-modify-write of *Counters[i] (a plain load, add, store):
+/// only the monitor keeps increments from being lost.
+class Program {
+public:
+  Program(const Assignment &As, const std::vector<Op> &Ops, SlowPathMode Mode,
+          const RuntimeEntries &RT = {}) {
+    CodeHolder Code;
+    Code.init(jit().environment());
+    x86::Assembler A(&Code);
+    jitlock_rt_layout L = layout();
+    jx::MonitorOperands MO = As.operands();
+    // The context pointer lives in a register the assignment leaves free.
+    x86::Gp Ctx;
+    for (uint32_t Id : {3u, 5u, 12u, 13u, 14u, 15u, 1u, 2u, 6u, 7u, 8u, 9u})
+      if (!As.uses(Id)) {
+        Ctx = x86::gpq(Id);
+        break;
+      }
+    const x86::Gp CalleeSaved[] = {x86::rbx, x86::rbp, x86::r12,
+                                   x86::r13, x86::r14, x86::r15};
+    for (const x86::Gp &R : CalleeSaved)
+      A.push(R);
+    A.sub(x86::rsp, 8);
+    A.mov(Ctx, x86::rdi);
+    A.mov(MO.Thread, x86::qword_ptr(Ctx, offsetof(ProgramCtx, Thread)));
+    std::vector<SlowPathLabels> Slow;
+    std::vector<bool> SlowIsEnter;
+    Label Loop = A.newLabel();
+    A.bind(Loop);
+    for (const Op &O : Ops) {
+      if (O.Kind == OpKind::Inc) {
+        A.mov(MO.Scratch1,
+              x86::qword_ptr(
+                  Ctx, int32_t(offsetof(ProgramCtx, Counters) + 8 * O.Index)));
+        A.mov(x86::rax, x86::qword_ptr(MO.Scratch1));
+        A.add(x86::rax, 1);
+        A.mov(x86::qword_ptr(MO.Scratch1), x86::rax);
+        continue;
+      }
+      A.mov(MO.Obj, x86::qword_ptr(Ctx, int32_t(offsetof(ProgramCtx, Objs) +
+                                                8 * O.Index)));
+      SlowPathLabels *Labels = nullptr;
+      if (Mode == SlowPathMode::Labels) {
+        Slow.emplace_back();
+        SlowIsEnter.push_back(O.Kind == OpKind::Enter);
+        Labels = &Slow.back();
+      }
+      Error E = O.Kind == OpKind::Enter
+                    ? jx::emitMonitorEnter(A, L, MO, Mode, Labels, RT)
+                    : jx::emitMonitorExit(A, L, MO, Mode, Labels, RT);
+      EXPECT_EQ(E, kErrorOk) << DebugUtils::errorAsString(E);
+    }
+    A.sub(x86::qword_ptr(Ctx, offsetof(ProgramCtx, Remaining)), 1);
+    A.jnz(Loop);
+    A.add(x86::rsp, 8);
+    for (int I = 5; I >= 0; --I)
+      A.pop(CalleeSaved[I]);
+    A.ret();
+    for (size_t I = 0; I < Slow.size(); ++I) {
+      Error E = jx::emitSlowCall(A, SlowIsEnter[I], MO, Slow[I], RT);
+      EXPECT_EQ(E, kErrorOk) << DebugUtils::errorAsString(E);
+    }
+    Error E = jit().add(&Fn, &Code);
+    EXPECT_EQ(E, kErrorOk) << DebugUtils::errorAsString(E);
+  }
+  ~Program() {
+    if (Fn)
+      jit().release(Fn);
+  }
+  Program(const Program &) = delete;
+  Program &operator=(const Program &) = delete;
+
+  /// Runs the loop `Ctx.Remaining` times (at least once).
+  void run(ProgramCtx &Ctx) const { callJit(Fn, &Ctx); }
+
+private:
+  void (*Fn)(ProgramCtx *) = nullptr;
+};
+
+/// What a lock looks like when nobody holds, waits for or queues on it.
+inline void expectReleased(const void *Obj, const std::string &What) {
+  jitlock_lock_info I{};
+  ASSERT_EQ(jitlock_rt_inspect(Obj, &I), JITLOCK_OK) << What;
+  EXPECT_TRUE(I.state == JITLOCK_STATE_UNLOCKED ||
+              I.state == JITLOCK_STATE_INFLATED)
+      << What << ": state " << I.state;
+  EXPECT_EQ(I.owner, nullptr) << What;
+  EXPECT_EQ(I.anonymous_owner, 0u) << What;
+  EXPECT_EQ(I.holds, 0u) << What;
+  EXPECT_EQ(I.entry_queued, 0u) << What;
+  EXPECT_EQ(I.waiting, 0u) << What;
+}
+
+} // namespace emit_test
+
+#endif // JITLOCK_UNITTESTS_EMITTERS_EMITTERTESTUTIL_H

@@ -1,0 +1,859 @@
+//===- X64EmitterTest.cpp - The x86_64 emitters, executed natively --------===//
+//
+// Every sequence is emitted into a fresh CodeHolder, added to a JitRuntime
+// and run on this machine. A "probe" wraps one monitor operation: it loads
+// every general-purpose register, every vector register (xmm, ymm or zmm,
+// whatever the CPU has, plus the AVX-512 mask registers) with sentinels, runs
+// the sequence, and stores them all back, so each step checks that nothing
+// but the scratch registers changed. The slow paths go through a shim that
+// checks the stack alignment of the call and clobbers every caller-saved
+// register before returning, so the glue must really preserve them; counting
+// the shim's calls tells which steps stayed inline.
+//
+// After every step the lock state is checked through the runtime's queries
+// (jitlock_rt_inspect, jitlock_rt_lock_stack) and the header word itself.
+//
+//===----------------------------------------------------------------------===//
+#include "EmitterTestUtil.h"
+
+#include "../Runtime/RuntimeTestUtil.h"
+
+#include <cstring>
+#include <deque>
+#include <thread>
+
+namespace jitlock::emit::x64::detail {
+void setVectorSaveForTesting(int Mode);
+} // namespace jitlock::emit::x64::detail
+
+using namespace emit_test;
+using namespace jitlock_test;
+
+namespace {
+
+//===-- The probe --------------------------------------------------------===//
+
+struct alignas(64) ProbeFrame {
+  uint64_t GprIn[16];
+  uint64_t GprOut[16];
+  uint64_t RspIn, RspOut;
+  uint64_t KIn[8], KOut[8];
+  alignas(64) uint8_t VecIn[32][64];
+  alignas(64) uint8_t VecOut[32][64];
+};
+
+struct ProbeOptions {
+  SlowPathMode Mode = SlowPathMode::OutOfLine;
+  bool Misalign = false; ///< rsp = 8 mod 16 when the sequence starts
+  VecLevel Level = VecLevel::Xmm;
+  bool Shim = true; ///< slow paths through a RuntimeShim, else the runtime
+};
+
+std::string describe(const Assignment &As, const ProbeOptions &O) {
+  return As.str() +
+         (O.Mode == SlowPathMode::Labels ? " labels" : " out-of-line") +
+         (O.Misalign ? " rsp%16=8" : " rsp%16=0") + " " + vecName(O.Level) +
+         (O.Shim ? " shim" : " runtime");
+}
+
+/// enter(thread, obj) and exit(thread, obj), each one emitted sequence in a
+/// wrapper that checks every register around it.
+class Probe {
+public:
+  Probe(const Assignment &As, const ProbeOptions &O)
+      : As(As), Opts(O), Shim(O.Level) {
+    RuntimeEntries RT = O.Shim ? Shim.entries() : RuntimeEntries{};
+    EnterFn = build(/*Enter=*/true, RT);
+    ExitFn = build(/*Enter=*/false, RT);
+  }
+  ~Probe() {
+    if (EnterFn)
+      jit().release(EnterFn);
+    if (ExitFn)
+      jit().release(ExitFn);
+  }
+  Probe(const Probe &) = delete;
+  Probe &operator=(const Probe &) = delete;
+
+  void enter(jitlock_thread *T, void *Obj) { run(EnterFn, T, Obj, "enter"); }
+  void exit(jitlock_thread *T, void *Obj) { run(ExitFn, T, Obj, "exit"); }
+
+  /// Slow-path calls so far (through the shim).
+  uint64_t slowEnters() const { return Shim.enters(); }
+  uint64_t slowExits() const { return Shim.exits(); }
+  uint64_t misalignedCalls() const { return Shim.misaligned(); }
+  bool built() const { return EnterFn && ExitFn; }
+
+private:
+  using Fn = void (*)(ProbeFrame *);
+
+  Fn build(bool Enter, const RuntimeEntries &RT) {
+    CodeHolder Code;
+    Code.init(jit().environment());
+    x86::Assembler A(&Code);
+    const VecLevel V = Opts.Level;
+    const x86::Gp CalleeSaved[] = {x86::rbx, x86::rbp, x86::r12,
+                                   x86::r13, x86::r14, x86::r15};
+    for (const x86::Gp &R : CalleeSaved)
+      A.push(R);
+    // Entry: rsp = 8 mod 16; after six pushes still 8 mod 16.
+    const int32_t Frame = Opts.Misalign ? 16 : 8;
+    A.sub(x86::rsp, Frame);
+    A.mov(x86::qword_ptr(x86::rsp), x86::rdi);
+    A.mov(x86::qword_ptr(x86::rdi, offsetof(ProbeFrame, RspIn)), x86::rsp);
+    for (unsigned I = 0; I < vecCount(V); ++I)
+      emitVecLoad(
+          A, V, I,
+          x86::ptr(x86::rdi, int32_t(offsetof(ProbeFrame, VecIn) + 64 * I)));
+    if (V == VecLevel::Zmm)
+      for (unsigned I = 1; I < 8; ++I)
+        A.kmovw(x86::k(I),
+                x86::word_ptr(x86::rdi,
+                              int32_t(offsetof(ProbeFrame, KIn) + 8 * I)));
+    for (uint32_t Id = 0; Id < 16; ++Id)
+      if (Id != x86::Gp::kIdSp && Id != x86::Gp::kIdDi)
+        A.mov(x86::gpq(Id),
+              x86::qword_ptr(x86::rdi,
+                             int32_t(offsetof(ProbeFrame, GprIn) + 8 * Id)));
+    A.mov(x86::rdi,
+          x86::qword_ptr(x86::rdi, int32_t(offsetof(ProbeFrame, GprIn) +
+                                           8 * x86::Gp::kIdDi)));
+
+    SlowPathLabels Labels;
+    jitlock_rt_layout L = layout();
+    Error E =
+        Enter
+            ? jx::emitMonitorEnter(A, L, As.operands(), Opts.Mode, &Labels, RT)
+            : jx::emitMonitorExit(A, L, As.operands(), Opts.Mode, &Labels, RT);
+    EXPECT_EQ(E, kErrorOk) << DebugUtils::errorAsString(E);
+
+    A.push(x86::rax);
+    A.mov(x86::rax, x86::qword_ptr(x86::rsp, 8));
+    for (uint32_t Id = 1; Id < 16; ++Id)
+      if (Id != x86::Gp::kIdSp)
+        A.mov(x86::qword_ptr(x86::rax,
+                             int32_t(offsetof(ProbeFrame, GprOut) + 8 * Id)),
+              x86::gpq(Id));
+    A.pop(x86::rcx);
+    A.mov(x86::qword_ptr(x86::rax, offsetof(ProbeFrame, GprOut)), x86::rcx);
+    A.mov(x86::qword_ptr(x86::rax, offsetof(ProbeFrame, RspOut)), x86::rsp);
+    for (unsigned I = 0; I < vecCount(V); ++I)
+      emitVecStore(
+          A, V, I,
+          x86::ptr(x86::rax, int32_t(offsetof(ProbeFrame, VecOut) + 64 * I)));
+    if (V == VecLevel::Zmm)
+      for (unsigned I = 1; I < 8; ++I)
+        A.kmovw(x86::word_ptr(x86::rax,
+                              int32_t(offsetof(ProbeFrame, KOut) + 8 * I)),
+                x86::k(I));
+    A.add(x86::rsp, Frame);
+    for (int I = 5; I >= 0; --I)
+      A.pop(CalleeSaved[I]);
+    if (V != VecLevel::Xmm)
+      A.vzeroupper();
+    A.ret();
+    if (Opts.Mode == SlowPathMode::Labels) {
+      E = jx::emitSlowCall(A, Enter, As.operands(), Labels, RT);
+      EXPECT_EQ(E, kErrorOk) << DebugUtils::errorAsString(E);
+    }
+    void *Out = nullptr;
+    E = jit().add(&Out, &Code);
+    EXPECT_EQ(E, kErrorOk) << DebugUtils::errorAsString(E);
+    return reinterpret_cast<Fn>(Out);
+  }
+
+  void run(Fn F, jitlock_thread *T, void *Obj, const char *What) {
+    ProbeFrame P;
+    std::memset(&P, 0, sizeof P);
+    ++Round;
+    for (uint32_t Id = 0; Id < 16; ++Id)
+      P.GprIn[Id] = 0x5EED000000000000ull | (uint64_t(Id) << 40) | Round;
+    P.GprIn[As.Obj.id()] = reinterpret_cast<uint64_t>(Obj);
+    P.GprIn[As.Thread.id()] = reinterpret_cast<uint64_t>(T);
+    for (unsigned I = 0; I < 32; ++I)
+      for (unsigned B = 0; B < 64; ++B)
+        P.VecIn[I][B] = uint8_t(I * 64 + B + Round);
+    for (unsigned I = 0; I < 8; ++I)
+      P.KIn[I] = (0xA5A5u + I * 0x1111u + Round) & 0xFFFF;
+    callJit(F, &P);
+    EXPECT_EQ(P.RspOut, P.RspIn) << What << ": rsp changed";
+    for (uint32_t Id = 0; Id < 16; ++Id) {
+      if (Id == x86::Gp::kIdSp || Id == x86::Gp::kIdAx ||
+          Id == As.Scratch1.id())
+        continue;
+      EXPECT_EQ(P.GprOut[Id], P.GprIn[Id])
+          << What << ": " << regName(Id) << " not preserved";
+    }
+    unsigned Bytes = vecBytes(Opts.Level);
+    for (unsigned I = 0; I < vecCount(Opts.Level); ++I)
+      EXPECT_EQ(std::memcmp(P.VecOut[I], P.VecIn[I], Bytes), 0)
+          << What << ": " << vecName(Opts.Level) << I << " not preserved";
+    if (Opts.Level == VecLevel::Zmm)
+      for (unsigned I = 1; I < 8; ++I)
+        EXPECT_EQ(P.KOut[I] & 0xFFFF, P.KIn[I]) << What << ": k" << I;
+  }
+
+  Assignment As;
+  ProbeOptions Opts;
+  RuntimeShim Shim;
+  Fn EnterFn = nullptr, ExitFn = nullptr;
+  uint64_t Round = 0;
+};
+
+//===-- The fixture ------------------------------------------------------===//
+
+class X64EmitterTest : public RuntimeTest {
+protected:
+  void SetUp() override {
+    RuntimeTest::SetUp();
+    L = layout();
+  }
+  void TearDown() override {
+    jitlock::emit::x64::detail::setVectorSaveForTesting(0);
+    RuntimeTest::TearDown();
+  }
+
+  /// A fresh unlocked object with embedder bits in its header, whose header
+  /// sits at the configured offset from the returned pointer.
+  void *object() {
+    Obj &O = Arena.emplace_back();
+    Objects.push_back(&O);
+    // Obj keeps the header in its first word; the object pointer is placed
+    // so that pointer + header_offset is that word.
+    return reinterpret_cast<char *>(&O) - L.header_offset;
+  }
+  uint64_t header(const void *P) const {
+    return reinterpret_cast<const std::atomic<uint64_t> *>(
+               static_cast<const char *>(P) + L.header_offset)
+        ->load();
+  }
+
+  void expectLock(const void *P, uint32_t State, jitlock_thread *Owner,
+                  uint64_t Holds, const char *Step) {
+    jitlock_lock_info I = inspect(P);
+    EXPECT_EQ(I.state, State) << Step << ": " << jitlock_test::describe(P);
+    EXPECT_EQ(I.owner, Owner) << Step << ": " << jitlock_test::describe(P);
+    EXPECT_EQ(I.holds, Holds) << Step << ": " << jitlock_test::describe(P);
+    EXPECT_EQ(I.anonymous_owner, 0u) << Step;
+  }
+  void expectStack(std::vector<void *> Expect, const char *Step) {
+    EXPECT_EQ(lockStack(self), Expect) << Step;
+  }
+
+  /// Every path a single thread can take, with the state checked after each
+  /// step and the slow-path calls counted (so inline paths stay inline).
+  void runPaths(Probe &P);
+
+  /// Runs runPaths for one configuration and reports it on failure.
+  void runConfig(const Assignment &As, const ProbeOptions &O) {
+    SCOPED_TRACE(describe(As, O));
+    Probe P(As, O);
+    ASSERT_TRUE(P.built());
+    runPaths(P);
+    EXPECT_EQ(P.misalignedCalls(), 0u) << "a slow-path call was misaligned";
+  }
+
+  jitlock_rt_layout L{};
+  std::deque<Obj> Arena;
+  std::vector<Obj *> Objects;
+};
+
+void X64EmitterTest::runPaths(Probe &P) {
+  const uint64_t Fast = kUnlockedHeader & ~kLockMask;
+  uint64_t SE = P.slowEnters(), SX = P.slowExits();
+  // Slow-path calls since the last check.
+  auto Slow = [&](uint64_t &Base, uint64_t Now) {
+    uint64_t D = Now - Base;
+    Base = Now;
+    return D;
+  };
+#define EXPECT_SLOW(Enters, Exits, Step)                                       \
+  do {                                                                         \
+    EXPECT_EQ(Slow(SE, P.slowEnters()), uint64_t(Enters)) << Step;             \
+    EXPECT_EQ(Slow(SX, P.slowExits()), uint64_t(Exits)) << Step;               \
+  } while (0)
+
+  // Fast: E1-E5 then X1-X4, all inline; the embedder bits survive.
+  void *A = object();
+  P.enter(self, A);
+  expectLock(A, JITLOCK_STATE_FAST, self, 1, "fast enter");
+  expectStack({A}, "fast enter");
+  EXPECT_EQ(header(A), Fast);
+  EXPECT_SLOW(0, 0, "fast enter");
+  P.exit(self, A);
+  expectLock(A, JITLOCK_STATE_UNLOCKED, nullptr, 0, "fast exit");
+  expectStack({}, "fast exit");
+  EXPECT_EQ(header(A), kUnlockedHeader);
+  EXPECT_SLOW(0, 0, "fast exit");
+  if (::testing::Test::HasFailure())
+    return;
+
+  // Recursive: E4 pushes with no atomic; X3 pops.
+  for (uint64_t K = 1; K <= 3; ++K) {
+    P.enter(self, A);
+    expectLock(A, JITLOCK_STATE_FAST, self, K, "recursive enter");
+  }
+  expectStack({A, A, A}, "recursive enter");
+  EXPECT_EQ(header(A), Fast);
+  for (uint64_t K = 3; K >= 1; --K) {
+    P.exit(self, A);
+    if (K > 1)
+      expectLock(A, JITLOCK_STATE_FAST, self, K - 1, "recursive exit");
+  }
+  expectLock(A, JITLOCK_STATE_UNLOCKED, nullptr, 0, "recursive exit");
+  expectStack({}, "recursive exit");
+  EXPECT_EQ(header(A), kUnlockedHeader);
+  EXPECT_SLOW(0, 0, "recursive");
+
+  // Serial: two objects, nested.
+  void *B = object();
+  P.enter(self, A);
+  P.enter(self, B);
+  expectStack({A, B}, "serial enter");
+  expectLock(B, JITLOCK_STATE_FAST, self, 1, "serial enter");
+  P.exit(self, B);
+  P.exit(self, A);
+  expectStack({}, "serial exit");
+  expectLock(A, JITLOCK_STATE_UNLOCKED, nullptr, 0, "serial exit");
+  expectLock(B, JITLOCK_STATE_UNLOCKED, nullptr, 0, "serial exit");
+  EXPECT_SLOW(0, 0, "serial");
+
+  // Non-adjacent re-entry A B A: E5's CAS fails, the runtime inflates A.
+  P.enter(self, A);
+  P.enter(self, B);
+  P.enter(self, A);
+  EXPECT_SLOW(1, 0, "A B A");
+  expectLock(A, JITLOCK_STATE_INFLATED, self, 2, "A B A");
+  expectLock(B, JITLOCK_STATE_FAST, self, 1, "A B A");
+  expectStack({B}, "A B A");
+  EXPECT_EQ(header(A) & kLockMask, kMonitor);
+  // Exit A: X1 sees B on top -> N1 (10) -> N2 (recursions 1) -> runtime.
+  P.exit(self, A);
+  EXPECT_SLOW(0, 1, "A B A: exit A");
+  expectLock(A, JITLOCK_STATE_INFLATED, self, 1, "A B A: exit A");
+  P.exit(self, B);
+  EXPECT_SLOW(0, 0, "A B A: exit B");
+  expectLock(B, JITLOCK_STATE_UNLOCKED, nullptr, 0, "A B A: exit B");
+  expectStack({}, "A B A: exit B");
+  // N3 inline: CAS owner self -> 0.
+  P.exit(self, A);
+  EXPECT_SLOW(0, 0, "A B A: last exit");
+  expectLock(A, JITLOCK_STATE_INFLATED, nullptr, 0, "A B A: last exit");
+  if (::testing::Test::HasFailure())
+    return;
+
+  // Inflated, inline: M1 takes the free monitor, M2 counts, N2 sends the
+  // recursive exit to the runtime, N3 releases inline.
+  P.enter(self, A);
+  EXPECT_SLOW(0, 0, "M1");
+  expectLock(A, JITLOCK_STATE_INFLATED, self, 1, "M1");
+  expectStack({}, "M1");
+  P.enter(self, A);
+  EXPECT_SLOW(0, 0, "M2");
+  expectLock(A, JITLOCK_STATE_INFLATED, self, 2, "M2");
+  P.enter(self, A);
+  EXPECT_SLOW(0, 0, "M2 again");
+  expectLock(A, JITLOCK_STATE_INFLATED, self, 3, "M2 again");
+  P.exit(self, A);
+  EXPECT_SLOW(0, 1, "N2 (recursions)");
+  expectLock(A, JITLOCK_STATE_INFLATED, self, 2, "N2 (recursions)");
+  P.exit(self, A);
+  EXPECT_SLOW(0, 1, "N2 (recursions)");
+  expectLock(A, JITLOCK_STATE_INFLATED, self, 1, "N2 (recursions)");
+  P.exit(self, A);
+  EXPECT_SLOW(0, 0, "N3");
+  expectLock(A, JITLOCK_STATE_INFLATED, nullptr, 0, "N3");
+  // An inflated object under a fast-locked one: X1 -> N1 -> N3 inline.
+  P.enter(self, A);
+  P.enter(self, B);
+  expectStack({B}, "inflated under fast");
+  P.exit(self, B);
+  P.exit(self, A);
+  EXPECT_SLOW(0, 0, "inflated under fast");
+  expectLock(A, JITLOCK_STATE_INFLATED, nullptr, 0, "inflated under fast");
+  expectStack({}, "inflated under fast");
+  if (::testing::Test::HasFailure())
+    return;
+
+  // Full stack: the 9th enter fails E3; the runtime inflates the oldest.
+  std::vector<void *> O;
+  for (unsigned K = 0; K <= L.lock_stack_capacity; ++K)
+    O.push_back(object());
+  for (unsigned K = 0; K < L.lock_stack_capacity; ++K)
+    P.enter(self, O[K]);
+  EXPECT_SLOW(0, 0, "fill the stack");
+  expectStack(std::vector<void *>(O.begin(), O.end() - 1), "full stack");
+  P.enter(self, O.back());
+  EXPECT_SLOW(1, 0, "9th enter");
+  expectStack(std::vector<void *>(O.begin() + 1, O.end()), "9th enter");
+  expectLock(O[0], JITLOCK_STATE_INFLATED, self, 1, "9th enter");
+  for (unsigned K = 1; K < O.size(); ++K)
+    expectLock(O[K], JITLOCK_STATE_FAST, self, 1, "9th enter");
+  for (size_t K = O.size(); K-- > 1;) {
+    P.exit(self, O[K]);
+    EXPECT_EQ(header(O[K]), kUnlockedHeader) << K;
+  }
+  P.exit(self, O[0]); // N3 inline
+  EXPECT_SLOW(0, 0, "unwind the full stack");
+  expectLock(O[0], JITLOCK_STATE_INFLATED, nullptr, 0, "full stack unwound");
+  expectStack({}, "full stack unwound");
+  if (::testing::Test::HasFailure())
+    return;
+
+  // Full stack whose top is re-entered: the runtime inflates the oldest and
+  // pushes.
+  for (unsigned K = 1; K <= L.lock_stack_capacity; ++K)
+    P.enter(self, O[K]);
+  P.enter(self, O.back());
+  EXPECT_SLOW(1, 0, "full stack, adjacent re-entry");
+  expectLock(O.back(), JITLOCK_STATE_FAST, self, 2, "full, adjacent");
+  expectLock(O[1], JITLOCK_STATE_INFLATED, self, 1, "full, adjacent");
+  P.exit(self, O.back());
+  for (size_t K = O.size(); K-- > 1;)
+    P.exit(self, O[K]);
+  EXPECT_SLOW(0, 0, "full stack, adjacent re-entry: unwind");
+  expectStack({}, "full stack, adjacent re-entry: unwind");
+  expectLock(O[1], JITLOCK_STATE_INFLATED, nullptr, 0, "full, adjacent");
+
+  // Identity hash: installed before the lock and while fast-locked (X4's
+  // CAS must use the header it reloads); it never inflates.
+  void *C = object();
+  uint64_t H1 = jitlock_rt_identity_hash(self, C);
+  EXPECT_NE(H1, 0u);
+  uint64_t Hashed = header(C);
+  P.enter(self, C);
+  EXPECT_EQ(header(C), Hashed & ~kLockMask);
+  expectLock(C, JITLOCK_STATE_FAST, self, 1, "hashed enter");
+  P.exit(self, C);
+  EXPECT_EQ(header(C), Hashed);
+  void *D = object();
+  P.enter(self, D);
+  uint64_t H2 = jitlock_rt_identity_hash(self, D);
+  EXPECT_NE(H2, 0u);
+  expectLock(D, JITLOCK_STATE_FAST, self, 1, "hash while locked");
+  P.exit(self, D);
+  expectLock(D, JITLOCK_STATE_UNLOCKED, nullptr, 0, "hash while locked");
+  EXPECT_EQ(jitlock_rt_peek_hash(D), H2);
+  EXPECT_EQ(jitlock_rt_peek_hash(C), H1);
+  EXPECT_EQ(header(D) & kLockMask, kUnlocked);
+  EXPECT_SLOW(0, 0, "hash");
+
+  // Unstructured: lock A; lock B; unlock A (X1 sees B -> N1: 00 -> the
+  // runtime); unlock B.
+  void *E = object(), *F = object();
+  P.enter(self, E);
+  P.enter(self, F);
+  P.exit(self, E);
+  EXPECT_SLOW(0, 1, "unstructured exit");
+  expectLock(E, JITLOCK_STATE_UNLOCKED, nullptr, 0, "unstructured exit");
+  expectStack({F}, "unstructured exit");
+  P.exit(self, F);
+  expectStack({}, "unstructured exit");
+  expectLock(F, JITLOCK_STATE_UNLOCKED, nullptr, 0, "unstructured exit");
+  EXPECT_EQ(header(E), kUnlockedHeader);
+  EXPECT_EQ(header(F), kUnlockedHeader);
+  EXPECT_SLOW(0, 0, "unstructured exit B");
+
+  // Misuse: exit of an object nobody holds goes to the runtime, which
+  // refuses it; nothing changes.
+  P.exit(self, E);
+  EXPECT_SLOW(0, 1, "exit by a non-owner");
+  expectLock(E, JITLOCK_STATE_UNLOCKED, nullptr, 0, "exit by a non-owner");
+  EXPECT_EQ(header(E), kUnlockedHeader);
+  expectStack({}, "exit by a non-owner");
+#undef EXPECT_SLOW
+}
+
+//===-- Register assignments ---------------------------------------------===//
+
+TEST_F(X64EmitterTest, EveryRegisterAssignmentEveryPath) {
+  // All 2184 choices of (Obj, Thread, Scratch1), alternating the slow-path
+  // mode and the stack alignment, with the widest vector state checked.
+  std::vector<Assignment> All = allAssignments();
+  ASSERT_EQ(All.size(), 14u * 13u * 12u);
+  for (size_t I = 0; I < All.size(); ++I) {
+    ProbeOptions O;
+    O.Mode = I % 2 ? SlowPathMode::Labels : SlowPathMode::OutOfLine;
+    O.Misalign = (I / 2) % 2;
+    O.Level = hostVecLevel();
+    runConfig(All[I], O);
+    if (HasFailure())
+      return; // one failing assignment is enough output
+  }
+}
+
+TEST_F(X64EmitterTest, SampleAssignmentsEveryModeAndAlignment) {
+  for (const Assignment &As : sampleAssignments())
+    for (SlowPathMode M : {SlowPathMode::OutOfLine, SlowPathMode::Labels})
+      for (bool Mis : {false, true}) {
+        ProbeOptions O;
+        O.Mode = M;
+        O.Misalign = Mis;
+        O.Level = hostVecLevel();
+        runConfig(As, O);
+        if (HasFailure())
+          return;
+      }
+}
+
+TEST_F(X64EmitterTest, SlowPathCallsTheRuntimeDirectlyAtAnyAlignment) {
+  // No shim: the runtime itself (with whatever SSE spills the compiler gave
+  // it) is called from stacks that were misaligned on entry.
+  for (const Assignment &As : sampleAssignments())
+    for (bool Mis : {false, true}) {
+      ProbeOptions O;
+      O.Misalign = Mis;
+      O.Shim = false;
+      O.Mode = Mis ? SlowPathMode::Labels : SlowPathMode::OutOfLine;
+      SCOPED_TRACE(describe(As, O));
+      Probe P(As, O);
+      void *A = object(), *B = object();
+      P.enter(self, A);
+      P.enter(self, B);
+      P.enter(self, A); // the runtime inflates A
+      expectLock(A, JITLOCK_STATE_INFLATED, self, 2, "A B A");
+      P.exit(self, A);
+      P.exit(self, B);
+      P.exit(self, A);
+      expectLock(A, JITLOCK_STATE_INFLATED, nullptr, 0, "A B A");
+      expectLock(B, JITLOCK_STATE_UNLOCKED, nullptr, 0, "A B A");
+      expectStack({}, "A B A");
+      if (HasFailure())
+        return;
+    }
+}
+
+TEST_F(X64EmitterTest, FxsaveFallbackPreservesXmm) {
+  // The glue for CPUs without XSAVE: fxsave keeps x87 and xmm0-15.
+  jitlock::emit::x64::detail::setVectorSaveForTesting(1);
+  for (const Assignment &As : sampleAssignments()) {
+    ProbeOptions O;
+    O.Level = VecLevel::Xmm;
+    O.Misalign = As.Obj.id() % 2;
+    runConfig(As, O);
+    if (HasFailure())
+      return;
+  }
+}
+
+TEST_F(X64EmitterTest, HeaderAtANegativeOffset) {
+  // The emitters read the header offset from the layout: with the header 8
+  // bytes below the object pointer every path must still work.
+  jitlock_rt_config Cfg;
+  jitlock_rt_default_config(&Cfg);
+  Cfg.header_offset = -8;
+  reconfigure(Cfg);
+  L = layout();
+  ASSERT_EQ(L.header_offset, -8);
+  for (const Assignment &As : sampleAssignments()) {
+    ProbeOptions O;
+    O.Level = hostVecLevel();
+    runConfig(As, O);
+    if (HasFailure())
+      return;
+  }
+}
+
+TEST_F(X64EmitterTest, HeaderAtAPositiveOffset) {
+  jitlock_rt_config Cfg;
+  jitlock_rt_default_config(&Cfg);
+  Cfg.header_offset = 24;
+  reconfigure(Cfg);
+  L = layout();
+  ASSERT_EQ(L.header_offset, 24);
+  for (const Assignment &As : sampleAssignments()) {
+    ProbeOptions O;
+    O.Mode = SlowPathMode::Labels;
+    O.Level = hostVecLevel();
+    runConfig(As, O);
+    if (HasFailure())
+      return;
+  }
+}
+
+//===-- Contract violations ----------------------------------------------===//
+
+TEST(X64EmitterContract, InvalidOperandsEmitNothing) {
+  jitlock_rt_layout L = layout();
+  using namespace x86;
+  const jx::MonitorOperands Bad[] = {
+      {rdi, rsi, rcx, rdx},  // Scratch0 is not rax
+      {rdi, rdi, rax, rdx},  // Obj == Thread
+      {rdi, rsi, rax, rdi},  // Scratch1 == Obj
+      {rax, rsi, rax, rdx},  // Obj == Scratch0
+      {rsp, rsi, rax, rdx},  // rsp
+      {rdi, rsp, rax, rdx},  // rsp
+      {rdi, rsi, rax, rsp},  // rsp
+      {edi, esi, eax, edx},  // 32-bit registers
+      {rdi, rsi, rax, Gp()}, // no register
+  };
+  for (const jx::MonitorOperands &Ops : Bad) {
+    CodeHolder Code;
+    Code.init(jit().environment());
+    x86::Assembler A(&Code);
+    SlowPathLabels Labels;
+    for (SlowPathMode M : {SlowPathMode::OutOfLine, SlowPathMode::Labels}) {
+      EXPECT_EQ(jx::emitMonitorEnter(A, L, Ops, M, &Labels),
+                kErrorInvalidArgument);
+      EXPECT_EQ(jx::emitMonitorExit(A, L, Ops, M, &Labels),
+                kErrorInvalidArgument);
+    }
+    EXPECT_EQ(jx::emitSlowCall(A, true, Ops, Labels), kErrorInvalidArgument);
+    EXPECT_EQ(Code.codeSize(), 0u) << "something was emitted";
+  }
+}
+
+TEST(X64EmitterContract, MissingLabelsOrEntriesOrBadLayoutEmitNothing) {
+  jitlock_rt_layout L = layout();
+  const jx::MonitorOperands Ops{x86::rdi, x86::rsi, x86::rax, x86::rdx};
+  CodeHolder Code;
+  Code.init(jit().environment());
+  x86::Assembler A(&Code);
+  // Labels mode needs somewhere to put the labels.
+  EXPECT_EQ(jx::emitMonitorEnter(A, L, Ops, SlowPathMode::Labels, nullptr),
+            kErrorInvalidArgument);
+  EXPECT_EQ(jx::emitMonitorExit(A, L, Ops, SlowPathMode::Labels, nullptr),
+            kErrorInvalidArgument);
+  // emitSlowCall needs the labels a sequence created.
+  EXPECT_EQ(jx::emitSlowCall(A, false, Ops, SlowPathLabels{}),
+            kErrorInvalidArgument);
+  RuntimeEntries NoEntries;
+  NoEntries.Enter = nullptr;
+  EXPECT_EQ(jx::emitMonitorEnter(A, L, Ops, SlowPathMode::OutOfLine, nullptr,
+                                 NoEntries),
+            kErrorInvalidArgument);
+  jitlock_rt_layout Other = L;
+  Other.abi_version = JITLOCK_RT_ABI_VERSION + 1;
+  EXPECT_EQ(jx::emitMonitorEnter(A, Other, Ops, SlowPathMode::OutOfLine),
+            kErrorInvalidArgument);
+  Other = L;
+  Other.monitor_owner_offset = 0x90000000u;
+  EXPECT_EQ(jx::emitMonitorExit(A, Other, Ops, SlowPathMode::OutOfLine),
+            kErrorInvalidArgument);
+  EXPECT_EQ(Code.codeSize(), 0u);
+
+  // An assembler for another architecture.
+  CodeHolder Code64;
+  Environment Env = jit().environment();
+  Env.setArch(Arch::kX86);
+  Code64.init(Env);
+  x86::Assembler A32(&Code64);
+  EXPECT_EQ(jx::emitMonitorEnter(A32, L, Ops, SlowPathMode::OutOfLine),
+            kErrorInvalidArgument);
+  EXPECT_EQ(Code64.codeSize(), 0u);
+}
+
+TEST(X64EmitterContract, BoundLabelsAreRefused) {
+  jitlock_rt_layout L = layout();
+  const jx::MonitorOperands Ops{x86::rdi, x86::rsi, x86::rax, x86::rdx};
+  CodeHolder Code;
+  Code.init(jit().environment());
+  x86::Assembler A(&Code);
+  SlowPathLabels Labels;
+  Labels.Done = A.newLabel();
+  A.bind(Labels.Done);
+  size_t Size = Code.codeSize();
+  EXPECT_EQ(jx::emitMonitorEnter(A, L, Ops, SlowPathMode::Labels, &Labels),
+            kErrorInvalidArgument)
+      << "Done is already bound";
+  EXPECT_EQ(Code.codeSize(), Size);
+  // emitSlowCall binds Slow once.
+  SlowPathLabels Fresh;
+  ASSERT_EQ(jx::emitMonitorExit(A, L, Ops, SlowPathMode::Labels, &Fresh),
+            kErrorOk);
+  ASSERT_EQ(jx::emitSlowCall(A, false, Ops, Fresh), kErrorOk);
+  Size = Code.codeSize();
+  EXPECT_EQ(jx::emitSlowCall(A, false, Ops, Fresh), kErrorInvalidArgument);
+  EXPECT_EQ(Code.codeSize(), Size);
+  // Labels of another CodeHolder are not this one's.
+  CodeHolder Other;
+  Other.init(jit().environment());
+  x86::Assembler B(&Other);
+  SlowPathLabels Foreign{B.newLabel(), B.newLabel()};
+  Foreign.Slow = Label(Foreign.Slow.id() + 100);
+  EXPECT_EQ(jx::emitSlowCall(A, true, Ops, Foreign), kErrorInvalidArgument);
+  // An assembler attached to nothing.
+  x86::Assembler Detached;
+  EXPECT_EQ(jx::emitMonitorEnter(Detached, L, Ops, SlowPathMode::OutOfLine),
+            kErrorInvalidArgument);
+}
+
+TEST(X64EmitterContract, LabelsModeCreatesAndBindsDone) {
+  // Labels left invalid are created; Done is bound at the end of the
+  // sequence, Slow by emitSlowCall.
+  jitlock_rt_layout L = layout();
+  const jx::MonitorOperands Ops{x86::rdi, x86::rsi, x86::rax, x86::rdx};
+  CodeHolder Code;
+  Code.init(jit().environment());
+  x86::Assembler A(&Code);
+  SlowPathLabels Labels;
+  ASSERT_EQ(jx::emitMonitorEnter(A, L, Ops, SlowPathMode::Labels, &Labels),
+            kErrorOk);
+  ASSERT_TRUE(Labels.Slow.isValid());
+  ASSERT_TRUE(Labels.Done.isValid());
+  EXPECT_TRUE(Code.isLabelBound(Labels.Done));
+  EXPECT_FALSE(Code.isLabelBound(Labels.Slow));
+  size_t SequenceSize = Code.codeSize();
+  A.ret();
+  ASSERT_EQ(jx::emitSlowCall(A, true, Ops, Labels), kErrorOk);
+  EXPECT_TRUE(Code.isLabelBound(Labels.Slow));
+  // The glue is out of the sequence: the sequence itself holds no call.
+  EXPECT_GT(Code.codeSize(), SequenceSize + 1);
+}
+
+//===-- Threads ----------------------------------------------------------===//
+
+class X64EmitterThreadTest : public X64EmitterTest {
+public:
+  /// The anonymous-owner fix-up: the main thread holds A fast-locked
+  /// (`Depth` times) through emitted code; a contender inflates it with an
+  /// anonymous owner and parks; the emitted outermost exit's X4 CAS fails
+  /// (the header is 10), pushes A back and calls the runtime, which fixes
+  /// the owner and hands over.
+  void fixup(const Assignment &MainAs, const Assignment &OtherAs,
+             bool EmittedContender, unsigned Depth) {
+    SCOPED_TRACE(MainAs.str() + " / contender " + OtherAs.str() +
+                 (EmittedContender ? " emitted" : " runtime") + " depth " +
+                 std::to_string(Depth));
+    ProbeOptions O;
+    O.Level = hostVecLevel();
+    O.Mode = Depth % 2 ? SlowPathMode::Labels : SlowPathMode::OutOfLine;
+    Probe P(MainAs, O);
+    Probe Q(OtherAs, O);
+    void *A = object();
+    for (unsigned K = 0; K < Depth; ++K)
+      P.enter(self, A);
+    expectLock(A, JITLOCK_STATE_FAST, self, Depth, "held");
+
+    Worker W;
+    jitlock_thread *WT = W.thread();
+    W.post([&] {
+      if (EmittedContender)
+        Q.enter(WT, A);
+      else
+        EXPECT_EQ(jitlock_rt_monitor_enter(WT, A), JITLOCK_OK);
+    });
+    ASSERT_TRUE(waitUntil([&] {
+      jitlock_lock_info I = inspect(A);
+      return I.state == JITLOCK_STATE_INFLATED && I.entry_queued >= 1;
+    })) << "the contender never inflated and queued: "
+        << jitlock_test::describe(A);
+    jitlock_lock_info I = inspect(A);
+    EXPECT_EQ(I.anonymous_owner, 1u) << jitlock_test::describe(A);
+    // The owner still finds A on its lock stack.
+    expectStack(std::vector<void *>(Depth, A), "contended");
+    EXPECT_EQ(P.slowEnters(), 0u);
+
+    // Inner exits are recursive (X3), inline; the outermost one fails X4.
+    for (unsigned K = Depth; K > 1; --K)
+      P.exit(self, A);
+    EXPECT_EQ(P.slowExits(), 0u) << "recursive exits stayed inline";
+    EXPECT_FALSE(W.finished());
+    P.exit(self, A);
+    EXPECT_EQ(P.slowExits(), 1u) << "X4 failed and pushed back";
+    expectStack({}, "handed over");
+    ASSERT_TRUE(W.join()) << "the contender never got the monitor";
+    I = inspect(A);
+    EXPECT_EQ(I.state, JITLOCK_STATE_INFLATED);
+    EXPECT_EQ(I.owner, WT) << jitlock_test::describe(A);
+    EXPECT_EQ(I.anonymous_owner, 0u);
+    EXPECT_EQ(I.holds, 1u);
+    EXPECT_FALSE(jitlock_rt_holds_lock(self, A));
+    W.call([&] { Q.exit(WT, A); });
+    expectReleased(A, "after the contender's exit");
+    W.stop();
+    EXPECT_EQ(P.misalignedCalls() + Q.misalignedCalls(), 0u);
+  }
+};
+
+TEST_F(X64EmitterThreadTest, AnonymousOwnerFixupThenHandover) {
+  std::vector<Assignment> S = sampleAssignments();
+  for (size_t I = 0; I < S.size(); ++I) {
+    fixup(S[I], S[(I + 5) % S.size()], /*EmittedContender=*/I % 2 == 0,
+          /*Depth=*/1 + I % 3);
+    if (HasFailure())
+      return;
+  }
+}
+
+TEST_F(X64EmitterThreadTest, ContendedMutualExclusion) {
+  // Threads running emitted code on shared objects, with unguarded counters:
+  // simple, recursive and nested (always A before B) critical sections, so
+  // that objects go through fast locking, anonymous inflation, queued
+  // monitors (M1/N3 failing on the queued bit) and handover.
+  const unsigned Threads = 4;
+  // Doubled on every attempt that saw no contention (a thread can finish a
+  // short run inside one time slice when the threads share a CPU).
+  uint64_t Iterations = 20000;
+  std::vector<Assignment> S = sampleAssignments();
+  void *A = object(), *B = object();
+  uint64_t CounterA = 0, CounterB = 0;
+  const std::vector<Op> Simple = {
+      {OpKind::Enter, 0}, {OpKind::Inc, 0}, {OpKind::Exit, 0}};
+  const std::vector<Op> Recursive = {{OpKind::Enter, 0},
+                                     {OpKind::Enter, 0},
+                                     {OpKind::Inc, 0},
+                                     {OpKind::Exit, 0},
+                                     {OpKind::Exit, 0}};
+  const std::vector<Op> Nested = {{OpKind::Enter, 0}, {OpKind::Enter, 1},
+                                  {OpKind::Inc, 0},   {OpKind::Inc, 1},
+                                  {OpKind::Exit, 1},  {OpKind::Exit, 0}};
+  RuntimeShim Shim(hostVecLevel());
+  std::vector<std::unique_ptr<Program>> Programs;
+  for (unsigned T = 0; T < Threads; ++T) {
+    SlowPathMode M = T % 2 ? SlowPathMode::Labels : SlowPathMode::OutOfLine;
+    RuntimeEntries RT = T < 2 ? Shim.entries() : RuntimeEntries{};
+    const std::vector<Op> &Body = T % 3 == 0   ? Simple
+                                  : T % 3 == 1 ? Recursive
+                                               : Nested;
+    Programs.push_back(std::make_unique<Program>(S[T], Body, M, RT));
+  }
+  // One attempt: every thread runs its program; the counters must come out
+  // exact. Attempts repeat (a few at most) until the threads have really
+  // met on the objects, so that the test is never vacuous.
+  uint64_t Contended = 0, Expected = 0, ExpectedB = 0;
+  for (unsigned Attempt = 0; Attempt < 6 && !Contended && !HasFailure();
+       ++Attempt, Iterations *= 2) {
+    const jitlock_rt_stats Before = stats();
+    std::atomic<unsigned> Ready{0};
+    std::vector<std::thread> Pool;
+    for (unsigned T = 0; T < Threads; ++T)
+      Pool.emplace_back([&, T] {
+        ProgramCtx Ctx;
+        Ctx.Thread = jitlock_rt_attach();
+        Ctx.Objs[0] = A;
+        Ctx.Objs[1] = B;
+        Ctx.Counters[0] = &CounterA;
+        Ctx.Counters[1] = &CounterB;
+        Ready.fetch_add(1);
+        while (Ready.load() < Threads)
+          std::this_thread::yield();
+        // Rounds, checking the thread's own lock stack in between.
+        for (unsigned Round = 0; Round < 4; ++Round) {
+          Ctx.Remaining = Iterations / 4;
+          Programs[T]->run(Ctx);
+          EXPECT_TRUE(lockStack(Ctx.Thread).empty()) << "thread " << T;
+          EXPECT_FALSE(jitlock_rt_holds_lock(Ctx.Thread, A));
+          EXPECT_FALSE(jitlock_rt_holds_lock(Ctx.Thread, B));
+        }
+        EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK) << "thread " << T;
+      });
+    for (std::thread &T : Pool)
+      T.join();
+    for (unsigned T = 0; T < Threads; ++T) {
+      Expected += Iterations;
+      ExpectedB += T % 3 == 2 ? Iterations : 0;
+    }
+    ASSERT_EQ(CounterA, Expected) << "lost updates under A";
+    ASSERT_EQ(CounterB, ExpectedB) << "lost updates under B";
+    expectReleased(A, "A");
+    expectReleased(B, "B");
+    // The runtime's counters accumulate over the process: take the delta.
+    Contended = stats().contended_enters - Before.contended_enters;
+  }
+  EXPECT_GT(Contended, 0u) << "the threads never met on the objects";
+  RecordProperty("contended_enters", std::to_string(Contended));
+  EXPECT_EQ(Shim.misaligned(), 0u);
+}
+
+} // namespace
