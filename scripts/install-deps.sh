@@ -19,6 +19,11 @@ packages=(
   python3            # runs lit
   g++-aarch64-linux-gnu # cross-compiles the runtime for the AArch64 tests
   qemu-user          # runs them (qemu-aarch64)
+  # The arm64 builds of asmjit and GoogleTest (Debian multiarch; static
+  # libraries under /usr/lib/aarch64-linux-gnu) for the AArch64 emitter
+  # tests. The arm64 architecture is added to dpkg when they are missing.
+  libasmjit-dev:arm64
+  libgtest-dev:arm64
 )
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
@@ -45,14 +50,31 @@ if ((${#missing[@]} == 0)); then
   exit 0
 fi
 
+# An :arm64 package needs dpkg to know the arm64 architecture (multiarch).
+add_arm64=false
+for pkg in "${missing[@]}"; do
+  if [[ $pkg == *:arm64 ]] &&
+    ! dpkg --print-foreign-architectures | grep -qx arm64 &&
+    [[ $(dpkg --print-architecture) != arm64 ]]; then
+    add_arm64=true
+  fi
+done
+
 echo "install-deps: missing: ${missing[*]}"
 if [[ $(id -u) -ne 0 ]]; then
   echo "install-deps: not root; run this, then retry:" >&2
+  if $add_arm64; then
+    echo "  sudo dpkg --add-architecture arm64" >&2
+  fi
   echo "  sudo apt-get update && sudo DEBIAN_FRONTEND=noninteractive" \
     "apt-get install -y --no-install-recommends ${missing[*]}" >&2
   exit 1
 fi
 
+if $add_arm64; then
+  echo "install-deps: adding the arm64 architecture (dpkg multiarch)"
+  dpkg --add-architecture arm64
+fi
 apt-get update
 DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
   "${missing[@]}"

@@ -15,11 +15,15 @@
 //   SyntheticLayout  layouts with large and negative offsets, on fake threads,
 //                  objects and monitors: each path's exact memory effect, and
 //                  that nothing else in memory changed.
+//   SyntheticRace  X4's CAS losing a race against another thread: the
+//                  object is pushed back before the runtime is called.
 //   Contended      threads with different assignments and atomics running
 //                  emitted loops on the same objects; unguarded counters
 //                  show mutual exclusion.
 //   Operands       contract violations are refused, and nothing is emitted.
 //
+// `--header-offset=N` configures the runtime with the header at N (-32 to
+// +24) first; CTest runs RuntimePaths that way too.
 // `--dump enter|exit lse|llsc` prints the bytes of one sequence (with the
 // runtime's layout) for llvm-mc-19 --disassemble; docs/emitters.md shows
 // the result.
@@ -61,20 +65,27 @@ const char *modeName(SlowPathMode M) {
 // The real runtime
 //===----------------------------------------------------------------------===//
 
-struct alignas(16) TestObject {
-  uint64_t Header;
-  uint64_t Payload;
+/// Room for an object whose header sits at any offset from -32 to +24
+/// (--header-offset); the header is Words[4].
+struct alignas(16) ObjectStorage {
+  uint64_t Words[8];
 };
+
+uint64_t &headerOf(const void *O) {
+  return *reinterpret_cast<uint64_t *>(reinterpret_cast<uintptr_t>(O) +
+                                       runtimeLayout().header_offset);
+}
 
 /// A fresh unlocked object with embedder bits above the hash field. Never
 /// freed: a monitor the runtime keeps must not see its address reused.
-TestObject *newObject() {
+void *newObject() {
   static std::atomic<uint64_t> Count{1};
   const jitlock_rt_layout &L = runtimeLayout();
-  auto *O = new TestObject;
-  O->Header = (uint64_t(0xC0DE) << 48) | ((Count++ & 0xff) << 40) |
-              L.unlocked_value;
-  O->Payload = 0;
+  auto *S = new ObjectStorage{};
+  void *O = reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(&S->Words[4]) -
+                                     L.header_offset);
+  headerOf(O) =
+      (uint64_t(0xC0DE) << 48) | ((Count++ & 0xff) << 40) | L.unlocked_value;
   return O;
 }
 
@@ -101,8 +112,9 @@ void expectStack(const jitlock_thread *T, std::vector<const void *> Want) {
     EXPECT_EQ(Got[I], Want[I]) << "lock stack entry " << I;
 }
 
-template <typename Pred> bool waitFor(Pred P) {
-  auto Deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+template <typename Pred> bool waitFor(Pred P, int Seconds = 60) {
+  auto Deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(Seconds);
   while (!P()) {
     if (std::chrono::steady_clock::now() > Deadline)
       return false;
@@ -141,8 +153,6 @@ protected:
     const PathParam &P = GetParam();
     if (P.At == Atomics::LSE && !hasLSE())
       GTEST_SKIP() << "no LSE atomics (qemu-aarch64 needs -cpu max)";
-    ASSERT_EQ(runtimeLayout().header_offset, 0)
-        << "TestObject keeps the header at offset 0";
     Self = jitlock_rt_attach();
     ASSERT_NE(Self, nullptr);
     ProbeSpec S;
@@ -182,6 +192,8 @@ protected:
     expectPreserved(F, As, Enter ? "enter" : "exit");
     EXPECT_EQ(Log.MisalignedSp, 0) << "the runtime was called with sp "
                                       "misaligned";
+    EXPECT_EQ(Log.Errors, 0) << "the runtime refused a slow-path call: "
+                             << jitlock_rt_status_name(Log.LastResult);
     EXPECT_EQ(Enter ? Log.Exits : Log.Enters, 0) << "the wrong slow path";
     int Calls = Log.Enters + Log.Exits;
     if (Calls) {
@@ -198,24 +210,24 @@ protected:
 
 TEST_P(RuntimePaths, FastLockAndUnlock) {
   const jitlock_rt_layout &L = runtimeLayout();
-  TestObject *O = newObject();
-  const uint64_t H0 = O->Header;
+  void *O = newObject();
+  const uint64_t H0 = headerOf(O);
   SCOPED_TRACE("E1-E5, push");
   EXPECT_EQ(enter(O), 0);
   expectLock(O, JITLOCK_STATE_FAST, Self, 1);
   expectStack(Self, {O});
-  EXPECT_EQ(O->Header, (H0 & ~L.lock_mask) | L.locked_value)
+  EXPECT_EQ(headerOf(O), (H0 & ~L.lock_mask) | L.locked_value)
       << "the upper header bits survive";
   SCOPED_TRACE("X1-X4");
   EXPECT_EQ(exit(O), 0);
   expectLock(O, JITLOCK_STATE_UNLOCKED, nullptr, 0);
   expectStack(Self, {});
-  EXPECT_EQ(O->Header, H0);
+  EXPECT_EQ(headerOf(O), H0);
 }
 
 TEST_P(RuntimePaths, Recursive) {
-  TestObject *O = newObject();
-  const uint64_t H0 = O->Header;
+  void *O = newObject();
+  const uint64_t H0 = headerOf(O);
   EXPECT_EQ(enter(O), 0);
   {
     SCOPED_TRACE("E4: recursive push, no atomic");
@@ -237,11 +249,11 @@ TEST_P(RuntimePaths, Recursive) {
   }
   EXPECT_EQ(exit(O), 0);
   expectLock(O, JITLOCK_STATE_UNLOCKED, nullptr, 0);
-  EXPECT_EQ(O->Header, H0);
+  EXPECT_EQ(headerOf(O), H0);
 }
 
 TEST_P(RuntimePaths, NonAdjacentThenInflated) {
-  TestObject *A = newObject(), *B = newObject();
+  void *A = newObject(), *B = newObject();
   EXPECT_EQ(enter(A), 0);
   EXPECT_EQ(enter(B), 0);
   expectStack(Self, {A, B});
@@ -286,7 +298,7 @@ TEST_P(RuntimePaths, NonAdjacentThenInflated) {
 
 TEST_P(RuntimePaths, FullLockStack) {
   const uint32_t Cap = runtimeLayout().lock_stack_capacity;
-  std::vector<TestObject *> Objs;
+  std::vector<void *> Objs;
   std::vector<const void *> Stack;
   for (uint32_t I = 0; I <= Cap; ++I)
     Objs.push_back(newObject());
@@ -324,14 +336,33 @@ public:
           Entered = jitlock_rt_monitor_enter(T, O) == JITLOCK_OK;
           Exited = jitlock_rt_monitor_exit(T, O) == JITLOCK_OK;
           Detached = jitlock_rt_detach() == JITLOCK_OK;
+          Done = true;
         }) {}
-  void join() {
+  ~Contender() {
+    if (Thread.joinable())
+      Thread.detach();
+  }
+
+  /// Waits for the contender to have had the lock. If a failed test left
+  /// `O` held by `Self`, releases it through the runtime first; a contender
+  /// that never gets the lock fails the test instead of hanging it (the
+  /// thread is left behind).
+  void join(jitlock_thread *Self, void *O) {
+    for (int I = 0; I != 8 && testing::Test::HasFailure() &&
+                    jitlock_rt_holds_lock(Self, O);
+         ++I)
+      jitlock_rt_monitor_exit(Self, O);
+    int Patience = testing::Test::HasFailure() ? 1 : 20;
+    if (!waitFor([&] { return Done.load(); }, Patience)) {
+      ADD_FAILURE() << "the contender never got the lock";
+      return;
+    }
     Thread.join();
     EXPECT_TRUE(Entered && Exited && Detached);
   }
 
 private:
-  std::atomic<bool> Entered{false}, Exited{false}, Detached{false};
+  std::atomic<bool> Entered{false}, Exited{false}, Detached{false}, Done{false};
   std::thread Thread;
 };
 
@@ -342,7 +373,7 @@ bool inflatedAnonymously(const void *O) {
 }
 
 TEST_P(RuntimePaths, AnonymousOwnerFixedAtExit) {
-  TestObject *O = newObject();
+  void *O = newObject();
   EXPECT_EQ(enter(O), 0);
   Contender C(O);
   ASSERT_TRUE(waitFor([&] { return inflatedAnonymously(O); }));
@@ -354,12 +385,12 @@ TEST_P(RuntimePaths, AnonymousOwnerFixedAtExit) {
     expectStack(Self, {});
     EXPECT_FALSE(jitlock_rt_holds_lock(Self, O));
   }
-  C.join();
+  C.join(Self, O);
   expectLock(O, JITLOCK_STATE_INFLATED, nullptr, 0);
 }
 
 TEST_P(RuntimePaths, AnonymousOwnerFixedAtEnter) {
-  TestObject *O = newObject();
+  void *O = newObject();
   EXPECT_EQ(enter(O), 0);
   Contender C(O);
   ASSERT_TRUE(waitFor([&] { return inflatedAnonymously(O); }));
@@ -378,7 +409,7 @@ TEST_P(RuntimePaths, AnonymousOwnerFixedAtEnter) {
   // while it still spins.
   EXPECT_LE(exit(O), 1);
   EXPECT_FALSE(jitlock_rt_holds_lock(Self, O));
-  C.join();
+  C.join(Self, O);
   expectLock(O, JITLOCK_STATE_INFLATED, nullptr, 0);
 }
 
@@ -425,9 +456,9 @@ jitlock_rt_layout makeLayout(const SynthLayout &S) {
 struct World {
   explicit World(const jitlock_rt_layout &L)
       : L(L), ThreadMem((L.lock_stack_end_offset + 64) / 8, 0xEEEEEEEEEEEEEEEE),
-        MonMem((std::max(L.monitor_owner_offset,
-                         L.monitor_recursions_offset) +
-                16) / 8,
+        MonMem((std::max(L.monitor_owner_offset, L.monitor_recursions_offset) +
+                16) /
+                   8,
                0xDDDDDDDDDDDDDDDD) {
     Thread = reinterpret_cast<uint8_t *>(ThreadMem.data());
     Mon = reinterpret_cast<uint8_t *>(MonMem.data());
@@ -484,6 +515,10 @@ struct World {
   uint8_t *Thread, *Mon;
   uintptr_t Obj;
 };
+
+uint64_t withLockBits(const jitlock_rt_layout &L, uint64_t H, uint64_t Bits) {
+  return (H & ~L.lock_mask) | Bits;
+}
 
 struct SynthParam {
   const SynthLayout *Layout;
@@ -565,7 +600,7 @@ protected:
   }
 
   uint64_t withBits(uint64_t H, uint64_t Bits) {
-    return (H & ~L.lock_mask) | Bits;
+    return withLockBits(L, H, Bits);
   }
   uint64_t self(World &W) { return reinterpret_cast<uintptr_t>(W.Thread); }
 
@@ -605,7 +640,8 @@ TEST_P(SyntheticLayout, EnterPaths) {
     World W(L);
     W.HeaderWord = withBits(Upper, L.locked_value);
     W.setStack({Other, W.Obj});
-    auto Want = W.expected([&](World &X) { X.setStack({Other, W.Obj, W.Obj}); });
+    auto Want =
+        W.expected([&](World &X) { X.setStack({Other, W.Obj, W.Obj}); });
     EXPECT_EQ(run(W, true, Want), 0);
   }
   {
@@ -706,9 +742,8 @@ TEST_P(SyntheticLayout, ExitPaths) {
     W.recursions() = 3;
     expectSlow(W, false);
   }
-  for (uint64_t Owner :
-       {uint64_t(L.monitor_anonymous_owner), uint64_t(L.monitor_queued_bit),
-        Other, uint64_t(0)}) {
+  for (uint64_t Owner : {uint64_t(L.monitor_anonymous_owner),
+                         uint64_t(L.monitor_queued_bit), Other, uint64_t(0)}) {
     SCOPED_TRACE("N3 fails: anonymous, queued, another or no owner -> slow");
     World W(L);
     W.HeaderWord = W.monitorHeader();
@@ -723,6 +758,94 @@ TEST_P(SyntheticLayout, ExitPaths) {
     W.HeaderWord = withBits(Upper, Bits);
     W.setStack({W.Obj, Other});
     expectSlow(W, false);
+  }
+}
+
+/// X4's CAS failing: another thread changes the header (an embedder bit;
+/// the lock bits stay 00) between X4's load and its CAS. The sequence must
+/// push the object back before it calls the runtime. The loop re-locks the
+/// fake object before every exit, and runs until the race has been lost
+/// often enough (or a generous bound).
+TEST(SyntheticRace, X4CasFailurePushesBack) {
+  std::vector<Assignment> All = assignments();
+  for (Atomics At : {Atomics::LSE, Atomics::LLSC}) {
+    if (At == Atomics::LSE && !hasLSE())
+      continue;
+    for (const SynthLayout *SL : {&SynthLayouts[0], &SynthLayouts[1]}) {
+      SCOPED_TRACE(std::string(SL->Name) + " " + atomicsName(At));
+      const jitlock_rt_layout L = makeLayout(*SL);
+      World W(L);
+      const Assignment As = All[At == Atomics::LSE ? 4 : 7];
+      std::vector<uint32_t> Free = freeRegisters(As);
+      ProbeSpec S;
+      S.As = As;
+      S.At = At;
+      S.Layout = &L;
+      S.Entries = recordingShims();
+      S.Ops = {{false, As.Obj}};
+      S.Loop = true;
+      S.LoopReg = Free[0];
+      // Before each exit: the lock stack holds obj (top = base + 8), and
+      // the header's lock bits are 00.
+      S.EachIteration = [&](A64::Assembler &A) {
+        A64::GpX Obj = A64::x(As.Obj), Thread = A64::x(As.Thread),
+                 S0 = A64::x(As.S0);
+        A.mov(S0, L.lock_stack_base_offset + 8);
+        A.str(S0.w(), A64::ptr(Thread, L.lock_stack_top_offset));
+        A.str(Obj, A64::ptr(Thread, L.lock_stack_base_offset));
+        A.ldur(S0, A64::ptr(Obj, L.header_offset));
+        A.and_(S0, S0, ~L.lock_mask);
+        A.stur(S0, A64::ptr(Obj, L.header_offset));
+      };
+      ProbeFn Fn = buildProbe(S);
+      ASSERT_NE(Fn, nullptr);
+
+      W.HeaderWord = withLockBits(L, 0x7A5C000000123400, L.locked_value);
+      std::atomic<bool> Stop{false};
+      std::atomic<uint64_t> Flips{0};
+      std::thread Flipper([&] {
+        std::atomic_ref<uint64_t> H(W.HeaderWord);
+        while (!Stop.load(std::memory_order_relaxed)) {
+          H.fetch_xor(uint64_t(1) << 44);
+          Flips.fetch_add(1, std::memory_order_relaxed);
+        }
+      });
+      ASSERT_TRUE(waitFor([&] { return Flips.load() != 0; }));
+      ShimLog &Log = shimLog();
+      Log = ShimLog{};
+      Log.WatchTop = &W.top();
+      Log.WantTop = L.lock_stack_base_offset + 8;
+      // Until the race was lost 20 times; on a loaded machine the two
+      // threads may run together only now and then.
+      auto Deadline =
+          std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      uint64_t Runs = 0;
+      for (; Log.Exits < 20 && std::chrono::steady_clock::now() < Deadline;
+           ++Runs) {
+        ProbeFrame F;
+        fillPattern(F.In, Runs);
+        F.In.X[As.Obj] = W.Obj;
+        F.In.X[As.Thread] = reinterpret_cast<uint64_t>(W.Thread);
+        F.In.X[S.LoopReg] = 5000;
+        Fn(&F);
+        F.In.X[S.LoopReg] = 0;
+        expectPreserved(F, As, "exit loop");
+        if (testing::Test::HasFailure())
+          break;
+      }
+      Stop = true;
+      Flipper.join();
+      releaseProbe(Fn);
+      printf("%s %s: %d of %llu exits lost the race to the flipping "
+             "thread\n",
+             SL->Name, atomicsName(At), Log.Exits,
+             (unsigned long long)(Runs * 5000));
+      EXPECT_GT(Log.Exits, 0) << "the race never happened";
+      EXPECT_EQ(Log.TopMismatches, 0)
+          << "the runtime was called without obj pushed back";
+      EXPECT_EQ(Log.Enters, 0);
+      EXPECT_EQ(Log.MisalignedSp, 0);
+    }
   }
 }
 
@@ -747,7 +870,7 @@ struct LoopThread {
 void runRound(const std::vector<LoopThread> &Ts, uint64_t Iterations,
               bool Simple) {
   const unsigned Threads = unsigned(Ts.size());
-  TestObject *A = newObject(), *B = newObject();
+  void *A = newObject(), *B = newObject();
   alignas(64) static uint64_t Counters[3];
   memset(Counters, 0, sizeof Counters);
   std::atomic<unsigned> Ready{0};
@@ -781,7 +904,7 @@ void runRound(const std::vector<LoopThread> &Ts, uint64_t Iterations,
     EXPECT_EQ(Counters[1], Want);
     EXPECT_EQ(Counters[2], Want);
   }
-  for (TestObject *O : {A, B}) {
+  for (void *O : {A, B}) {
     jitlock_lock_info I = inspect(O);
     EXPECT_EQ(I.owner, nullptr);
     EXPECT_EQ(I.holds, 0u);
@@ -821,7 +944,7 @@ void runContended(unsigned Threads, uint64_t Iterations, bool Simple) {
       S.Ops = {{true, T.As.Obj}, {false, T.As.Obj}};
       S.IncrementAfter = {0};
     } else {
-      S.Ops = {{true, T.As.Obj}, {true, T.As.Obj}, {true, T.ObjB},
+      S.Ops = {{true, T.As.Obj}, {true, T.As.Obj},  {true, T.ObjB},
                {false, T.ObjB},  {false, T.As.Obj}, {false, T.As.Obj}};
       S.IncrementAfter = {1, 2, 4};
     }
@@ -832,8 +955,8 @@ void runContended(unsigned Threads, uint64_t Iterations, bool Simple) {
 
   unsigned Contended = 0, Rounds = 0;
   jitlock_rt_stats Total{};
-  for (; Rounds != 40 && Contended != 3 &&
-         !testing::Test::HasFailure(); ++Rounds) {
+  for (; Rounds != 40 && Contended != 3 && !testing::Test::HasFailure();
+       ++Rounds) {
     jitlock_rt_stats Before, After;
     jitlock_rt_get_stats(&Before);
     runRound(Ts, Iterations, Simple);
@@ -879,9 +1002,8 @@ protected:
       for (bool Enter : {true, false}) {
         size_t Before = A.offset();
         asmjit::Error E =
-            Enter
-                ? J::a64::emitMonitorEnter(A, L, Ops, At, Mode, Labels, RT)
-                : J::a64::emitMonitorExit(A, L, Ops, At, Mode, Labels, RT);
+            Enter ? J::a64::emitMonitorEnter(A, L, Ops, At, Mode, Labels, RT)
+                  : J::a64::emitMonitorExit(A, L, Ops, At, Mode, Labels, RT);
         if (E) {
           EXPECT_EQ(A.offset(), Before) << "a refused sequence emitted code";
         }
@@ -937,9 +1059,9 @@ TEST_F(Operands, OtherMisuseIsRefused) {
   // Out of line needs the runtime's entry points.
   RuntimeEntries NoEntries;
   NoEntries.Enter = NoEntries.Exit = nullptr;
-  EXPECT_EQ(both(Ok, runtimeLayout(), SlowPathMode::OutOfLine, nullptr,
-                 NoEntries),
-            asmjit::kErrorInvalidArgument);
+  EXPECT_EQ(
+      both(Ok, runtimeLayout(), SlowPathMode::OutOfLine, nullptr, NoEntries),
+      asmjit::kErrorInvalidArgument);
   // Layouts the instructions cannot express.
   jitlock_rt_layout L = runtimeLayout();
   L.locked_value = L.unlocked_value;
@@ -947,7 +1069,8 @@ TEST_F(Operands, OtherMisuseIsRefused) {
   L = runtimeLayout();
   L.lock_mask = 0b101;
   L.monitor_value = 0b100;
-  EXPECT_EQ(both(Ok, L), asmjit::kErrorInvalidArgument) << "mask not contiguous";
+  EXPECT_EQ(both(Ok, L), asmjit::kErrorInvalidArgument)
+      << "mask not contiguous";
   L = runtimeLayout();
   L.lock_stack_sentinel_offset += 8;
   EXPECT_EQ(both(Ok, L), asmjit::kErrorInvalidArgument);
@@ -1013,12 +1136,11 @@ int dump(int Argc, char **Argv) {
   A64::Assembler A(&Code);
   MonitorOperands Ops = {A64::x0, A64::x28, A64::x9, A64::x10, A64::x11};
   Atomics At = strcmp(Argv[3], "lse") ? Atomics::LLSC : Atomics::LSE;
-  asmjit::Error E =
-      strcmp(Argv[2], "enter")
-          ? J::a64::emitMonitorExit(A, runtimeLayout(), Ops, At,
-                                    SlowPathMode::OutOfLine)
-          : J::a64::emitMonitorEnter(A, runtimeLayout(), Ops, At,
-                                     SlowPathMode::OutOfLine);
+  asmjit::Error E = strcmp(Argv[2], "enter")
+                        ? J::a64::emitMonitorExit(A, runtimeLayout(), Ops, At,
+                                                  SlowPathMode::OutOfLine)
+                        : J::a64::emitMonitorEnter(A, runtimeLayout(), Ops, At,
+                                                   SlowPathMode::OutOfLine);
   if (!E)
     E = Code.flatten();
   if (!E)
@@ -1040,6 +1162,24 @@ int main(int Argc, char **Argv) {
   if (Argc >= 2 && !strcmp(Argv[1], "--dump"))
     return dump(Argc, Argv);
   testing::InitGoogleTest(&Argc, Argv);
+  // --header-offset=N: configure the runtime's header offset (before any
+  // thread attaches); the emitters take it from the layout.
+  for (int I = 1; I < Argc; ++I) {
+    int Offset;
+    if (sscanf(Argv[I], "--header-offset=%d", &Offset) != 1)
+      continue;
+    jitlock_rt_config Cfg;
+    jitlock_rt_default_config(&Cfg);
+    Cfg.header_offset = Offset;
+    if (Offset < -32 || Offset > 24 || Offset % 8 ||
+        jitlock_rt_configure(&Cfg) != JITLOCK_OK) {
+      fprintf(stderr, "--header-offset=%d: not a usable header offset\n",
+              Offset);
+      return 2;
+    }
+    printf("runtime configured: header at offset %d\n",
+           runtimeLayout().header_offset);
+  }
   if (getenv("JITLOCK_REQUIRE_LSE") && !hasLSE()) {
     fprintf(stderr, "JITLOCK_REQUIRE_LSE is set, but this CPU has no LSE "
                     "atomics (qemu-aarch64 needs -cpu max)\n");

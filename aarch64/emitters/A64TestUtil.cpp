@@ -13,7 +13,8 @@ namespace a64_test {
 
 using asmjit::Label;
 
-//===-- Assignments --------------------------------------------------------===//
+//===-- Assignments
+//--------------------------------------------------------===//
 
 static std::string regName(uint32_t Id) {
   return Id == 29 ? "fp" : Id == 30 ? "lr" : "x" + std::to_string(Id);
@@ -42,7 +43,7 @@ std::vector<Assignment> assignments() {
       {15, 14, 0, 1, 2}, // scratch in the argument registers
       {16, 17, 5, 6, 7}, // obj and thread in the registers the glue uses
       {17, 16, 8, 9, 10},
-      {18, 3, 4, 5, 6}, // the platform register as the object
+      {18, 3, 4, 5, 6},     // the platform register as the object
       {29, 30, 19, 20, 21}, // fp and lr as object and thread
       {30, 29, 27, 28, 0},
       {3, 19, 29, 30, 15}, // fp and lr as scratch
@@ -79,7 +80,8 @@ std::vector<uint32_t> freeRegisters(const Assignment &As) {
   return Out;
 }
 
-//===-- Probes -------------------------------------------------------------===//
+//===-- Probes
+//-------------------------------------------------------------===//
 
 static asmjit::JitRuntime &jit() {
   static asmjit::JitRuntime R;
@@ -161,8 +163,11 @@ ProbeFn buildProbe(const ProbeSpec &Spec) {
   // The body.
   std::vector<PendingSlowCall> Pending;
   Label Top = A.newLabel();
-  if (Spec.Loop)
+  if (Spec.Loop) {
     Ok(A.bind(Top));
+    if (Spec.EachIteration)
+      Spec.EachIteration(A);
+  }
   for (size_t K = 0; K != Spec.Ops.size(); ++K) {
     const Op &O = Spec.Ops[K];
     MonitorOperands Ops = Spec.As.operands();
@@ -246,7 +251,8 @@ void releaseProbe(ProbeFn Fn) {
     jit().release(Fn);
 }
 
-//===-- Shims --------------------------------------------------------------===//
+//===-- Shims
+//--------------------------------------------------------------===//
 
 namespace {
 
@@ -259,8 +265,8 @@ thread_local ShimLog Log;
 [[gnu::noinline]] void clobberCallerSaved() {
   asm volatile(
 #define X(N) "mov x" #N ", #(0xba00 + " #N ")\n"
-      X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12)
-          X(13) X(14) X(15) X(16) X(17) X(18)
+      X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)
+          X(14) X(15) X(16) X(17) X(18)
 #undef X
 #define V(N) "movi v" #N ".16b, #(7 * " #N " + 1)\n"
               V(0) V(1) V(2) V(3) V(4) V(5) V(6) V(7) V(8) V(9) V(10) V(11)
@@ -289,14 +295,23 @@ void log(bool Enter, jitlock_thread *T, void *Obj) {
   if (!spAligned())
     ++L.MisalignedSp;
   ++(Enter ? L.Enters : L.Exits);
+  if (L.WatchTop && *L.WatchTop != L.WantTop)
+    ++L.TopMismatches;
   L.LastThread = T;
   L.LastObj = Obj;
+}
+
+void result(int R) {
+  ShimLog &L = Log;
+  L.LastResult = R;
+  L.Errors += R != JITLOCK_OK;
 }
 
 extern "C" int shimEnter(jitlock_thread *T, void *Obj) {
   clobberCallerSaved();
   log(true, T, Obj);
   int R = jitlock_rt_monitor_enter(T, Obj);
+  result(R);
   clobberCallerSaved();
   return R;
 }
@@ -304,6 +319,7 @@ extern "C" int shimExit(jitlock_thread *T, void *Obj) {
   clobberCallerSaved();
   log(false, T, Obj);
   int R = jitlock_rt_monitor_exit(T, Obj);
+  result(R);
   clobberCallerSaved();
   return R;
 }

@@ -1,4 +1,5 @@
-//===- A64TestUtil.h - Running AArch64 emitter output under test -*- C++ -*-===//
+//===- A64TestUtil.h - Running AArch64 emitter output under test -*- C++
+//-*-===//
 //
 // The machinery of the AArch64 emitter tests (A64EmitterTest.cpp), which run
 // on AArch64 (under qemu-aarch64 -cpu max):
@@ -28,6 +29,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -67,7 +69,8 @@ std::vector<Assignment> assignments();
 /// a second object, a loop count).
 std::vector<uint32_t> freeRegisters(const Assignment &As);
 
-//===-- Probes -------------------------------------------------------------===//
+//===-- Probes
+//-------------------------------------------------------------===//
 
 struct alignas(16) RegState {
   uint64_t X[32]; ///< x0-x30; X[31] unused.
@@ -101,6 +104,9 @@ struct ProbeSpec {
   bool Loop = false;
   uint32_t LoopReg = 0, CounterReg = 0;
   std::vector<size_t> IncrementAfter;
+  /// Loop only: emitted at the top of every iteration (it may use the
+  /// scratch registers).
+  std::function<void(A64::Assembler &)> EachIteration;
 };
 
 using ProbeFn = void (*)(ProbeFrame *);
@@ -118,11 +124,19 @@ void fillPattern(RegState &S, uint64_t Seed);
 void expectPreserved(const ProbeFrame &F, const Assignment &As,
                      const std::string &What);
 
-//===-- Shims --------------------------------------------------------------===//
+//===-- Shims
+//--------------------------------------------------------------===//
 
 struct ShimLog {
   int Enters = 0, Exits = 0;
   int MisalignedSp = 0;
+  int Errors = 0;     ///< Runtime calls that did not return JITLOCK_OK.
+  int LastResult = 0; ///< The last runtime call's result.
+  /// When set, every call checks that *WatchTop == WantTop (a lock stack
+  /// top the call must see) and counts the calls that do not.
+  const uint32_t *WatchTop = nullptr;
+  uint32_t WantTop = 0;
+  int TopMismatches = 0;
   jitlock_thread *LastThread = nullptr;
   void *LastObj = nullptr;
 };

@@ -101,8 +101,10 @@ public:
         RecursionsOff(int64_t(L.monitor_recursions_offset) -
                       int64_t(L.monitor_value)) {}
 
-  void enter(Label Slow, Label Done);
-  void exit(Label Slow, Label Done);
+  /// `SlowFollows`: the code after the sequence's last block is Slow (the
+  /// out-of-line glue), so that block may fall through to it.
+  void enter(Label Slow, Label Done, bool SlowFollows);
+  void exit(Label Slow, Label Done, bool SlowFollows);
 
   Error Err = kErrorOk;
 
@@ -226,7 +228,7 @@ void Emitter::stlxr(const Gp &Status, const Gp &Value, const Gp &Addr) {
              A64::ptr(Addr)));
 }
 
-void Emitter::enter(Label Slow, Label Done) {
+void Emitter::enter(Label Slow, Label Done, bool SlowFollows) {
   Label Inflated = A.newLabel(), Push = A.newLabel();
   Label CasFail = A.newLabel(), MonitorFail = A.newLabel();
   bool LSE = At == Atomics::LSE;
@@ -314,11 +316,12 @@ void Emitter::enter(Label Slow, Label Done) {
   if (!LSE) {
     ok(A.bind(CasFail)); //                    E5 compare failed
     ok(A.clrex(15));
-    ok(A.b(Slow));
+    if (!SlowFollows)
+      ok(A.b(Slow));
   }
 }
 
-void Emitter::exit(Label Slow, Label Done) {
+void Emitter::exit(Label Slow, Label Done, bool SlowFollows) {
   Label Inflated = A.newLabel(), Restore = A.newLabel();
   Label CasFail = A.newLabel();
   bool LSE = At == Atomics::LSE;
@@ -349,23 +352,24 @@ void Emitter::exit(Label Slow, Label Done) {
     ok(A.orr(V, H, L.unlocked_value)); //      desired
     ok(A.casl(H, V, A64::ptr(Addr)));  //      H = old
     ok(A.eor(H, H, L.unlocked_value));
-    ok(A.cmp(H, V)); //                        old == h?
-    ok(A.b_ne(Restore));
+    ok(A.cmp(H, V));  //                        old == h?
+    ok(A.b_eq(Done)); //                       else fall into Restore
   } else {
     Label Retry = A.newLabel();
-    ok(A.orr(H, H, L.unlocked_value)); //      desired
+    // With the header at offset 0, T is free to hold the desired value and
+    // the loop compares with h directly; otherwise as for LSE.
+    Gp Desired = HeaderOff == 0 ? T : H;
+    ok(A.orr(Desired, H, L.unlocked_value));
     ok(A.bind(Retry));
     ok(A.ldxr(V, A64::ptr(Addr))); //          load exclusive
-    ok(A.eor(V, V, L.unlocked_value));
+    if (HeaderOff != 0)
+      ok(A.eor(V, V, L.unlocked_value));
     ok(A.cmp(V, H)); //                        old == h?
     ok(A.b_ne(CasFail));
-    stlxr(V, H, Addr); //                      store-release exclusive
+    stlxr(V, Desired, Addr); //                store-release exclusive
     ok(A.cbnz(V.w(), Retry));
-  }
-  ok(A.b(Done));
-
-  // Out of line.
-  if (!LSE) {
+    ok(A.b(Done));
+    // Out of line.
     ok(A.bind(CasFail)); //                    X4 compare failed
     ok(A.clrex(15));
   }
@@ -392,22 +396,21 @@ void Emitter::exit(Label Slow, Label Done) {
     ok(A.mov(V, Thread));
     ok(A.casl(V, A64::xzr, A64::ptr(T)));
     ok(A.cmp(V, Thread));
-    ok(A.b_ne(Slow));
+    ok(A.b_eq(Done));
   } else {
-    Label Retry = A.newLabel(), Fail = A.newLabel();
+    Label Retry = A.newLabel(), OwnerFail = A.newLabel();
     ok(A.bind(Retry));
     ok(A.ldxr(V, A64::ptr(T)));
     ok(A.cmp(V, Thread));
-    ok(A.b_ne(Fail));
+    ok(A.b_ne(OwnerFail));
     stlxr(V, A64::xzr, T);
     ok(A.cbnz(V.w(), Retry));
     ok(A.b(Done));
-    ok(A.bind(Fail));
+    ok(A.bind(OwnerFail)); //                  N3 compare failed
     ok(A.clrex(15));
-    ok(A.b(Slow));
-    return;
   }
-  ok(A.b(Done));
+  if (!SlowFollows)
+    ok(A.b(Slow));
 }
 
 //===----------------------------------------------------------------------===//
@@ -512,9 +515,9 @@ Error emitSequence(A64::Assembler &A, const jitlock_rt_layout &L,
 
   Emitter E(A, L, Ops, At);
   if (Enter)
-    E.enter(Slow, Done);
+    E.enter(Slow, Done, Mode == SlowPathMode::OutOfLine);
   else
-    E.exit(Slow, Done);
+    E.exit(Slow, Done, Mode == SlowPathMode::OutOfLine);
   Error Err = E.Err;
   if (Mode == SlowPathMode::OutOfLine) {
     // The slow call, out of line; it continues at Done.
