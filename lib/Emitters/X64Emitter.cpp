@@ -296,6 +296,13 @@ void detail::setVectorSaveForTesting(int Mode) {
   VectorSaveOverride.store(Mode, std::memory_order_relaxed);
 }
 
+/// A monitor field's displacement from a header word that points at the
+/// monitor (the header is the monitor's address plus the monitor bits).
+static int32_t monitorFieldOffset(const jitlock_rt_layout &L,
+                                  uint32_t FieldOffset) {
+  return int32_t(int64_t(FieldOffset) - int64_t(L.monitor_value));
+}
+
 Error emitMonitorEnter(x86::Assembler &A, const jitlock_rt_layout &L,
                        const MonitorOperands &Ops, SlowPathMode Mode,
                        SlowPathLabels *Labels, const RuntimeEntries &RT) {
@@ -311,10 +318,9 @@ Error emitMonitorEnter(x86::Assembler &A, const jitlock_rt_layout &L,
   const x86::Mem Top = x86::dword_ptr(Thread, int32_t(L.lock_stack_top_offset));
   // [thread + top - 8]: the top entry, the sentinel when the stack is empty.
   const x86::Mem TopEntry = x86::qword_ptr(Thread, x86::rax, 0, -8);
-  const int32_t MonOwner =
-      int32_t(int64_t(L.monitor_owner_offset) - int64_t(L.monitor_value));
+  const int32_t MonOwner = monitorFieldOffset(L, L.monitor_owner_offset);
   const int32_t MonRecursions =
-      int32_t(int64_t(L.monitor_recursions_offset) - int64_t(L.monitor_value));
+      monitorFieldOffset(L, L.monitor_recursions_offset);
   ErrorSink E;
 
   // E1: h = header (relaxed; the CAS in E5 or M1 orders the acquire).
@@ -384,10 +390,9 @@ Error emitMonitorExit(x86::Assembler &A, const jitlock_rt_layout &L,
   const x86::Mem Header = x86::qword_ptr(Obj, L.header_offset);
   const x86::Mem Top = x86::dword_ptr(Thread, int32_t(L.lock_stack_top_offset));
   const x86::Mem BelowTop = x86::qword_ptr(Thread, x86::rax, 0, -8);
-  const int32_t MonOwner =
-      int32_t(int64_t(L.monitor_owner_offset) - int64_t(L.monitor_value));
+  const int32_t MonOwner = monitorFieldOffset(L, L.monitor_owner_offset);
   const int32_t MonRecursions =
-      int32_t(int64_t(L.monitor_recursions_offset) - int64_t(L.monitor_value));
+      monitorFieldOffset(L, L.monitor_recursions_offset);
   ErrorSink E;
 
   // X1: the top entry [thread + top - 8] is not obj: the inflated exit (N1).

@@ -61,6 +61,14 @@ private:
       Fn->setDoesNotThrow();
     return F;
   }
+  /// The slow block: the runtime call, from the state before the attempt,
+  /// then back to Done.
+  void emitSlowCall(IRBuilder<> &B, BasicBlock *Slow, BasicBlock *Done,
+                    bool Enter, Value *Thread, Value *Obj) {
+    B.SetInsertPoint(Slow);
+    B.CreateCall(slowPath(Enter), {Thread, Obj})->addFnAttr(Attribute::Cold);
+    B.CreateBr(Done);
+  }
   Value *currentThread(IRBuilder<> &B) {
     FunctionCallee F =
         M.getOrInsertFunction(ThreadName, FunctionType::get(Ptr, false));
@@ -231,10 +239,7 @@ void MonitorLowering::lowerEnter(CallBase &CB) {
   B.CreateBr(Done);
 
   // Everything else: the runtime, from the state before this attempt.
-  B.SetInsertPoint(Slow);
-  CallInst *Call = B.CreateCall(slowPath(/*Enter=*/true), {Thread, Obj});
-  Call->addFnAttr(Attribute::Cold);
-  B.CreateBr(Done);
+  emitSlowCall(B, Slow, Done, /*Enter=*/true, Thread, Obj);
 
   CB.eraseFromParent();
   ++NumEntersInlined;
@@ -319,10 +324,7 @@ void MonitorLowering::lowerExit(CallBase &CB) {
           Self, B.getInt64(0), AtomicOrdering::Release, "jitlock.owner.cas");
   branch(B, B.CreateExtractValue(OwnerPair, 1), Done, Slow, Likely);
 
-  B.SetInsertPoint(Slow);
-  CallInst *Call = B.CreateCall(slowPath(/*Enter=*/false), {Thread, Obj});
-  Call->addFnAttr(Attribute::Cold);
-  B.CreateBr(Done);
+  emitSlowCall(B, Slow, Done, /*Enter=*/false, Thread, Obj);
 
   CB.eraseFromParent();
   ++NumExitsInlined;
