@@ -25,7 +25,7 @@ void SpinLock::lock() {
 void Monitor::append(QueueNode::Where Q, QueueNode &N) {
   QueueNode *&Head = Q == QueueNode::EntryQueue ? EntryHead : WaitHead;
   QueueNode *&Tail = Q == QueueNode::EntryQueue ? EntryTail : WaitTail;
-  N.Queue = Q;
+  N.Queue.store(Q, std::memory_order_relaxed);
   N.Next = nullptr;
   N.Prev = Tail;
   if (Tail)
@@ -39,13 +39,13 @@ void Monitor::append(QueueNode::Where Q, QueueNode &N) {
 }
 
 void Monitor::unlink(QueueNode &N) {
-  bool Entry = N.Queue == QueueNode::EntryQueue;
+  bool Entry = N.Queue.load(std::memory_order_relaxed) == QueueNode::EntryQueue;
   QueueNode *&Head = Entry ? EntryHead : WaitHead;
   QueueNode *&Tail = Entry ? EntryTail : WaitTail;
   (N.Prev ? N.Prev->Next : Head) = N.Next;
   (N.Next ? N.Next->Prev : Tail) = N.Prev;
   N.Next = N.Prev = nullptr;
-  N.Queue = QueueNode::None;
+  N.Queue.store(QueueNode::None, std::memory_order_relaxed);
   auto &Count = Entry ? EntryCount : WaitCount;
   Count.store(Count.load(std::memory_order_relaxed) - 1,
               std::memory_order_relaxed);

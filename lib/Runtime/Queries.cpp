@@ -122,7 +122,8 @@ struct BlockedEdge {
 /// Whether `T` sleeps in `M`'s entry queue (not in its wait set).
 static bool inEntryQueue(jitlock_thread &T, Monitor &M) {
   M.QueueLock.lock();
-  bool Queued = T.Node.Queue == QueueNode::EntryQueue;
+  bool Queued =
+      T.Node.Queue.load(std::memory_order_relaxed) == QueueNode::EntryQueue;
   M.QueueLock.unlock();
   return Queued;
 }

@@ -483,7 +483,7 @@ int wait(jitlock_thread &T, void *Obj, bool Timed, uint64_t TimeoutNs) {
     if (parkWhile(Node.Wakeup, QueueNode::Sleep, Timed ? Deadline : 0))
       continue;
     M->QueueLock.lock();
-    if (Node.Queue == QueueNode::WaitSet) {
+    if (Node.Queue.load(std::memory_order_relaxed) == QueueNode::WaitSet) {
       M->unlink(Node);
       TimedOut = true;
     }

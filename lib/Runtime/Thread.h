@@ -41,7 +41,11 @@ struct QueueNode {
     Compete = 2  ///< The monitor was freed; try to take it.
   };
   std::atomic<uint32_t> Wakeup{Sleep};
-  uint32_t Queue = None;
+  /// Which queue the node is in. Atomic (relaxed) because the deadlock
+  /// finder reads it under the lock of the monitor the thread was last seen
+  /// blocked on, which may no longer be the node's; its epoch check discards
+  /// such stale reads.
+  std::atomic<uint32_t> Queue{None};
   /// Times this thread, as the queue's head, was woken and lost the monitor
   /// to a barging thread. Past a bound it asks for direct handoff.
   uint32_t Losses = 0;
