@@ -38,8 +38,10 @@ typedef enum jitlock_status {
   JITLOCK_ENOT_ATTACHED = 6,  /* the calling thread is not attached */
   JITLOCK_EBUSY = 7,          /* restore-locks found an object owned by
                                  another thread and could not wait for it */
-  JITLOCK_ESTATE = 8          /* the call is not allowed in this state,
+  JITLOCK_ESTATE = 8,         /* the call is not allowed in this state,
                                  e.g. shutdown with threads attached */
+  JITLOCK_ESTACK_OVERFLOW = 9 /* a guarded call overflowed its stack and
+                                 was abandoned (jitlock_rt_call_guarded) */
 } jitlock_status;
 
 /* Returns a static, human-readable name such as "JITLOCK_ENOT_OWNER". */
@@ -66,7 +68,31 @@ typedef struct jitlock_rt_config {
   uint32_t spin_limit;
   jitlock_misuse_fn misuse_handler;
   void *misuse_ctx;
+  /* Stack guard zones of every attached thread, in pages, from the stack's
+   * end upwards: red, yellow, reserved, then the shadow zone that a method
+   * entry must find free below its stack pointer. Defaults 1, 2, 1, 20. The
+   * red, yellow and reserved counts must be at least 1. */
+  uint32_t stack_red_pages;
+  uint32_t stack_yellow_pages;
+  uint32_t stack_reserved_pages;
+  uint32_t stack_shadow_pages;
+  /* Non-zero (the default): protect the guard zones with mprotect at attach
+   * and install the SIGSEGV backstop. Zero: the watermark check still runs
+   * and reports overflow, but no page is protected. */
+  uint32_t stack_guards;
+  /* jitlock_locking_mode. Default JITLOCK_LOCKING_LIGHTWEIGHT. */
+  uint32_t locking_mode;
 } jitlock_rt_config;
+
+typedef enum jitlock_locking_mode {
+  /* Fast locking on the lock stack; monitors only where needed. */
+  JITLOCK_LOCKING_LIGHTWEIGHT = 0,
+  /* Every enter of an object without a monitor inflates it: the
+   * heavy-monitor scheme that lightweight locking replaces, kept as a
+   * measurable baseline. Fast-locked objects (from code lowered for the
+   * lightweight mode) are still handled correctly. */
+  JITLOCK_LOCKING_HEAVY = 1
+} jitlock_locking_mode;
 
 /* Fills `cfg` with the defaults. */
 void jitlock_rt_default_config(jitlock_rt_config *cfg);
@@ -245,6 +271,124 @@ typedef void (*jitlock_root_fn)(void *ctx, void **slot, uint32_t kind,
  * safepoint, or otherwise not running lock code); the result is exact then. */
 void jitlock_rt_enumerate_roots(jitlock_root_fn fn, void *ctx);
 
+/*===-- Monitor deflation ------------------------------------------------===*/
+
+/* Deflates every idle monitor: one with no owner, no recursion, no thread
+ * queued to enter and none waiting. Its object's header gets back its
+ * unlocked form (hash and embedder bits kept) and the monitor is freed for
+ * reuse. Returns how many were deflated.
+ *
+ * Requires that no other attached thread runs monitor code during the call
+ * (they are stopped at a safepoint, or the program is in a single-threaded
+ * phase): the condition of jitlock_rt_enumerate_roots. An embedder calls it
+ * before it frees or reuses the memory of objects that may have monitors,
+ * as a collector would. */
+size_t jitlock_rt_deflate_idle(void);
+
+/*===-- Stack guard zones and method-entry stack banging -----------------===*/
+/* Each attached thread's stack, from its end (lowest address) upwards:
+ *
+ *   [end, +red)          red zone: protected; a fault here is fatal
+ *   [.., +yellow)        yellow zone: protected; a fault unprotects it and
+ *                        recovers (the signal backstop)
+ *   [.., +reserved)      reserved zone: as yellow
+ *   [.., +shadow)        shadow zone: never protected; what a method entry
+ *                        must find free below its stack pointer
+ *   safe_limit ... base  usable by frames
+ *
+ * Checked method entries compare their stack pointer with the thread's
+ * watermark (layout.stack_watermark_offset) and call jitlock_rt_stack_bang
+ * only at or below it. The watermark starts at the stack base, only goes
+ * down, and never goes below safe_limit. See docs/stack-banging.md. */
+
+typedef enum jitlock_stack_zone {
+  JITLOCK_ZONE_NONE = 0,     /* not in the guard zones */
+  JITLOCK_ZONE_SHADOW = 1,   /* caught by the bang check: no room for the
+                                shadow zone below the stack pointer */
+  JITLOCK_ZONE_RESERVED = 2, /* a fault in the reserved zone */
+  JITLOCK_ZONE_YELLOW = 3,   /* a fault in the yellow zone */
+  JITLOCK_ZONE_RED = 4       /* a fault in the red zone: fatal */
+} jitlock_stack_zone;
+
+typedef struct jitlock_stack_info {
+  uintptr_t base;         /* the highest stack address (exclusive) */
+  uintptr_t end;          /* the lowest stack address */
+  uintptr_t red_top;      /* the red zone is [end, red_top) */
+  uintptr_t yellow_top;   /* the yellow zone is [red_top, yellow_top) */
+  uintptr_t reserved_top; /* the reserved zone is [yellow_top, reserved_top) */
+  uintptr_t safe_limit;   /* reserved_top + the shadow zone */
+  uintptr_t watermark;    /* safe_limit <= watermark <= base */
+  uint32_t page_size;
+  /* Bit i set (i = jitlock_stack_zone) while that zone is protected. */
+  uint32_t protected_zones;
+  uint64_t bangs;     /* slow-path calls that banged and lowered the mark */
+  uint64_t overflows; /* overflows caught on this thread so far */
+} jitlock_stack_info;
+
+/* The zones of an attached thread. JITLOCK_ENOT_ATTACHED otherwise. Exact
+ * for the calling thread. */
+int jitlock_rt_stack_info(const jitlock_thread *thread,
+                          jitlock_stack_info *info);
+
+/* The stack-bang slow path, called by checked method entries when
+ * `sp_needed` (the entry's stack pointer minus its extra frame bytes) is at
+ * or below the watermark. With room for the shadow zone below `sp_needed`
+ * it touches the shadow pages below it, lowers the watermark and returns.
+ * Otherwise it reports a stack overflow to the overflow handler, which does
+ * not return. Inline callers need not save registers beyond the C ABI. */
+void jitlock_rt_stack_bang(jitlock_thread *self, uintptr_t sp_needed);
+
+/* What the overflow handler is told. */
+typedef struct jitlock_stack_overflow {
+  jitlock_thread *thread;
+  uintptr_t sp;         /* the stack pointer that did not fit */
+  uintptr_t fault_addr; /* the faulting address (backstop), else 0 */
+  uint32_t zone;        /* jitlock_stack_zone: where it was caught */
+  uint32_t from_signal; /* 1 when caught by the SIGSEGV backstop */
+  jitlock_stack_info stack;
+} jitlock_stack_overflow;
+
+/* Called on the overflowing thread: on what is left of its stack (the bang
+ * check) or on the alternate signal stack (the backstop, where it must be
+ * async-signal-safe). It must not return: it unwinds, as the default
+ * jitlock_rt_unwind_to_entry does, or terminates. If it returns, the runtime
+ * prints a fatal message and aborts. */
+typedef void (*jitlock_overflow_fn)(void *ctx,
+                                    const jitlock_stack_overflow *info);
+
+/* Installs the overflow handler for every thread; null restores the
+ * default, jitlock_rt_unwind_to_entry. */
+void jitlock_rt_set_overflow_handler(jitlock_overflow_fn fn, void *ctx);
+
+typedef struct jitlock_guarded_result {
+  /* Valid when the call returned JITLOCK_ESTACK_OVERFLOW. */
+  jitlock_stack_overflow overflow;
+  /* The caller's buffer for the objects whose holds were released, innermost
+   * first, one entry per hold; may be null. */
+  void **released;
+  size_t released_cap;
+  size_t released_count; /* holds released; may exceed released_cap */
+} jitlock_guarded_result;
+
+/* Runs fn(arg) on the calling attached thread as an entry point into JIT
+ * code. When a stack overflow is caught inside (by the bang check or by the
+ * backstop) and the handler is the default, fn's frames are abandoned, every
+ * lock hold acquired inside fn and still held is released (innermost first)
+ * and listed in `result`, a zone unprotected by the backstop is protected
+ * again, and JITLOCK_ESTACK_OVERFLOW is returned. Holds taken before the call
+ * are kept. Guarded calls nest; an overflow returns to the innermost one.
+ * `result` may be null. JITLOCK_ENOT_ATTACHED when `self` is not the
+ * calling, attached thread. */
+int jitlock_rt_call_guarded(jitlock_thread *self, void (*fn)(void *),
+                            void *arg, jitlock_guarded_result *result);
+
+/* The default overflow handler: abandons the frames down to the calling
+ * thread's innermost jitlock_rt_call_guarded, which returns
+ * JITLOCK_ESTACK_OVERFLOW. With no guarded call on the thread it prints a
+ * fatal message naming the thread and its stack bounds and aborts. */
+void jitlock_rt_unwind_to_entry(void *ctx, const jitlock_stack_overflow *info)
+    __attribute__((noreturn));
+
 /*===-- Statistics -------------------------------------------------------===*/
 
 typedef struct jitlock_rt_stats {
@@ -297,9 +441,16 @@ typedef struct jitlock_rt_layout {
   uint64_t monitor_anonymous_owner;
   uint64_t monitor_queued_bit;
   uint32_t cache_line_size;
+  /* Stack banging. The watermark is a uintptr_t at thread + this offset: a
+   * method entry whose stack pointer (minus its extra frame bytes) is above
+   * it skips the bang; otherwise it calls jitlock_rt_stack_bang. */
+  uint32_t stack_watermark_offset;
+  uint32_t stack_page_size;
+  uint32_t stack_shadow_pages; /* what the `always` bang mode touches */
+  uint32_t locking_mode;       /* jitlock_locking_mode */
 } jitlock_rt_layout;
 
-#define JITLOCK_RT_ABI_VERSION 1u
+#define JITLOCK_RT_ABI_VERSION 2u
 
 void jitlock_rt_get_layout(jitlock_rt_layout *layout);
 

@@ -12,6 +12,8 @@
 
 #include <cstddef>
 
+#include <unistd.h>
+
 using namespace jitlock;
 
 void jitlock_rt_get_layout(jitlock_rt_layout *L) {
@@ -39,6 +41,10 @@ void jitlock_rt_get_layout(jitlock_rt_layout *L) {
   L->monitor_anonymous_owner = owner::AnonymousOwner;
   L->monitor_queued_bit = owner::QueuedBit;
   L->cache_line_size = CacheLine;
+  L->stack_watermark_offset = offsetof(jitlock_thread, StackWatermark);
+  L->stack_page_size = uint32_t(sysconf(_SC_PAGESIZE));
+  L->stack_shadow_pages = Config.stack_shadow_pages;
+  L->locking_mode = Config.locking_mode;
 }
 
 namespace {
@@ -95,6 +101,7 @@ void jitlock_rt_print_layout(FILE *Out) {
       FIELD(jitlock_thread, Attached, "owner"),
       FIELD(jitlock_thread, Id, "owner"),
       FIELD(jitlock_thread, HashState, "owner"),
+      FIELD(jitlock_thread, StackWatermark, "owner (stack-bang slow path)"),
       FIELD(jitlock_thread, LockStackSentinel, "nobody (constant)"),
       FIELD(jitlock_thread, LockStackSlots, "owner (JIT code)"),
       FIELD(jitlock_thread, Node.Wakeup, "other threads (exit)"),

@@ -19,11 +19,21 @@ using namespace jitlock;
 
 namespace jitlock {
 
-jitlock_rt_config Config = {
-    /*header_offset=*/0,        /*hash_shift=*/8,
-    /*hash_bits=*/31,           /*spin_limit=*/64,
+/// The defaults, which Config starts as.
+static constexpr jitlock_rt_config DefaultConfig = {
+    /*header_offset=*/0,
+    /*hash_shift=*/8,
+    /*hash_bits=*/31,
+    /*spin_limit=*/64,
     /*misuse_handler=*/nullptr,
-    /*misuse_ctx=*/nullptr};
+    /*misuse_ctx=*/nullptr,
+    /*stack_red_pages=*/1,
+    /*stack_yellow_pages=*/2,
+    /*stack_reserved_pages=*/1,
+    /*stack_shadow_pages=*/20,
+    /*stack_guards=*/1,
+    /*locking_mode=*/JITLOCK_LOCKING_LIGHTWEIGHT};
+jitlock_rt_config Config = DefaultConfig;
 
 int misuse(jitlock_status Status, jitlock_thread *Thread, void *Obj,
            const char *What) {
@@ -139,13 +149,13 @@ const char *jitlock_rt_status_name(int Status) {
     return "JITLOCK_EBUSY";
   case JITLOCK_ESTATE:
     return "JITLOCK_ESTATE";
+  case JITLOCK_ESTACK_OVERFLOW:
+    return "JITLOCK_ESTACK_OVERFLOW";
   }
   return "JITLOCK_<unknown status>";
 }
 
-void jitlock_rt_default_config(jitlock_rt_config *Cfg) {
-  *Cfg = jitlock_rt_config{0, 8, 31, 64, nullptr, nullptr};
-}
+void jitlock_rt_default_config(jitlock_rt_config *Cfg) { *Cfg = DefaultConfig; }
 
 int jitlock_rt_configure(const jitlock_rt_config *Cfg) {
   if (!Cfg)
@@ -158,6 +168,16 @@ int jitlock_rt_configure(const jitlock_rt_config *Cfg) {
     return misuse(JITLOCK_EINVAL, nullptr, nullptr,
                   "invalid configuration: the hash field must lie within "
                   "bits [2,64) and the header offset must be 8-aligned");
+  if (Cfg->stack_red_pages == 0 || Cfg->stack_yellow_pages == 0 ||
+      Cfg->stack_reserved_pages == 0 || Cfg->stack_red_pages > 1024 ||
+      Cfg->stack_yellow_pages > 1024 || Cfg->stack_reserved_pages > 1024 ||
+      Cfg->stack_shadow_pages > 1024)
+    return misuse(JITLOCK_EINVAL, nullptr, nullptr,
+                  "invalid configuration: the red, yellow and reserved zones "
+                  "need 1 to 1024 pages each, the shadow zone at most 1024");
+  if (Cfg->locking_mode > JITLOCK_LOCKING_HEAVY)
+    return misuse(JITLOCK_EINVAL, nullptr, nullptr,
+                  "invalid configuration: unknown locking mode");
   std::lock_guard<std::mutex> Guard(ThreadsMutex);
   if (!Threads.empty())
     return misuse(JITLOCK_ESTATE, nullptr, nullptr,

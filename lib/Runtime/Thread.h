@@ -77,7 +77,11 @@ struct alignas(jitlock::CacheLine) jitlock_thread {
   uint32_t Attached;
   uint64_t Id;
   uint64_t HashState;
-  uint64_t Padding0[4];
+  /// The stack-bang watermark: a method entry whose stack pointer is above
+  /// it skips the bang (jitlock_rt_stack_bang). 0 while detached, so that
+  /// checked code on a thread the runtime knows no stack of never calls it.
+  uintptr_t StackWatermark;
+  uint64_t Padding0[3];
   void *LockStackSentinel;
   // Line 1: the lock stack slots, oldest first.
   void *LockStackSlots[jitlock::LockStackCapacity];

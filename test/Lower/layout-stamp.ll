@@ -58,12 +58,12 @@
 ; stack top at thread+0 with slots from +64 to +128, monitor owner at +64 and
 ; recursions at +72, anonymous owner 2, queued bit 1.
 ; CHECK:       !llvm.module.flags = !{[[STAMP:![0-9]+]], [[THREADFLAG:![0-9]+]]}
-; CHECK:       [[STAMP]] = !{i32 1, !"jitlock.lowered-layout", !"abi=1;header=[[HEADER]];mask=3;top=0;base=64;end=128;owner=64;recursions=72;anonymous=2;queued=1"}
+; CHECK:       [[STAMP]] = !{i32 1, !"jitlock.lowered-layout", !"abi=2;header=[[HEADER]];mask=3;top=0;base=64;end=128;owner=64;recursions=72;anonymous=2;queued=1"}
 ; CHECK-NEXT:  [[THREADFLAG]] = !{i32 1, !"jitlock.lowered-thread", !"[[THREAD]]"}
 ; CHECK-NOT:   jitlock.lowered-
 
 ; MONITORS:      !llvm.module.flags = !{[[STAMP:![0-9]+]]}
-; MONITORS:      [[STAMP]] = !{i32 1, !"jitlock.lowered-layout", !"abi=1;header=0;
+; MONITORS:      [[STAMP]] = !{i32 1, !"jitlock.lowered-layout", !"abi=2;header=0;
 ; MONITORS-NOT:  jitlock.lowered-thread
 
 ; NONE-NOT:    jitlock.lowered-

@@ -11,4 +11,4 @@ entry:
 }
 
 !llvm.module.flags = !{!0}
-!0 = !{i32 1, !"jitlock.lowered-layout", !"abi=1;header=8;mask=3;top=0;base=8;end=72;owner=64;recursions=72;anonymous=1;queued=1"}
+!0 = !{i32 1, !"jitlock.lowered-layout", !"abi=2;header=8;mask=3;top=0;base=8;end=72;owner=64;recursions=72;anonymous=1;queued=1"}
