@@ -17,6 +17,8 @@ packages=(
   libgtest-dev
   libbenchmark-dev
   python3            # runs lit
+  python3-matplotlib # scripts/bench-report.py draws the benchmark plot
+  valgrind           # callgrind instruction counts (docs/stack-banging.md)
   g++-aarch64-linux-gnu # cross-compiles the runtime for the AArch64 tests
   qemu-user          # runs them (qemu-aarch64)
   # The arm64 builds of asmjit and GoogleTest (Debian multiarch; static
