@@ -5,14 +5,18 @@
 //   declare void @jitlock.monitor.enter(ptr)
 //   declare void @jitlock.monitor.exit(ptr)
 //   declare ptr  @jitlock.thread()
+//   define ... @f(...) "jitlock-stack-bang"[="<extra frame bytes>"] { ... }
 //
 // and these passes lower the calls into inline x86_64/AArch64 fast paths that
 // call the runtime (include/jitlock/jitlock_rt.h) only on their slow paths.
 //
-// Three passes, one job each, run in this order by `jitlock-lower`:
-//   jitlock-verify          diagnoses bad input; lowers nothing
-//   jitlock-lower-monitors  enter/exit -> inline fast paths + slow calls
-//   jitlock-lower-thread    materializes the current thread once per function
+// Four passes, one job each, run in this order by `jitlock-lower`:
+//   jitlock-verify            diagnoses bad input; lowers nothing
+//   jitlock-lower-stack-bang  "jitlock-stack-bang" functions -> method-entry
+//                             stack check (docs/stack-banging.md)
+//   jitlock-lower-monitors    enter/exit -> inline fast paths + slow calls
+//   jitlock-lower-thread      materializes the current thread once per
+//                             function
 //
 //===----------------------------------------------------------------------===//
 #ifndef JITLOCK_PASSES_H
@@ -49,6 +53,32 @@ enum class ThreadMode {
   Call,
 };
 
+/// What a "jitlock-stack-bang" function checks at its entry.
+enum class BangMode {
+  /// Compare the stack pointer (minus the extra frame bytes) with the
+  /// thread's watermark; call jitlock_rt_stack_bang only at or below it.
+  /// One load, one compare and one branch in the steady state.
+  Watermark,
+  /// Touch every shadow page below the stack pointer on every entry, with
+  /// no watermark: the scheme the watermark replaces, kept as a baseline.
+  /// A touch that lands in a guard zone is caught by the runtime's SIGSEGV
+  /// backstop.
+  Always,
+  /// No check at all.
+  None,
+};
+
+/// Which enter fast path the lowering emits.
+enum class LockingMode {
+  /// Fast locking on the lock stack (E1-E5), then the monitor path.
+  Lightweight,
+  /// No fast lock and no lock-stack push: an object that has a monitor takes
+  /// the inline monitor path (M1-M2), any other goes to the runtime, which
+  /// inflates it when the runtime runs in JITLOCK_LOCKING_HEAVY. Code lowered
+  /// in either mode is correct on a runtime in either mode.
+  Heavy,
+};
+
 /// Everything the lowering needs. Every field is optional: an unset field
 /// takes the value from module flags, then from the runtime's layout. A
 /// value set in two places that disagree is a conflicting configuration.
@@ -60,13 +90,19 @@ struct LoweringConfig {
   /// false sends every operation to the runtime's C functions (the reference
   /// for differential testing); true (the default) inlines the fast paths.
   std::optional<bool> Inline;
+  /// The method-entry check of "jitlock-stack-bang" functions; default
+  /// Watermark.
+  std::optional<BangMode> Bang;
+  /// The enter fast path; default from the runtime layout's locking_mode.
+  std::optional<LockingMode> Locking;
 
   /// The configuration of a JIT that links the runtime: TLS mode with this
   /// process's offset, and the runtime's layout.
   static LoweringConfig forThisProcess();
 
   /// Parses `jitlock-lower` pipeline parameters, e.g.
-  /// "thread=tls;tls-offset=-320;capacity=8;header-offset=0;inline".
+  /// "thread=tls;tls-offset=-320;capacity=8;header-offset=0;inline;
+  /// bang=watermark;locking=lightweight".
   static llvm::Expected<LoweringConfig> parse(llvm::StringRef Params);
 };
 
@@ -75,6 +111,8 @@ struct ResolvedConfig {
   ThreadMode Thread;
   int64_t TlsOffset;
   bool Inline;
+  BangMode Bang;
+  LockingMode Locking;
   jitlock_rt_layout Layout; ///< header_offset and capacity included
 };
 
@@ -89,6 +127,16 @@ llvm::Expected<ResolvedConfig> resolveConfig(const llvm::Module &M,
 struct VerifyPass : llvm::PassInfoMixin<VerifyPass> {
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
   static bool isRequired() { return true; }
+};
+
+/// Gives every function with the "jitlock-stack-bang" attribute its
+/// method-entry stack check, adds "probe-stack"="inline-asm", and removes the
+/// attribute, so that lowering again adds nothing.
+struct LowerStackBangPass : llvm::PassInfoMixin<LowerStackBangPass> {
+  explicit LowerStackBangPass(LoweringConfig C = {}) : Config(std::move(C)) {}
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+  static bool isRequired() { return true; }
+  LoweringConfig Config;
 };
 
 /// Lowers jitlock.monitor.enter/exit.
@@ -108,13 +156,14 @@ struct LowerThreadPass : llvm::PassInfoMixin<LowerThreadPass> {
   LoweringConfig Config;
 };
 
-/// Adds verify + lower-monitors + lower-thread to `MPM`.
+/// Adds verify + lower-stack-bang + lower-monitors + lower-thread to `MPM`.
 void addLoweringPasses(llvm::ModulePassManager &MPM,
                        const LoweringConfig &Config);
 
 /// Registers the pipeline names (jitlock-lower<...>, jitlock-verify,
-/// jitlock-lower-monitors, jitlock-lower-thread) and adds the lowering to
-/// the start of the default O1-O3 pipelines (PipelineStartEP).
+/// jitlock-lower-stack-bang, jitlock-lower-monitors, jitlock-lower-thread)
+/// and adds the lowering to the start of the default O1-O3 pipelines
+/// (PipelineStartEP).
 /// A JIT calls this with LoweringConfig::forThisProcess().
 void registerPasses(llvm::PassBuilder &PB, const LoweringConfig &Config);
 
@@ -126,7 +175,22 @@ inline constexpr const char *LoweredLayoutFlag = "jitlock.lowered-layout";
 /// "tls;tls-offset=N", "arg" or "call".
 inline constexpr const char *LoweredThreadFlag = "jitlock.lowered-thread";
 
-/// A printable summary of every layout value compiled into lowered code.
+/// The function attribute that asks for a method-entry stack check. Its
+/// value is empty or the decimal count of extra frame bytes the check must
+/// find room for below the stack pointer.
+inline constexpr const char *StackBangAttr = "jitlock-stack-bang";
+/// The largest extra frame byte count "jitlock-stack-bang" accepts (1 GiB,
+/// more than any thread stack).
+inline constexpr uint64_t MaxStackBangExtra = uint64_t(1) << 30;
+
+/// "watermark", "always", "none"; "lightweight", "heavy".
+llvm::StringRef bangModeName(BangMode M);
+llvm::StringRef lockingModeName(LockingMode M);
+
+/// A printable summary of every layout value compiled into lowered code:
+/// the header and lock-stack fields, the monitor fields, and the stack-bang
+/// watermark offset, page size and shadow page count. The locking mode is
+/// not one: code lowered for either mode runs correctly on both.
 std::string layoutFingerprint(const jitlock_rt_layout &L);
 
 } // namespace jitlock

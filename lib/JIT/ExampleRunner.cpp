@@ -4,9 +4,12 @@
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/Module.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <latch>
+#include <mutex>
+#include <optional>
 #include <thread>
 
 using namespace llvm;
@@ -20,6 +23,35 @@ using ResultFn = int64_t();
 
 static Error runnerError(const Twine &Msg) {
   return make_error<StringError>(Msg, inconvertibleErrorCode());
+}
+
+/// How many released objects a report lists.
+constexpr size_t MaxReleasedListed = 256;
+
+/// Calls `Fn` inside jitlock_rt_call_guarded on the calling (attached)
+/// thread. Returns the overflow report when the call overflowed its stack
+/// and was abandoned. `Fn`'s frames may be abandoned: it must own nothing
+/// that needs destroying.
+template <typename Callable>
+static std::optional<StackOverflowReport>
+callGuarded(Callable &Fn, StringRef Phase, int64_t Tid) {
+  StackOverflowReport Report;
+  Report.Released.resize(MaxReleasedListed);
+  jitlock_guarded_result Result{};
+  Result.released = Report.Released.data();
+  Result.released_cap = Report.Released.size();
+  int Rc = jitlock_rt_call_guarded(
+      jitlock_rt_current(), [](void *F) { (*static_cast<Callable *>(F))(); },
+      &Fn, &Result);
+  if (Rc != JITLOCK_ESTACK_OVERFLOW)
+    return std::nullopt;
+  Report.Phase = Phase.str();
+  Report.Tid = Tid;
+  Report.Overflow = Result.overflow;
+  Report.ThreadId = jitlock_rt_thread_id(jitlock_rt_current());
+  Report.ReleasedCount = Result.released_count;
+  Report.Released.resize(std::min(Result.released_count, MaxReleasedListed));
+  return Report;
 }
 
 /// Counters over an interval; monitors_alive is a level, not a count.
@@ -100,8 +132,30 @@ Expected<ExampleResult> runExample(JitSession &S, const ExampleOptions &Opts) {
   jitlock_rt_stats Before;
   jitlock_rt_get_stats(&Before);
 
-  if (Setup)
-    Setup();
+  // Each entry point runs guarded: a stack overflow in JIT code abandons
+  // it and is reported instead of ending the process.
+  std::mutex OverflowsLock;
+  auto Guarded = [&](auto &&Fn, StringRef Phase, int64_t Tid) {
+    std::optional<StackOverflowReport> Report = callGuarded(Fn, Phase, Tid);
+    if (!Report)
+      return true;
+    std::lock_guard<std::mutex> Hold(OverflowsLock);
+    R.Overflows.push_back(std::move(*Report));
+    return false;
+  };
+  auto Finish = [&] {
+    R.Stats = statsSince(Before);
+    if (!WasAttached)
+      if (int Rc = jitlock_rt_detach())
+        R.Problems.push_back(
+            std::string("main thread: jitlock_rt_detach failed with ") +
+            jitlock_rt_status_name(Rc) + " (setup or check left a lock held)");
+  };
+
+  if (Setup && !Guarded([&] { Setup(); }, "setup", -1)) {
+    Finish();
+    return R;
+  }
 
   // All threads attach first, then start run() together.
   unsigned N = Opts.Threads;
@@ -115,7 +169,8 @@ Expected<ExampleResult> runExample(JitSession &S, const ExampleOptions &Opts) {
       jitlock_rt_attach();
       Attached.count_down();
       Go.wait();
-      R.RunReturns[T] = (*Run)(int64_t(T), int64_t(N));
+      Guarded([&] { R.RunReturns[T] = (*Run)(int64_t(T), int64_t(N)); }, "run",
+              int64_t(T));
       if (int Rc = jitlock_rt_detach())
         DetachFailures[T] =
             "thread " + std::to_string(T) + ": jitlock_rt_detach failed with " +
@@ -133,15 +188,10 @@ Expected<ExampleResult> runExample(JitSession &S, const ExampleOptions &Opts) {
     if (!F.empty())
       R.Problems.push_back(std::move(F));
 
-  R.Check = (*Check)(int64_t(N));
+  Guarded([&] { R.Check = (*Check)(int64_t(N)); }, "check", -1);
   if (Result)
-    R.Result = Result();
-  R.Stats = statsSince(Before);
-  if (!WasAttached)
-    if (int Rc = jitlock_rt_detach())
-      R.Problems.push_back(
-          std::string("main thread: jitlock_rt_detach failed with ") +
-          jitlock_rt_status_name(Rc) + " (setup or check left a lock held)");
+    Guarded([&] { R.Result = Result(); }, "result", -1);
+  Finish();
   return R;
 }
 

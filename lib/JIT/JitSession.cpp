@@ -133,6 +133,8 @@ struct JitSession::Impl {
   std::unique_ptr<orc::LLJIT> J;
   std::vector<std::string> JitErrors;
   bool PreLowered = false;
+  BangMode Bang = BangMode::Watermark;
+  LockingMode Locking = LockingMode::Lightweight;
 
   LLVMContext &ctx() { return *TSCtx.getContext(); }
   Error load(MemoryBufferRef Buf);
@@ -271,6 +273,16 @@ Error JitSession::Impl::lower() {
     Config.Thread.reset();
   if (!Opts.Inline)
     Config.Inline = false;
+  Config.Bang = Opts.Bang;
+  Config.Locking = Opts.Locking;
+  // The modes the lowering will use; a configuration it cannot resolve is
+  // reported by the lowering itself, below.
+  if (Expected<ResolvedConfig> R = resolveConfig(*M, Config)) {
+    Bang = R->Bang;
+    Locking = R->Locking;
+  } else {
+    consumeError(R.takeError());
+  }
 
   LoopAnalysisManager LAM;
   FunctionAnalysisManager FAM;
@@ -405,6 +417,10 @@ Error JitSession::printAssembly(raw_ostream &OS) const {
 ArrayRef<std::string> JitSession::warnings() const { return P->Diags.Warnings; }
 
 bool JitSession::wasPreLowered() const { return P->PreLowered; }
+
+BangMode JitSession::bangMode() const { return P->Bang; }
+
+LockingMode JitSession::lockingMode() const { return P->Locking; }
 
 bool JitSession::definesFunction(StringRef Name) const {
   const Function *F = P->M->getFunction(Name);

@@ -4,8 +4,10 @@
 // never through the process's dynamic symbol table: the runtime is linked
 // statically with hidden visibility, and the driver is not built -rdynamic.
 //
-// Start-up and tear-down (jitlock_rt_configure, jitlock_rt_shutdown) belong
-// to the embedder and are deliberately absent.
+// Start-up and tear-down (jitlock_rt_configure, jitlock_rt_shutdown), the
+// overflow handler (jitlock_rt_set_overflow_handler, jitlock_rt_unwind_to_
+// entry) and deflation, which needs the other threads stopped, belong to the
+// embedder and are deliberately absent.
 //
 //===----------------------------------------------------------------------===//
 #include "jitlock/JIT.h"
@@ -25,6 +27,11 @@ static const RuntimeSymbol Table[] = {
     JITLOCK_RT_SYMBOL(jitlock_rt_identity_hash),
     JITLOCK_RT_SYMBOL(jitlock_rt_peek_hash),
     JITLOCK_RT_SYMBOL(jitlock_rt_restore_locks),
+    // The stack-bang slow path (called by checked method entries), and the
+    // guarded entry into code that may overflow its stack.
+    JITLOCK_RT_SYMBOL(jitlock_rt_stack_bang),
+    JITLOCK_RT_SYMBOL(jitlock_rt_call_guarded),
+    JITLOCK_RT_SYMBOL(jitlock_rt_stack_info),
     // Threads (`call` mode materializes the thread with
     // jitlock_rt_code_thread).
     JITLOCK_RT_SYMBOL(jitlock_rt_current),

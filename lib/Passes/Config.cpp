@@ -5,6 +5,7 @@
 // the runtime's layout, which supplies every default.
 //
 //===----------------------------------------------------------------------===//
+#include "Intrinsics.h"
 #include "jitlock/Passes.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -52,6 +53,46 @@ static StringRef threadModeName(ThreadMode M) {
   llvm_unreachable("unknown thread mode");
 }
 
+static std::optional<BangMode> parseBangMode(StringRef S) {
+  if (S == "watermark")
+    return BangMode::Watermark;
+  if (S == "always")
+    return BangMode::Always;
+  if (S == "none")
+    return BangMode::None;
+  return std::nullopt;
+}
+
+StringRef bangModeName(BangMode M) {
+  switch (M) {
+  case BangMode::Watermark:
+    return "watermark";
+  case BangMode::Always:
+    return "always";
+  case BangMode::None:
+    return "none";
+  }
+  llvm_unreachable("unknown bang mode");
+}
+
+static std::optional<LockingMode> parseLockingMode(StringRef S) {
+  if (S == "lightweight")
+    return LockingMode::Lightweight;
+  if (S == "heavy")
+    return LockingMode::Heavy;
+  return std::nullopt;
+}
+
+StringRef lockingModeName(LockingMode M) {
+  switch (M) {
+  case LockingMode::Lightweight:
+    return "lightweight";
+  case LockingMode::Heavy:
+    return "heavy";
+  }
+  llvm_unreachable("unknown locking mode");
+}
+
 LoweringConfig LoweringConfig::forThisProcess() {
   jitlock_rt_layout L;
   jitlock_rt_get_layout(&L);
@@ -95,10 +136,20 @@ Expected<LoweringConfig> LoweringConfig::parse(StringRef Params) {
       if (!Value.empty())
         return configError("'" + Key + "' takes no value");
       C.Inline = Key == "inline";
+    } else if (Key == "bang") {
+      C.Bang = parseBangMode(Value);
+      if (!C.Bang)
+        return configError("bang must be watermark, always or none, got '" +
+                           Value + "'");
+    } else if (Key == "locking") {
+      C.Locking = parseLockingMode(Value);
+      if (!C.Locking)
+        return configError("locking must be lightweight or heavy, got '" +
+                           Value + "'");
     } else {
       return configError("unknown jitlock-lower parameter '" + Key +
                          "' (expected thread, tls-offset, header-offset, "
-                         "capacity, inline or no-inline)");
+                         "capacity, inline, no-inline, bang or locking)");
     }
   }
   return C;
@@ -115,6 +166,22 @@ static Expected<std::optional<int64_t>> intFlag(const Module &M,
     return configError("module flag jitlock." + Name +
                        " must be an integer constant");
   return CI->getSExtValue();
+}
+
+/// Reads the string module flag `jitlock.<Name>`, if present, with `Parse`;
+/// `Expected` lists the accepted values for the message.
+template <typename T>
+static Expected<std::optional<T>>
+modeFlag(const Module &M, StringRef Name,
+         function_ref<std::optional<T>(StringRef)> Parse, StringRef Expected) {
+  Metadata *MD = M.getModuleFlag(("jitlock." + Name).str());
+  if (!MD)
+    return std::nullopt;
+  auto *S = dyn_cast<MDString>(MD);
+  std::optional<T> V = S ? Parse(S->getString()) : std::nullopt;
+  if (!V)
+    return configError("module flag jitlock." + Name + " must be " + Expected);
+  return V;
 }
 
 /// Picks one value from the explicit config and the module flag, failing
@@ -138,16 +205,12 @@ Expected<ResolvedConfig> resolveConfig(const Module &M,
   auto Num = [](int64_t V) { return std::to_string(V); };
 
   // The thread mode, from a string flag.
-  std::optional<ThreadMode> FlagMode;
-  if (Metadata *MD = M.getModuleFlag("jitlock.thread")) {
-    auto *S = dyn_cast<MDString>(MD);
-    FlagMode = S ? parseThreadMode(S->getString()) : std::nullopt;
-    if (!FlagMode)
-      return configError("module flag jitlock.thread must be \"tls\", \"arg\" "
-                         "or \"call\"");
-  }
+  auto FlagMode = modeFlag<ThreadMode>(M, "thread", parseThreadMode,
+                                       "\"tls\", \"arg\" or \"call\"");
+  if (!FlagMode)
+    return FlagMode.takeError();
   auto Mode =
-      pickOne<ThreadMode>("thread", Explicit.Thread, FlagMode,
+      pickOne<ThreadMode>("thread", Explicit.Thread, *FlagMode,
                           [](ThreadMode T) { return threadModeName(T).str(); });
   if (!Mode)
     return Mode.takeError();
@@ -208,18 +271,61 @@ Expected<ResolvedConfig> resolveConfig(const Module &M,
         **Capacity, R.Layout.lock_stack_capacity));
 
   R.Inline = Explicit.Inline.value_or(true);
+
+  // The stack-bang mode: watermark unless asked otherwise.
+  auto BangFlag = modeFlag<BangMode>(M, "stack-bang", parseBangMode,
+                                     "\"watermark\", \"always\" or \"none\"");
+  if (!BangFlag)
+    return BangFlag.takeError();
+  auto Bang =
+      pickOne<BangMode>("stack-bang", Explicit.Bang, *BangFlag,
+                        [](BangMode B) { return bangModeName(B).str(); });
+  if (!Bang)
+    return Bang.takeError();
+  R.Bang = Bang->value_or(BangMode::Watermark);
+
+  // The locking mode: the runtime's unless asked otherwise.
+  auto LockingFlag = modeFlag<LockingMode>(M, "locking", parseLockingMode,
+                                           "\"lightweight\" or \"heavy\"");
+  if (!LockingFlag)
+    return LockingFlag.takeError();
+  auto Locking = pickOne<LockingMode>(
+      "locking", Explicit.Locking, *LockingFlag,
+      [](LockingMode L) { return lockingModeName(L).str(); });
+  if (!Locking)
+    return Locking.takeError();
+  R.Locking = Locking->value_or(R.Layout.locking_mode == JITLOCK_LOCKING_HEAVY
+                                    ? LockingMode::Heavy
+                                    : LockingMode::Lightweight);
   return R;
 }
 
 std::string layoutFingerprint(const jitlock_rt_layout &L) {
   return formatv("abi={0};header={1};mask={2};top={3};base={4};end={5};"
-                 "owner={6};recursions={7};anonymous={8};queued={9}",
+                 "owner={6};recursions={7};anonymous={8};queued={9};"
+                 "watermark={10};page={11};shadow={12}",
                  L.abi_version, L.header_offset, L.lock_mask,
                  L.lock_stack_top_offset, L.lock_stack_base_offset,
                  L.lock_stack_end_offset, L.monitor_owner_offset,
                  L.monitor_recursions_offset, L.monitor_anonymous_owner,
-                 L.monitor_queued_bit)
+                 L.monitor_queued_bit, L.stack_watermark_offset,
+                 L.stack_page_size, L.stack_shadow_pages)
       .str();
+}
+
+void stampLoweredLayout(Module &M, const jitlock_rt_layout &L) {
+  std::string Stamp = layoutFingerprint(L);
+  auto *Old = dyn_cast_or_null<MDString>(M.getModuleFlag(LoweredLayoutFlag));
+  if (!Old) {
+    M.addModuleFlag(Module::Error, LoweredLayoutFlag,
+                    MDString::get(M.getContext(), Stamp));
+    return;
+  }
+  if (Old->getString() != Stamp)
+    reportError(M.getContext(),
+                "conflicting configuration: module already lowered for "
+                "layout '" +
+                    Old->getString() + "', now lowering for '" + Stamp + "'");
 }
 
 } // namespace jitlock

@@ -8,6 +8,12 @@
 
 #include <string>
 
+struct jitlock_rt_layout;
+
+namespace llvm {
+class Module;
+} // namespace llvm
+
 namespace jitlock {
 
 inline constexpr llvm::StringLiteral MonitorEnterName = "jitlock.monitor.enter";
@@ -30,6 +36,14 @@ std::string describe(const llvm::Instruction &I, const llvm::Twine &What);
 void reportError(const llvm::Instruction &I, const llvm::Twine &What);
 /// The same, for errors that concern the whole module (configuration).
 void reportError(llvm::LLVMContext &Ctx, const llvm::Twine &What);
+/// The same, for errors that concern a function as a whole:
+/// "in function 'f': <what>".
+void reportError(const llvm::Function &F, const llvm::Twine &What);
+
+/// Stamps `M` with the layout its lowered code compiled in (module flag
+/// jitlock.lowered-layout), or reports a conflict when it already carries
+/// another layout's stamp.
+void stampLoweredLayout(llvm::Module &M, const jitlock_rt_layout &L);
 
 } // namespace jitlock
 

@@ -6,6 +6,10 @@
 // runtime's jitlock_rt_monitor_enter/exit, in a block with cold branch
 // weights, so that the fast path is straight-line code.
 //
+// With locking=heavy the enter has no fast lock (E2-E5) and no lock-stack
+// push: a monitor header goes straight to M1, anything else to the runtime.
+// The exit is the same in both modes, since it handles every state.
+//
 // The current thread is requested with a call to jitlock.thread(), which
 // jitlock-lower-thread then materializes once per function.
 //
@@ -39,7 +43,8 @@ namespace {
 class MonitorLowering {
 public:
   MonitorLowering(Module &M, const ResolvedConfig &C)
-      : M(M), Ctx(M.getContext()), L(C.Layout), I8(Type::getInt8Ty(Ctx)),
+      : M(M), Ctx(M.getContext()), L(C.Layout),
+        Heavy(C.Locking == LockingMode::Heavy), I8(Type::getInt8Ty(Ctx)),
         I32(Type::getInt32Ty(Ctx)), I64(Type::getInt64Ty(Ctx)),
         Ptr(PointerType::getUnqual(Ctx)) {
     MDBuilder MDB(Ctx);
@@ -52,6 +57,23 @@ public:
   void lowerToRuntimeCall(CallBase &CB, bool Enter);
 
 private:
+  /// The blocks of the lightweight fast lock, E2-E5 and the push.
+  struct FastLockBlocks {
+    BasicBlock *CheckFull = nullptr, *CheckTop = nullptr, *Cas = nullptr,
+               *Push = nullptr, *Inflated = nullptr;
+  };
+  FastLockBlocks createFastLockBlocks(Function *F, BasicBlock *Done);
+  /// E2-E5 and the push, from the header `H` loaded in the current block.
+  /// Leaves `B` in Fast.Inflated, reached when bit 1 is set, and returns
+  /// whether the header there is a monitor's.
+  Value *emitFastLock(IRBuilder<> &B, const FastLockBlocks &Fast, Value *Obj,
+                      Value *Thread, Value *HeaderAddr, Value *H,
+                      BasicBlock *Slow, BasicBlock *Done);
+  /// Header `H` holds a monitor: its low bits are exactly 10.
+  Value *isMonitor(IRBuilder<> &B, Value *H) {
+    return B.CreateICmpEQ(B.CreateAnd(H, L.lock_mask),
+                          B.getInt64(L.monitor_value), "jitlock.is.monitor");
+  }
   FunctionCallee slowPath(bool Enter) {
     // int jitlock_rt_monitor_enter/exit(jitlock_thread *, void *)
     FunctionCallee F = M.getOrInsertFunction(
@@ -126,6 +148,8 @@ private:
   Module &M;
   LLVMContext &Ctx;
   const jitlock_rt_layout &L;
+  /// Heavy locking: enters take no fast lock, and exits expect a monitor.
+  bool Heavy;
   Type *I8, *I32, *I64;
   PointerType *Ptr;
   MDNode *Likely, *Unlikely;
@@ -156,11 +180,9 @@ void MonitorLowering::lowerEnter(CallBase &CB) {
   Value *Obj = CB.getArgOperand(0);
   BasicBlock *Head = CB.getParent();
   BasicBlock *Done = splitAt(CB, "jitlock.enter.done");
-  BasicBlock *CheckFull = newBlock(F, "jitlock.enter.stack", Done);
-  BasicBlock *CheckTop = newBlock(F, "jitlock.enter.top", Done);
-  BasicBlock *Cas = newBlock(F, "jitlock.enter.cas", Done);
-  BasicBlock *Push = newBlock(F, "jitlock.enter.push", Done);
-  BasicBlock *Inflated = newBlock(F, "jitlock.enter.inflated", Done);
+  FastLockBlocks Fast;
+  if (!Heavy)
+    Fast = createFastLockBlocks(F, Done);
   BasicBlock *Owned = newBlock(F, "jitlock.enter.owned", Done);
   BasicBlock *Recursive = newBlock(F, "jitlock.enter.monitor.recursive", Done);
   BasicBlock *Slow = newBlock(F, "jitlock.enter.slow", Done);
@@ -171,51 +193,14 @@ void MonitorLowering::lowerEnter(CallBase &CB) {
   Value *HeaderAddr = byteAddr(B, Obj, L.header_offset, "jitlock.header.addr");
   // E1.
   Value *H = loadRelaxed(B, I64, HeaderAddr, "jitlock.header");
-  // E2: bit 1 set means a monitor (10) or the embedder's state (11).
-  Value *NotLockable = B.CreateICmpNE(B.CreateAnd(H, L.monitor_value),
-                                      B.getInt64(0), "jitlock.has.monitor");
-  branch(B, NotLockable, Inflated, CheckFull, Unlikely);
-
-  // E3: a full lock stack goes to the runtime, which inflates the oldest.
-  B.SetInsertPoint(CheckFull);
-  Value *TopAddr =
-      byteAddr(B, Thread, L.lock_stack_top_offset, "jitlock.top.addr");
-  Value *Top = loadRelaxed(B, I32, TopAddr, "jitlock.top");
-  Value *Full = B.CreateICmpUGE(Top, B.getInt32(L.lock_stack_end_offset),
-                                "jitlock.stack.full");
-  branch(B, Full, Slow, CheckTop, Unlikely);
-
-  // E4: the top entry (the sentinel when empty) is obj: recursion, no atomic.
-  B.SetInsertPoint(CheckTop);
-  Value *Slot = byteAddr(B, Thread, B.CreateZExt(Top, I64), "jitlock.slot");
-  Value *TopEntry = loadRelaxed(B, Ptr, byteAddr(B, Slot, -8, "jitlock.prev"),
-                                "jitlock.top.entry");
-  Value *IsRecursive = B.CreateICmpEQ(TopEntry, Obj, "jitlock.recursive");
-  B.CreateCondBr(IsRecursive, Push, Cas);
-
-  // E5: CAS 01 -> 00. Acquire: this is the acquisition, and the critical
-  // section must not move above it. Failure needs no ordering: we retry in
-  // the runtime.
-  B.SetInsertPoint(Cas);
-  Value *Unlocked = B.CreateOr(H, L.unlocked_value, "jitlock.expected");
-  Value *Locked = B.CreateAnd(H, ~L.lock_mask, "jitlock.desired");
-  Value *Pair = cas(B, HeaderAddr, Unlocked, Locked, AtomicOrdering::Acquire,
-                    "jitlock.cas");
-  branch(B, B.CreateExtractValue(Pair, 1), Push, Slow, Likely);
-
-  // Push: only this thread writes its lock stack, so plain stores suffice;
-  // they are relaxed atomics for the racy readers.
-  B.SetInsertPoint(Push);
-  storeRelaxed(B, Obj, Slot);
-  storeRelaxed(B, B.CreateAdd(Top, B.getInt32(8), "jitlock.top.next"), TopAddr);
-  B.CreateBr(Done);
+  // Heavy: no fast lock. A monitor (exactly 10) takes M1 below; every other
+  // state goes to the runtime, which inflates.
+  Value *IsMonitor =
+      Heavy ? isMonitor(B, H)
+            : emitFastLock(B, Fast, Obj, Thread, HeaderAddr, H, Slow, Done);
 
   // M1: a monitor (exactly 10): CAS owner 0 -> self, acquire (the
   // acquisition).
-  B.SetInsertPoint(Inflated);
-  Value *IsMonitor =
-      B.CreateICmpEQ(B.CreateAnd(H, L.lock_mask), B.getInt64(L.monitor_value),
-                     "jitlock.is.monitor");
   BasicBlock *TakeMonitor = newBlock(F, "jitlock.enter.monitor", Owned);
   branch(B, IsMonitor, TakeMonitor, Slow, Likely);
   B.SetInsertPoint(TakeMonitor);
@@ -245,6 +230,65 @@ void MonitorLowering::lowerEnter(CallBase &CB) {
   ++NumEntersInlined;
 }
 
+MonitorLowering::FastLockBlocks
+MonitorLowering::createFastLockBlocks(Function *F, BasicBlock *Done) {
+  FastLockBlocks Fast;
+  Fast.CheckFull = newBlock(F, "jitlock.enter.stack", Done);
+  Fast.CheckTop = newBlock(F, "jitlock.enter.top", Done);
+  Fast.Cas = newBlock(F, "jitlock.enter.cas", Done);
+  Fast.Push = newBlock(F, "jitlock.enter.push", Done);
+  Fast.Inflated = newBlock(F, "jitlock.enter.inflated", Done);
+  return Fast;
+}
+
+Value *MonitorLowering::emitFastLock(IRBuilder<> &B, const FastLockBlocks &Fast,
+                                     Value *Obj, Value *Thread,
+                                     Value *HeaderAddr, Value *H,
+                                     BasicBlock *Slow, BasicBlock *Done) {
+  // E2: bit 1 set means a monitor (10) or the embedder's state (11).
+  Value *NotLockable = B.CreateICmpNE(B.CreateAnd(H, L.monitor_value),
+                                      B.getInt64(0), "jitlock.has.monitor");
+  branch(B, NotLockable, Fast.Inflated, Fast.CheckFull, Unlikely);
+
+  // E3: a full lock stack goes to the runtime, which inflates the oldest.
+  B.SetInsertPoint(Fast.CheckFull);
+  Value *TopAddr =
+      byteAddr(B, Thread, L.lock_stack_top_offset, "jitlock.top.addr");
+  Value *Top = loadRelaxed(B, I32, TopAddr, "jitlock.top");
+  Value *Full = B.CreateICmpUGE(Top, B.getInt32(L.lock_stack_end_offset),
+                                "jitlock.stack.full");
+  branch(B, Full, Slow, Fast.CheckTop, Unlikely);
+
+  // E4: the top entry (the sentinel when empty) is obj: recursion, no atomic.
+  B.SetInsertPoint(Fast.CheckTop);
+  Value *Slot = byteAddr(B, Thread, B.CreateZExt(Top, I64), "jitlock.slot");
+  Value *TopEntry = loadRelaxed(B, Ptr, byteAddr(B, Slot, -8, "jitlock.prev"),
+                                "jitlock.top.entry");
+  Value *IsRecursive = B.CreateICmpEQ(TopEntry, Obj, "jitlock.recursive");
+  B.CreateCondBr(IsRecursive, Fast.Push, Fast.Cas);
+
+  // E5: CAS 01 -> 00. Acquire: this is the acquisition, and the critical
+  // section must not move above it. Failure needs no ordering: we retry in
+  // the runtime.
+  B.SetInsertPoint(Fast.Cas);
+  Value *Unlocked = B.CreateOr(H, L.unlocked_value, "jitlock.expected");
+  Value *Locked = B.CreateAnd(H, ~L.lock_mask, "jitlock.desired");
+  Value *Pair = cas(B, HeaderAddr, Unlocked, Locked, AtomicOrdering::Acquire,
+                    "jitlock.cas");
+  branch(B, B.CreateExtractValue(Pair, 1), Fast.Push, Slow, Likely);
+
+  // Push: only this thread writes its lock stack, so plain stores suffice;
+  // they are relaxed atomics for the racy readers.
+  B.SetInsertPoint(Fast.Push);
+  storeRelaxed(B, Obj, Slot);
+  storeRelaxed(B, B.CreateAdd(Top, B.getInt32(8), "jitlock.top.next"), TopAddr);
+  B.CreateBr(Done);
+
+  // Bit 1 was set: only a monitor (exactly 10) goes on to M1.
+  B.SetInsertPoint(Fast.Inflated);
+  return isMonitor(B, H);
+}
+
 void MonitorLowering::lowerExit(CallBase &CB) {
   Function *F = CB.getFunction();
   Value *Obj = CB.getArgOperand(0);
@@ -270,8 +314,10 @@ void MonitorLowering::lowerExit(CallBase &CB) {
   Value *TopSlot =
       byteAddr(B, Thread, B.CreateZExt(NewTop, I64), "jitlock.top.slot");
   Value *TopEntry = loadRelaxed(B, Ptr, TopSlot, "jitlock.top.entry");
+  // In heavy mode the object is expected to have a monitor: the same test,
+  // with the monitor path (N1-N3) laid out inline.
   branch(B, B.CreateICmpEQ(TopEntry, Obj, "jitlock.on.top"), Pop, Inflated,
-         Likely);
+         Heavy ? Unlikely : Likely);
 
   // X2-X3: pop; if the entry below (the sentinel when none) is obj too, this
   // was a recursive exit and nothing else changes.
@@ -393,8 +439,12 @@ PreservedAnalyses LowerMonitorsPass::run(Module &M,
       continue;
     }
     ORE.emit([&] {
-      return OptimizationRemark("jitlock", "Inlined", CB)
-             << What << " lowered to an inline fast path";
+      OptimizationRemark R("jitlock", "Inlined", CB);
+      R << What << " lowered to an inline fast path";
+      if (Enter && Resolved->Locking == LockingMode::Heavy)
+        R << " (heavy locking: the monitor path only; no fast lock, no "
+             "lock-stack push)";
+      return R;
     });
     LLVM_DEBUG(dbgs() << "jitlock: lowering " << What << " in " << F.getName()
                       << ": " << *CB << "\n");
@@ -408,18 +458,7 @@ PreservedAnalyses LowerMonitorsPass::run(Module &M,
       Fn->eraseFromParent();
 
   // Stamp the layout compiled in, so that a JIT can refuse a mismatch.
-  std::string Stamp = layoutFingerprint(Resolved->Layout);
-  if (auto *Old =
-          dyn_cast_or_null<MDString>(M.getModuleFlag(LoweredLayoutFlag))) {
-    if (Old->getString() != Stamp)
-      reportError(M.getContext(),
-                  "conflicting configuration: module already lowered for "
-                  "layout '" +
-                      Old->getString() + "', now lowering for '" + Stamp + "'");
-  } else {
-    M.addModuleFlag(Module::Error, LoweredLayoutFlag,
-                    MDString::get(M.getContext(), Stamp));
-  }
+  stampLoweredLayout(M, Resolved->Layout);
   return PreservedAnalyses::none();
 }
 

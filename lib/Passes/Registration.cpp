@@ -9,6 +9,8 @@ namespace jitlock {
 
 void addLoweringPasses(ModulePassManager &MPM, const LoweringConfig &Config) {
   MPM.addPass(VerifyPass());
+  // Before lower-thread, which materializes the thread its check requests.
+  MPM.addPass(LowerStackBangPass(Config));
   MPM.addPass(LowerMonitorsPass(Config));
   MPM.addPass(LowerThreadPass(Config));
 }
@@ -25,6 +27,10 @@ static LoweringConfig overlay(LoweringConfig Base, const LoweringConfig &Top) {
     Base.Capacity = Top.Capacity;
   if (Top.Inline)
     Base.Inline = Top.Inline;
+  if (Top.Bang)
+    Base.Bang = Top.Bang;
+  if (Top.Locking)
+    Base.Locking = Top.Locking;
   return Base;
 }
 
@@ -36,8 +42,9 @@ void registerPasses(PassBuilder &PB, const LoweringConfig &Config) {
           MPM.addPass(VerifyPass());
           return true;
         }
-        for (StringRef Pass : {"jitlock-lower", "jitlock-lower-monitors",
-                               "jitlock-lower-thread"}) {
+        for (StringRef Pass :
+             {"jitlock-lower", "jitlock-lower-stack-bang",
+              "jitlock-lower-monitors", "jitlock-lower-thread"}) {
           if (!PassBuilder::checkParametrizedPassName(Name, Pass))
             continue;
           auto Params = PassBuilder::parsePassParameters(LoweringConfig::parse,
@@ -49,6 +56,8 @@ void registerPasses(PassBuilder &PB, const LoweringConfig &Config) {
           LoweringConfig C = overlay(Config, *Params);
           if (Pass == "jitlock-lower")
             addLoweringPasses(MPM, C);
+          else if (Pass == "jitlock-lower-stack-bang")
+            MPM.addPass(LowerStackBangPass(C));
           else if (Pass == "jitlock-lower-monitors")
             MPM.addPass(LowerMonitorsPass(C));
           else

@@ -84,6 +84,10 @@ void reportError(const Instruction &I, const Twine &What) {
   reportError(I.getContext(), describe(I, What));
 }
 
+void reportError(const Function &F, const Twine &What) {
+  reportError(F.getContext(), "in function '" + F.getName() + "': " + What);
+}
+
 namespace {
 
 /// Checks every call to a jitlock.* function against the contract.

@@ -7,8 +7,13 @@
 // example convention of include/jitlock/JIT.h: setup, run on N threads,
 // check. Or prints the lowered IR or the host assembly instead.
 //
-// Exit status: 0 when check() returned 0, 1 when the invariant failed (or
-// the runtime reported misuse), 2 on usage, load or compile errors.
+// Every entry point runs inside jitlock_rt_call_guarded, so a stack overflow
+// in JIT code ("jitlock-stack-bang" functions, or the runtime's guard zones)
+// is reported, with the locks it released, instead of killing the process.
+//
+// Exit status: 0 when check() returned 0; 1 when the invariant failed (or
+// the runtime reported misuse); 2 on usage, load or compile errors; 3 when
+// an entry point overflowed its stack (this wins over 1).
 //
 //===----------------------------------------------------------------------===//
 #include "jitlock/JIT.h"
@@ -16,6 +21,7 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cinttypes>
 #include <cstdio>
@@ -23,12 +29,14 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <vector>
 
 using namespace llvm;
 
 namespace {
 
-constexpr int ExitOk = 0, ExitInvariant = 1, ExitUsage = 2;
+constexpr int ExitOk = 0, ExitInvariant = 1, ExitUsage = 2,
+              ExitStackOverflow = 3;
 
 void usage(FILE *Out) {
   std::fprintf(
@@ -44,14 +52,26 @@ void usage(FILE *Out) {
       "  --threads N      threads running jitlock_example_run (default 4)\n"
       "  --iterations N   store N into @jitlock_example_iterations first\n"
       "  --no-inline      lower every monitor operation to a runtime call\n"
+      "  --stack-bang=MODE\n"
+      "                   the entry check of \"jitlock-stack-bang\" "
+      "functions:\n"
+      "                   watermark (default), always or none\n"
+      "  --locking=MODE   lightweight (default) or heavy: heavy lowers enters\n"
+      "                   without the fast lock and runs the runtime in its\n"
+      "                   heavy mode, which inflates every locked object\n"
       "  --emit=ll        print the lowered IR instead of running\n"
       "  --emit=asm       print the host assembly instead of running\n"
       "  --layout         print the runtime's thread and monitor layout\n"
       "  --remarks        print the jitlock optimization remarks\n"
       "  -h, --help       this text\n"
       "\n"
-      "exit status: 0 invariant held, 1 invariant failed, 2 usage, load or\n"
-      "compile error\n");
+      "exit status:\n"
+      "  0  the invariant held\n"
+      "  1  the invariant failed, or the runtime reported misuse\n"
+      "  2  usage, load or compile error\n"
+      "  3  stack overflow: an entry point overflowed its thread's stack and\n"
+      "     was abandoned, its locks released (reported on stderr; wins\n"
+      "     over 1)\n");
 }
 
 [[noreturn]] void usageError(const std::string &Msg) {
@@ -75,6 +95,8 @@ struct Options {
   unsigned Threads = 4;
   std::optional<int64_t> Iterations;
   bool NoInline = false;
+  std::optional<jitlock::BangMode> Bang;
+  std::optional<jitlock::LockingMode> Locking;
   std::string Emit;
   bool Layout = false;
   bool Remarks = false;
@@ -114,6 +136,25 @@ Options parseArgs(int Argc, char **Argv) {
       O.Emit = Value("--emit");
       if (O.Emit != "ll" && O.Emit != "asm")
         usageError("--emit must be ll or asm, got '" + O.Emit + "'");
+    } else if (Is("--stack-bang")) {
+      std::string M = Value("--stack-bang");
+      if (M == "watermark")
+        O.Bang = jitlock::BangMode::Watermark;
+      else if (M == "always")
+        O.Bang = jitlock::BangMode::Always;
+      else if (M == "none")
+        O.Bang = jitlock::BangMode::None;
+      else
+        usageError("--stack-bang must be watermark, always or none, got '" + M +
+                   "'");
+    } else if (Is("--locking")) {
+      std::string M = Value("--locking");
+      if (M == "lightweight")
+        O.Locking = jitlock::LockingMode::Lightweight;
+      else if (M == "heavy")
+        O.Locking = jitlock::LockingMode::Heavy;
+      else
+        usageError("--locking must be lightweight or heavy, got '" + M + "'");
     } else if (A == "--no-inline") {
       O.NoInline = true;
     } else if (A == "--layout") {
@@ -144,6 +185,70 @@ void onMisuse(void *, jitlock_status Status, jitlock_thread *Thread, void *Obj,
                  jitlock_rt_status_name(Status), What, Obj);
 }
 
+/// "by the stack-bang check (...)" or "by the SIGSEGV backstop in ...".
+std::string describeCatch(const jitlock_stack_overflow &O) {
+  const char *Zone = "outside the guard zones";
+  switch (O.zone) {
+  case JITLOCK_ZONE_SHADOW:
+    Zone = "the shadow zone";
+    break;
+  case JITLOCK_ZONE_RESERVED:
+    Zone = "the reserved zone";
+    break;
+  case JITLOCK_ZONE_YELLOW:
+    Zone = "the yellow zone";
+    break;
+  case JITLOCK_ZONE_RED:
+    Zone = "the red zone";
+    break;
+  }
+  char Buf[160];
+  if (O.from_signal)
+    std::snprintf(Buf, sizeof Buf,
+                  "by the SIGSEGV backstop: a fault at %#" PRIxPTR " in %s",
+                  O.fault_addr, Zone);
+  else
+    std::snprintf(Buf, sizeof Buf,
+                  "by the stack-bang check: no room for %s below sp", Zone);
+  return Buf;
+}
+
+/// One stderr line per overflow: where, on which thread, and which lock
+/// holds were released, by object name when the module names the object.
+void reportOverflow(const jitlock::StackOverflowReport &R,
+                    const std::vector<jitlock::ModuleObject> &Objects) {
+  std::string Where = R.Phase + "()";
+  if (R.Tid >= 0)
+    Where += " on thread " + std::to_string(R.Tid);
+  std::fprintf(stderr,
+               "jitlock-run: stack overflow in %s (runtime thread %" PRIu64
+               "), caught %s; sp=%#" PRIxPTR ", stack [%#" PRIxPTR
+               ", %#" PRIxPTR "); released %zu lock hold%s",
+               Where.c_str(), R.ThreadId, describeCatch(R.Overflow).c_str(),
+               R.Overflow.sp, R.Overflow.stack.end, R.Overflow.stack.base,
+               R.ReleasedCount, R.ReleasedCount == 1 ? "" : "s");
+  // The first holds released (the innermost ones, as far as the runtime
+  // knows), by name where the module names the object.
+  constexpr size_t MaxNamed = 16;
+  size_t Named = std::min(R.Released.size(), MaxNamed);
+  for (size_t I = 0; I != Named; ++I) {
+    std::string Name;
+    for (const jitlock::ModuleObject &O : Objects)
+      if (O.Addr == R.Released[I])
+        Name = O.Name;
+    if (Name.empty()) {
+      char Buf[32];
+      std::snprintf(Buf, sizeof Buf, "%p", R.Released[I]);
+      Name = Buf;
+    }
+    std::fprintf(stderr, "%s%s", I == 0 ? " (in release order): " : ", ",
+                 Name.c_str());
+  }
+  if (R.ReleasedCount > Named)
+    std::fprintf(stderr, ", ... (%zu more)", R.ReleasedCount - Named);
+  std::fprintf(stderr, "\n");
+}
+
 void printStats(const jitlock_rt_stats &S) {
   std::printf("lock statistics (runtime calls only: the inline fast paths do "
               "not count themselves):\n");
@@ -171,6 +276,10 @@ int main(int Argc, char **Argv) {
   jitlock_rt_config Cfg;
   jitlock_rt_default_config(&Cfg);
   Cfg.misuse_handler = onMisuse;
+  if (O.Locking)
+    Cfg.locking_mode = *O.Locking == jitlock::LockingMode::Heavy
+                           ? JITLOCK_LOCKING_HEAVY
+                           : JITLOCK_LOCKING_LIGHTWEIGHT;
   if (int Rc = jitlock_rt_configure(&Cfg)) {
     std::fprintf(stderr, "jitlock-run: jitlock_rt_configure failed: %s\n",
                  jitlock_rt_status_name(Rc));
@@ -187,6 +296,8 @@ int main(int Argc, char **Argv) {
   jitlock::JitOptions JO;
   JO.Inline = !O.NoInline;
   JO.Remarks = O.Remarks;
+  JO.Bang = O.Bang;
+  JO.Locking = O.Locking;
   auto Loaded = jitlock::JitSession::loadFile(O.File, JO);
   if (!Loaded) {
     errs() << "jitlock-run: " << toString(Loaded.takeError()) << "\n";
@@ -218,12 +329,15 @@ int main(int Argc, char **Argv) {
   }
   const jitlock::ExampleResult &R = *Ran;
 
-  std::printf("jitlock-run: %s: %u thread%s, %s\n", O.File.c_str(), O.Threads,
-              O.Threads == 1 ? "" : "s",
+  std::printf("jitlock-run: %s: %u thread%s, %s, stack-bang=%s, "
+              "locking=%s\n",
+              O.File.c_str(), O.Threads, O.Threads == 1 ? "" : "s",
               S.wasPreLowered()
                   ? "pre-lowered module (layout stamp matches this runtime)"
               : O.NoInline ? "runtime-only lowering (--no-inline)"
-                           : "inline fast paths");
+                           : "inline fast paths",
+              jitlock::bangModeName(S.bangMode()).data(),
+              jitlock::lockingModeName(S.lockingMode()).data());
   if (R.Result)
     std::printf("result:  %" PRId64 "\n", *R.Result);
   int64_t RunSum = 0;
@@ -245,6 +359,16 @@ int main(int Argc, char **Argv) {
     std::fprintf(stderr, "jitlock-run: the runtime reported %u misuse%s\n", N,
                  N == 1 ? "" : "s");
     Status = ExitInvariant;
+  }
+  if (!R.Overflows.empty()) {
+    std::vector<jitlock::ModuleObject> Objects;
+    if (auto Found = S.objects())
+      Objects = std::move(*Found);
+    else
+      consumeError(Found.takeError());
+    for (const jitlock::StackOverflowReport &Report : R.Overflows)
+      reportOverflow(Report, Objects);
+    Status = ExitStackOverflow;
   }
   // Shutdown restores inflated headers, which live in the JIT's memory: it
   // runs before the session (and that memory) goes away.
