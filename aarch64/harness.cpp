@@ -16,16 +16,9 @@
 // check (which may lock objects too) and the N threads start run together.
 //
 // LowerExample.cmake adds three constants to the lowered module, describing
-// what the code was lowered for:
-//
-//   jitlock_lowered_layout      the "jitlock.lowered-layout" module flag
-//   jitlock_lowered_thread      "tls", "arg" or "call"
-//   jitlock_lowered_tls_offset  the tls-offset compiled in (tls mode)
-//
-// Before running anything the harness checks them against this process's
-// runtime and refuses (exit status 3) on any difference: inline fast paths
-// compiled for another layout or another TLS offset would corrupt memory
-// rather than fail.
+// what the code was lowered for; before running anything the harness checks
+// them against this process's runtime and refuses (exit status 3) on any
+// difference (Lowered.h).
 //
 // Without an example linked in (every example symbol is weak) the harness
 // still answers --print-tls-offset; the build uses that "probe" binary to
@@ -34,11 +27,12 @@
 // it. The harness itself must define no TLS either.
 //
 //===----------------------------------------------------------------------===//
+#include "Lowered.h"
+
 #include "jitlock/jitlock_rt.h"
 
 #include <atomic>
 #include <cinttypes>
-#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -54,81 +48,15 @@ __attribute__((weak)) int64_t jitlock_example_run(int64_t tid,
 __attribute__((weak)) int64_t jitlock_example_check(int64_t nthreads);
 __attribute__((weak)) int64_t jitlock_example_result(void);
 __attribute__((weak)) extern int64_t jitlock_example_iterations;
-__attribute__((weak)) extern const char jitlock_lowered_layout[];
-__attribute__((weak)) extern const char jitlock_lowered_thread[];
-__attribute__((weak)) extern const int64_t jitlock_lowered_tls_offset;
 }
 
 namespace {
 
-constexpr int ExitRefused = 3;
+using jitlock_aarch64::checkLowering;
+using jitlock_aarch64::threadPointer;
+
 constexpr int ExitFailed = 1;
 constexpr int ExitUsage = 2;
-
-/// The stamp jitlock::layoutFingerprint (lib/Passes/Config.cpp) puts into
-/// the "jitlock.lowered-layout" module flag, computed from this process's
-/// runtime. Keep the two in sync: a difference makes every example refused.
-std::string layoutFingerprint(const jitlock_rt_layout &L) {
-  char Buf[512];
-  snprintf(Buf, sizeof Buf,
-           "abi=%u;header=%d;mask=%" PRIu64 ";top=%u;base=%u;end=%u;"
-           "owner=%u;recursions=%u;anonymous=%" PRIu64 ";queued=%" PRIu64,
-           L.abi_version, L.header_offset, L.lock_mask, L.lock_stack_top_offset,
-           L.lock_stack_base_offset, L.lock_stack_end_offset,
-           L.monitor_owner_offset, L.monitor_recursions_offset,
-           L.monitor_anonymous_owner, L.monitor_queued_bit);
-  return Buf;
-}
-
-char *threadPointer() {
-  char *TP;
-#if defined(__aarch64__)
-  asm volatile("mrs %0, tpidr_el0" : "=r"(TP));
-#elif defined(__x86_64__)
-  asm volatile("mov %%fs:0, %0" : "=r"(TP));
-#else
-#error "the harness supports AArch64 (and x86_64 for a host build)"
-#endif
-  return TP;
-}
-
-[[noreturn, gnu::format(printf, 1, 2)]] void refuse(const char *Fmt, ...) {
-  fprintf(stderr, "harness: refusing to run: ");
-  va_list Args;
-  va_start(Args, Fmt);
-  vfprintf(stderr, Fmt, Args);
-  va_end(Args);
-  fprintf(stderr, "\n");
-  exit(ExitRefused);
-}
-
-/// Checks that the example was lowered for this runtime. Returns whether the
-/// code addresses the thread as thread pointer + offset.
-bool checkLowering(const jitlock_rt_layout &L) {
-  if (!jitlock_lowered_layout || !jitlock_lowered_thread)
-    refuse("the example carries no jitlock_lowered_* constants (was it "
-           "lowered by aarch64/LowerExample.cmake?)");
-  std::string Runtime = layoutFingerprint(L);
-  if (Runtime != jitlock_lowered_layout)
-    refuse("the example was lowered for layout\n  '%s'\nbut the runtime's "
-           "layout is\n  '%s'",
-           jitlock_lowered_layout, Runtime.c_str());
-  bool Tls = strcmp(jitlock_lowered_thread, "tls") == 0;
-  if (Tls) {
-    if (!&jitlock_lowered_tls_offset)
-      refuse("thread=tls, but no jitlock_lowered_tls_offset");
-    if (jitlock_lowered_tls_offset != L.thread_tls_offset) {
-      refuse("the example was lowered with thread=tls;tls-offset=%" PRId64
-             ", but the runtime's thread_tls_offset is %" PRId64,
-             jitlock_lowered_tls_offset, L.thread_tls_offset);
-    }
-  } else if (strcmp(jitlock_lowered_thread, "call") != 0) {
-    refuse("the harness runs thread=tls and thread=call examples, not "
-           "thread=%s",
-           jitlock_lowered_thread);
-  }
-  return Tls;
-}
 
 void usage(const char *Argv0) {
   fprintf(stderr,

@@ -26,7 +26,8 @@
 // +24) first; CTest runs RuntimePaths that way too.
 // `--dump enter|exit lse|llsc` prints the bytes of one sequence (with the
 // runtime's layout) for llvm-mc-19 --disassemble; docs/emitters.md shows
-// the result.
+// the result. The stack-bang tests are in A64StackBangTest.cpp (and
+// `--dump-stackbang`).
 //
 //===----------------------------------------------------------------------===//
 #include "A64TestUtil.h"
@@ -1158,9 +1159,14 @@ int dump(int Argc, char **Argv) {
 
 } // namespace
 
+// A64StackBangTest.cpp.
+int dumpStackBang(int Argc, char **Argv);
+
 int main(int Argc, char **Argv) {
   if (Argc >= 2 && !strcmp(Argv[1], "--dump"))
     return dump(Argc, Argv);
+  if (Argc >= 2 && !strcmp(Argv[1], "--dump-stackbang"))
+    return dumpStackBang(Argc, Argv);
   testing::InitGoogleTest(&Argc, Argv);
   // --header-offset=N: configure the runtime's header offset (before any
   // thread attaches); the emitters take it from the layout.

@@ -340,6 +340,9 @@ extern "C" int recordExit(jitlock_thread *T, void *Obj) {
 
 ShimLog &shimLog() { return Log; }
 
+void clobberAllCallerSaved() { clobberCallerSaved(); }
+bool stackPointerAligned() { return spAligned(); }
+
 RuntimeEntries runtimeShims() {
   RuntimeEntries E;
   E.Enter = reinterpret_cast<const void *>(&shimEnter);

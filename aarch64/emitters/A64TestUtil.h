@@ -151,6 +151,12 @@ RuntimeEntries recordingShims();
 
 bool hasLSE();
 
+/// For shims of other entry points: overwrites every register a C function
+/// may overwrite (as the monitor shims do), and whether the caller's sp was
+/// 16-byte aligned.
+void clobberAllCallerSaved();
+bool stackPointerAligned();
+
 } // namespace a64_test
 
 #endif

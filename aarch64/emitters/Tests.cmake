@@ -13,6 +13,19 @@
 #   aarch64.emitters.operands              contract violations refused
 #   aarch64.emitters.disassembly.<op>.<atomics>  llvm-mc on the emitted bytes
 #
+# and, labelled `stackbang` too (A64StackBangTest.cpp):
+#
+#   aarch64.emitters.stackbang.probe       the check's boundary, arguments,
+#                                          registers; Always's addresses
+#   aarch64.emitters.stackbang.fastpath    emitted recursion: no slow call
+#                                          once the watermark is low enough;
+#                                          the watermark goes down
+#   aarch64.emitters.stackbang.recovery    overflow inside
+#                                          jitlock_rt_call_guarded, 100 times
+#   aarch64.emitters.stackbang.backstop    Always: the SIGSEGV backstop
+#   aarch64.emitters.stackbang.contract    contract violations refused
+#   aarch64.emitters.disassembly.stackbang.{watermark,labels,always}
+#
 # Uses from aarch64/CMakeLists.txt: qemu, out, triple, a64_emitter_tests,
 # jitlock_require_program.
 
@@ -65,4 +78,28 @@ foreach(op enter exit)
       LABELS "aarch64;asmjit" TIMEOUT 60
       REQUIRED_FILES "${a64_emitter_tests}")
   endforeach()
+endforeach()
+
+# Method-entry stack banging.
+function(jitlock_a64_stackbang_test name filter)
+  jitlock_a64_emitter_test(stackbang.${name} "${filter}")
+  set_tests_properties(aarch64.emitters.stackbang.${name} PROPERTIES
+    LABELS "aarch64;asmjit;stackbang")
+endfunction()
+jitlock_a64_stackbang_test(probe "A64StackBangProbe.*")
+jitlock_a64_stackbang_test(fastpath
+  "*/A64StackBangRecursion.ShallowRecursion*:*/A64StackBangRecursion.TheWatermark*")
+jitlock_a64_stackbang_test(recovery "*/A64StackBangRecursion.Overflow*")
+jitlock_a64_stackbang_test(backstop "*/A64StackBangRecursion.Always*")
+jitlock_a64_stackbang_test(contract "A64StackBangContract.*")
+foreach(mode watermark labels always)
+  set(test aarch64.emitters.disassembly.stackbang.${mode})
+  add_test(NAME ${test}
+    COMMAND "${CMAKE_COMMAND}" "-DQEMU=${JITLOCK_QEMU_AARCH64}"
+            "-DTESTS=${a64_emitter_tests}" "-DLLVM_MC=${JITLOCK_LLVM_MC}"
+            -DMODE=${mode} "-DOUT_DIR=${out}"
+            -P "${CMAKE_CURRENT_LIST_DIR}/StackBangDisassembly.cmake")
+  set_tests_properties(${test} PROPERTIES
+    LABELS "aarch64;asmjit;stackbang" TIMEOUT 60
+    REQUIRED_FILES "${a64_emitter_tests}")
 endforeach()

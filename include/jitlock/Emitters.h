@@ -30,6 +30,9 @@
 //     its end (so Done must not be bound already) and emitSlowCall binds
 //     Slow. One SlowPathLabels per sequence.
 //
+// Method-entry stack banging (emitStackBang) has a contract of its own; see
+// "Stack banging" below.
+//
 //===----------------------------------------------------------------------===//
 #ifndef JITLOCK_EMITTERS_H
 #define JITLOCK_EMITTERS_H
@@ -52,11 +55,77 @@ struct SlowPathLabels {
 };
 
 /// Runtime entry points the slow-path stubs call; by default the runtime's
-/// jitlock_rt_monitor_enter/exit. Tests and embedders may substitute.
+/// jitlock_rt_monitor_enter/exit and jitlock_rt_stack_bang. Tests and
+/// embedders may substitute (a substitute for StackBang must behave like it:
+/// return when there is room, else not return).
 struct RuntimeEntries {
   const void *Enter = reinterpret_cast<const void *>(&jitlock_rt_monitor_enter);
   const void *Exit = reinterpret_cast<const void *>(&jitlock_rt_monitor_exit);
+  const void *StackBang =
+      reinterpret_cast<const void *>(&jitlock_rt_stack_bang);
 };
+
+//===----------------------------------------------------------------------===//
+// Stack banging
+//
+// emitStackBang writes the method-entry stack check of SPEC part 4, the same
+// check as the LLVM lowering (pass parameter bang=watermark|always|none):
+//
+//   Watermark: need = sp - ExtraBytes; if need > [Thread +
+//     stack_watermark_offset] (unsigned) the sequence falls through;
+//     otherwise it calls RT.StackBang (jitlock_rt_stack_bang) with
+//     (Thread, need), every register preserved, and continues after it.
+//     The steady state is a load, a compare and a branch; nothing is stored.
+//   Always: stores to the stack_shadow_pages pages below the frame, at
+//     sp - ExtraBytes - i * stack_page_size (i = 1..shadow pages), every
+//     time, nearest first; a frame larger than a page first gets its own
+//     pages touched too (sp - j * page while within the frame), so that no
+//     guard zone can be stepped over. There is no watermark and no slow
+//     call: a guard-zone fault is the runtime's SIGSEGV backstop.
+//   None: nothing is emitted (kErrorOk), labels are left untouched.
+//
+// Where it goes: at method entry, BEFORE the frame is set up (before
+// callee-saved registers are pushed and sp is lowered), with ExtraBytes the
+// number of bytes the prologue will then move sp down by (pushes, locals,
+// outgoing arguments). Before, because
+//   - the check must cover the frame before any of it is written, so that
+//     no prologue store can be the one that faults in a guard zone;
+//   - the slow path may not return: when there is no room it reports a
+//     stack overflow and the default handler unwinds to the innermost
+//     jitlock_rt_call_guarded, abandoning this frame and its callers. At
+//     method entry the method holds nothing yet. Callers must hold nothing
+//     that such an unwind would leak either: monitors taken through jitlock
+//     (inline or runtime) are released by jitlock_rt_call_guarded, but
+//     nothing else is (no malloc'd memory, foreign locks or half-updated
+//     state may be owned only by the abandoned frames);
+//   - the watermark slow path runs on the stack below sp: the shadow zone,
+//     which the check itself guarantees, holds it (it needs about 2.6 KB
+//     on x86_64 with AVX-512 state, under 1 KB on AArch64, plus the
+//     runtime's own frames).
+// (The LLVM lowering cannot choose: it reads sp after the prologue, so its
+// extra bytes are those beyond the function's frame. Both compare
+// sp - extra with the same watermark.)
+// Thread must hold the current jitlock_thread at entry (a pinned register
+// or an argument), and the scratch registers must be free at entry (on
+// AArch64 not x30, which holds the return address; x16/x17 are allowed).
+//
+// Clobbered: the scratch registers and the flags, nothing else, the slow
+// path included (it saves every other GPR and the vector state as the
+// monitor glue does, and realigns the stack itself). Watermark with
+// ExtraBytes == 0 leaves the scratch registers of x86_64 (and Scratch0 of
+// AArch64) untouched. Always writes below sp, as a call would.
+//
+// ExtraBytes must be at most INT32_MAX; for Always, ExtraBytes plus the
+// shadow zone must be too. SlowPathMode/SlowPathLabels work as for the
+// monitor sequences, for Watermark only (Always and None have no slow
+// path and ignore them). In Labels mode the caller emits the slow call with
+// emitStackBangSlowCall, passing the same ExtraBytes: the glue recomputes
+// `need` from the stack pointer, so the scratch registers need not survive
+// until the call.
+//===----------------------------------------------------------------------===//
+
+/// How a method entry checks its stack (see above).
+enum class BangMode { Watermark, Always, None };
 
 namespace x64 {
 
@@ -94,6 +163,32 @@ asmjit::Error emitSlowCall(asmjit::x86::Assembler &A, bool Enter,
                            const SlowPathLabels &Labels,
                            const RuntimeEntries &RT = {});
 
+/// Two distinct 64-bit GPRs, neither rsp. Scratch is written only by
+/// Watermark with ExtraBytes != 0 (lea Scratch, [rsp - ExtraBytes]).
+struct StackBangOperands {
+  asmjit::x86::Gp Thread;
+  asmjit::x86::Gp Scratch;
+};
+
+/// Emits the method-entry stack check (see "Stack banging"). Returns
+/// kErrorOk, or kErrorInvalidArgument when the operands, layout or sizes
+/// break the contract (nothing is emitted then).
+asmjit::Error emitStackBang(asmjit::x86::Assembler &A,
+                            const jitlock_rt_layout &L,
+                            const StackBangOperands &Ops, uint32_t ExtraBytes,
+                            BangMode Bang, SlowPathMode Mode,
+                            SlowPathLabels *Labels = nullptr,
+                            const RuntimeEntries &RT = {});
+
+/// For BangMode::Watermark with SlowPathMode::Labels: binds Labels.Slow,
+/// calls RT.StackBang(Thread, sp - ExtraBytes) with every register
+/// preserved, and jumps to Labels.Done. ExtraBytes must be the sequence's.
+asmjit::Error emitStackBangSlowCall(asmjit::x86::Assembler &A,
+                                    const StackBangOperands &Ops,
+                                    uint32_t ExtraBytes,
+                                    const SlowPathLabels &Labels,
+                                    const RuntimeEntries &RT = {});
+
 } // namespace x64
 
 namespace a64 {
@@ -125,6 +220,28 @@ asmjit::Error emitSlowCall(asmjit::a64::Assembler &A, bool Enter,
                            const MonitorOperands &Ops,
                            const SlowPathLabels &Labels,
                            const RuntimeEntries &RT = {});
+
+/// Three distinct x registers (x0-x30); the scratch registers may be x16
+/// and x17 but not x18. Watermark with ExtraBytes == 0 writes only
+/// Scratch1; the slow path writes both.
+struct StackBangOperands {
+  asmjit::a64::Gp Thread;
+  asmjit::a64::Gp Scratch0;
+  asmjit::a64::Gp Scratch1;
+};
+
+/// As x64::emitStackBang.
+asmjit::Error emitStackBang(asmjit::a64::Assembler &A,
+                            const jitlock_rt_layout &L,
+                            const StackBangOperands &Ops, uint32_t ExtraBytes,
+                            BangMode Bang, SlowPathMode Mode,
+                            SlowPathLabels *Labels = nullptr,
+                            const RuntimeEntries &RT = {});
+asmjit::Error emitStackBangSlowCall(asmjit::a64::Assembler &A,
+                                    const StackBangOperands &Ops,
+                                    uint32_t ExtraBytes,
+                                    const SlowPathLabels &Labels,
+                                    const RuntimeEntries &RT = {});
 
 } // namespace a64
 

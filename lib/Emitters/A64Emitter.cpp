@@ -30,8 +30,14 @@
 // is refused with kErrorInvalidArgument, as are operands that break the
 // contract in Emitters.h. Nothing is emitted then.
 //
+// The method-entry stack check (emitStackBang, at the end of the file)
+// calls jitlock_rt_stack_bang through the same glue, with `need` recomputed
+// from the saved sp.
+//
 //===----------------------------------------------------------------------===//
 #include "jitlock/Emitters.h"
+
+#include "StackBang.h"
 
 #include <asmjit/core.h>
 
@@ -86,12 +92,35 @@ bool usableAssembler(A64::Assembler &A) {
   return A.code() && A.arch() == asmjit::Arch::kAArch64;
 }
 
-/// Emits one sequence; the first error any instruction returns is kept.
-class Emitter {
+/// Instruction helpers for offsets and immediates of any size; the first
+/// error any instruction returns is kept.
+class Writer {
+public:
+  explicit Writer(A64::Assembler &A) : A(A) {}
+
+  Error Err = kErrorOk;
+
+  void ok(Error E) {
+    if (!Err)
+      Err = E;
+  }
+  void movImm(const Gp &Dst, uint64_t Value);
+  void load(const Gp &R, const Gp &Base, int64_t Off, const Gp &Tmp);
+  void store(const Gp &R, const Gp &Base, int64_t Off, const Gp &Tmp);
+  void addImm(const Gp &Dst, const Gp &Src, int64_t Off, const Gp &Tmp);
+  void subImm(const Gp &Dst, const Gp &Src, uint64_t Value, const Gp &Tmp);
+  void cmpImm(const Gp &R, uint64_t Value, const Gp &Tmp);
+
+protected:
+  A64::Assembler &A;
+};
+
+/// Emits one monitor sequence.
+class Emitter : public Writer {
 public:
   Emitter(A64::Assembler &A, const jitlock_rt_layout &L,
           const MonitorOperands &Ops, Atomics At)
-      : A(A), L(L), Obj(Ops.Obj), Thread(Ops.Thread), H(Ops.Scratch0),
+      : Writer(A), L(L), Obj(Ops.Obj), Thread(Ops.Thread), H(Ops.Scratch0),
         T(Ops.Scratch1), V(Ops.Scratch2), At(At),
         UnlockedBit(bitIndex(L.unlocked_value)),
         MonitorBit(bitIndex(L.monitor_value)), HeaderOff(L.header_offset),
@@ -106,21 +135,9 @@ public:
   void enter(Label Slow, Label Done, bool SlowFollows);
   void exit(Label Slow, Label Done, bool SlowFollows);
 
-  Error Err = kErrorOk;
-
 private:
-  void ok(Error E) {
-    if (!Err)
-      Err = E;
-  }
-  void movImm(const Gp &Dst, uint64_t Value);
-  void load(const Gp &R, const Gp &Base, int64_t Off, const Gp &Tmp);
-  void store(const Gp &R, const Gp &Base, int64_t Off, const Gp &Tmp);
-  void addImm(const Gp &Dst, const Gp &Src, int64_t Off, const Gp &Tmp);
-  void cmpImm(const Gp &R, uint64_t Value, const Gp &Tmp);
   void stlxr(const Gp &Status, const Gp &Value, const Gp &Addr);
 
-  A64::Assembler &A;
   const jitlock_rt_layout &L;
   Gp Obj, Thread, H, T, V;
   Atomics At;
@@ -129,7 +146,7 @@ private:
 };
 
 /// Dst = Value (64 bits), in one movz or movn and up to three movk.
-void Emitter::movImm(const Gp &Dst, uint64_t Value) {
+void Writer::movImm(const Gp &Dst, uint64_t Value) {
   unsigned Zeros = 0, Ones = 0;
   for (unsigned I = 0; I != 4; ++I) {
     uint64_t Chunk = (Value >> (16 * I)) & 0xffff;
@@ -157,7 +174,7 @@ void Emitter::movImm(const Gp &Dst, uint64_t Value) {
 
 /// R (w: 32 bits, x: 64 bits) = [Base + Off]. Tmp (an x register other than
 /// Base; it may be R) holds the offset when no immediate form encodes it.
-void Emitter::load(const Gp &R, const Gp &Base, int64_t Off, const Gp &Tmp) {
+void Writer::load(const Gp &R, const Gp &Base, int64_t Off, const Gp &Tmp) {
   int64_t Size = R.isGpW() ? 4 : 8;
   if (Off >= 0 && Off % Size == 0 && Off / Size <= 4095) {
     ok(A.ldr(R, A64::ptr(Base, int32_t(Off))));
@@ -170,7 +187,7 @@ void Emitter::load(const Gp &R, const Gp &Base, int64_t Off, const Gp &Tmp) {
 }
 
 /// [Base + Off] = R, as load(); Tmp must differ from R and Base.
-void Emitter::store(const Gp &R, const Gp &Base, int64_t Off, const Gp &Tmp) {
+void Writer::store(const Gp &R, const Gp &Base, int64_t Off, const Gp &Tmp) {
   int64_t Size = R.isGpW() ? 4 : 8;
   if (Off >= 0 && Off % Size == 0 && Off / Size <= 4095) {
     ok(A.str(R, A64::ptr(Base, int32_t(Off))));
@@ -183,7 +200,7 @@ void Emitter::store(const Gp &R, const Gp &Base, int64_t Off, const Gp &Tmp) {
 }
 
 /// Dst = Src + Off. Tmp (not Src; it may be Dst) holds a large offset.
-void Emitter::addImm(const Gp &Dst, const Gp &Src, int64_t Off, const Gp &Tmp) {
+void Writer::addImm(const Gp &Dst, const Gp &Src, int64_t Off, const Gp &Tmp) {
   if (Off == 0) {
     if (Dst.id() != Src.id())
       ok(A.mov(Dst, Src));
@@ -197,8 +214,27 @@ void Emitter::addImm(const Gp &Dst, const Gp &Src, int64_t Off, const Gp &Tmp) {
   }
 }
 
+/// Dst = Src - Value; Src may be sp. Tmp (not Src; it may be Dst) holds a
+/// Value that no immediate form encodes.
+void Writer::subImm(const Gp &Dst, const Gp &Src, uint64_t Value,
+                    const Gp &Tmp) {
+  const uint64_t Lo = Value & 0xfff, Hi = Value >> 12;
+  if (Value == 0) {
+    if (Dst.id() != Src.id())
+      ok(A.mov(Dst, Src));
+  } else if (Hi == 0 || (Lo == 0 && Hi <= 0xfff)) {
+    ok(A.sub(Dst, Src, Value)); // asmjit picks `lsl #12` for the second
+  } else if (Hi <= 0xfff) {
+    ok(A.sub(Dst, Src, Hi << 12));
+    ok(A.sub(Dst, Dst, Lo));
+  } else {
+    movImm(Tmp, Value);
+    ok(A.sub(Dst, Src, Tmp)); // the extended-register form takes sp
+  }
+}
+
 /// Compares R (a w or x register) with Value; Tmp holds a large Value.
-void Emitter::cmpImm(const Gp &R, uint64_t Value, const Gp &Tmp) {
+void Writer::cmpImm(const Gp &R, uint64_t Value, const Gp &Tmp) {
   if (Value <= 4095) {
     ok(A.cmp(R, Value));
   } else {
@@ -427,15 +463,31 @@ constexpr int32_t VecArea = 176;     // q0-q31: 32 x 16
 constexpr int32_t FrameSize = 176 + 512;
 static_assert(FrameSize % 16 == 0, "sp stays 16-byte aligned");
 
-/// Calls the runtime with every register preserved but the scratch ones.
-Error emitGlue(A64::Assembler &A, bool Enter, const MonitorOperands &Ops,
-               const RuntimeEntries &RT) {
+/// What the glue calls, with which arguments and which two registers it may
+/// clobber: (thread, obj) for the monitor slow paths, (thread, the caller's
+/// sp - Extra) for the stack bang.
+struct GlueArgs {
+  const void *Target;
+  Gp Thread, Obj;
+  Gp S0, S1;
+  bool StackBang = false;
+  uint32_t Extra = 0;
+};
+
+GlueArgs monitorArgs(bool Enter, const MonitorOperands &Ops,
+                     const RuntimeEntries &RT) {
+  return {Enter ? RT.Enter : RT.Exit, Ops.Thread, Ops.Obj, Ops.Scratch0,
+          Ops.Scratch1};
+}
+
+/// Calls the runtime with every register preserved but S0 and S1.
+Error emitGlue(A64::Assembler &A, const GlueArgs &Args) {
   Error Err = kErrorOk;
   auto Ok = [&](Error E) {
     if (!Err)
       Err = E;
   };
-  const Gp S0 = Ops.Scratch0, S1 = Ops.Scratch1;
+  const Gp S0 = Args.S0, S1 = Args.S1;
   // Align sp down to 16 whatever the caller's alignment: sp may only be a
   // base register when aligned. The caller's sp is kept in the frame.
   Ok(A.mov(S0, A64::sp));
@@ -448,9 +500,18 @@ Error emitGlue(A64::Assembler &A, bool Enter, const MonitorOperands &Ops,
   for (unsigned I = 0; I != 32; I += 2)
     Ok(A.stp(A64::v(I), A64::v(I + 1), A64::ptr(A64::sp, VecArea + 16 * I)));
 
-  // (thread, obj) -> (x0, x1), whichever registers hold them.
-  const Gp Obj = Ops.Obj, Thread = Ops.Thread;
-  if (Thread.id() == 1 && Obj.id() == 0) {
+  const Gp Obj = Args.Obj, Thread = Args.Thread;
+  if (Args.StackBang) {
+    // (thread, need): need is recomputed from the saved sp, so no register
+    // had to carry it through the saves above. x16 is free until the call.
+    if (Thread.id() != 0)
+      Ok(A.mov(A64::x0, Thread));
+    Ok(A.ldr(A64::x1, A64::ptr(A64::sp, SavedSpSlot)));
+    Writer W(A);
+    W.subImm(A64::x1, A64::x1, Args.Extra, A64::x16);
+    Ok(W.Err);
+  } else if (Thread.id() == 1 && Obj.id() == 0) {
+    // (thread, obj) -> (x0, x1), whichever registers hold them.
     Ok(A.mov(A64::x16, A64::x0));
     Ok(A.mov(A64::x0, A64::x1));
     Ok(A.mov(A64::x1, A64::x16));
@@ -464,7 +525,7 @@ Error emitGlue(A64::Assembler &A, bool Enter, const MonitorOperands &Ops,
       Ok(A.mov(A64::x1, Obj));
   }
   // An absolute call: the runtime may be anywhere relative to the code.
-  uint64_t Target = reinterpret_cast<uint64_t>(Enter ? RT.Enter : RT.Exit);
+  uint64_t Target = reinterpret_cast<uint64_t>(Args.Target);
   for (unsigned I = 0; I != 4; ++I) {
     uint64_t Chunk = (Target >> (16 * I)) & 0xffff;
     if (I == 0)
@@ -523,7 +584,7 @@ Error emitSequence(A64::Assembler &A, const jitlock_rt_layout &L,
     // The slow call, out of line; it continues at Done.
     if (Error GErr = A.bind(Slow); !Err)
       Err = GErr;
-    if (Error GErr = emitGlue(A, Enter, Ops, RT); !Err)
+    if (Error GErr = emitGlue(A, monitorArgs(Enter, Ops, RT)); !Err)
       Err = GErr;
   }
   if (Error BErr = A.bind(Done); !Err)
@@ -554,7 +615,122 @@ Error emitSlowCall(A64::Assembler &A, bool Enter, const MonitorOperands &Ops,
       A.code()->isLabelBound(Labels.Slow))
     return kErrorInvalidArgument;
   Error Err = A.bind(Labels.Slow);
-  if (Error GErr = emitGlue(A, Enter, Ops, RT); !Err)
+  if (Error GErr = emitGlue(A, monitorArgs(Enter, Ops, RT)); !Err)
+    Err = GErr;
+  if (Error BErr = A.b(Labels.Done); !Err)
+    Err = BErr;
+  return Err;
+}
+
+//===----------------------------------------------------------------------===//
+// Stack banging
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Thread and two scratch registers: distinct x registers. x16/x17 are
+/// fine as scratch here (free at a method entry, and the glue saves them
+/// before it uses x16); x18, the platform register, is not.
+bool validBangOperands(const StackBangOperands &Ops) {
+  const Gp Regs[] = {Ops.Thread, Ops.Scratch0, Ops.Scratch1};
+  for (unsigned I = 0; I != 3; ++I) {
+    if (!isX(Regs[I]) || (I >= 1 && Regs[I].id() == 18))
+      return false;
+    for (unsigned J = 0; J != I; ++J)
+      if (Regs[I].id() == Regs[J].id())
+        return false;
+  }
+  return true;
+}
+
+GlueArgs bangArgs(const StackBangOperands &Ops, uint32_t Extra,
+                  const RuntimeEntries &RT) {
+  GlueArgs Args{RT.StackBang, Ops.Thread, Gp(), Ops.Scratch0, Ops.Scratch1};
+  Args.StackBang = true;
+  Args.Extra = Extra;
+  return Args;
+}
+
+} // namespace
+
+Error emitStackBang(A64::Assembler &A, const jitlock_rt_layout &L,
+                    const StackBangOperands &Ops, uint32_t ExtraBytes,
+                    BangMode Bang, SlowPathMode Mode, SlowPathLabels *Labels,
+                    const RuntimeEntries &RT) {
+  if (!usableAssembler(A) || !validBangOperands(Ops) ||
+      !stackbang::isValidBang(L, ExtraBytes, Bang) ||
+      !stackbang::isValidSlowPathMode(Mode))
+    return kErrorInvalidArgument;
+  const Gp S0 = Ops.Scratch0, S1 = Ops.Scratch1;
+  Writer W(A);
+  if (Bang == BangMode::None)
+    return kErrorOk;
+  if (Bang == BangMode::Always) {
+    // Step S0 down from sp through the offsets; each store commits (or
+    // faults on) its page. Stores, not loads, as on x86_64.
+    uint32_t Prev = 0;
+    for (uint32_t Off : stackbang::alwaysOffsets(L, ExtraBytes)) {
+      W.subImm(S0, Prev ? S0 : Gp(A64::sp), Off - Prev, S1);
+      W.ok(A.str(A64::wzr, A64::ptr(S0)));
+      Prev = Off;
+    }
+    return W.Err;
+  }
+
+  // Watermark.
+  if (Mode == SlowPathMode::OutOfLine && !RT.StackBang)
+    return kErrorInvalidArgument;
+  Label Slow, Done;
+  if (Mode == SlowPathMode::Labels) {
+    if (!Labels)
+      return kErrorInvalidArgument;
+    asmjit::CodeHolder &Code = *A.code();
+    if (Code.isLabelValid(Labels->Done) && Code.isLabelBound(Labels->Done))
+      return kErrorInvalidArgument;
+    if (!Code.isLabelValid(Labels->Slow))
+      Labels->Slow = A.newLabel();
+    if (!Code.isLabelValid(Labels->Done))
+      Labels->Done = A.newLabel();
+    Slow = Labels->Slow;
+    Done = Labels->Done;
+  } else {
+    Slow = A.newLabel();
+    Done = A.newLabel();
+  }
+  // need = sp - ExtraBytes; need > watermark (unsigned): room, skip. With
+  // no extra bytes sp itself is compared (cmp's extended form takes sp).
+  const int64_t WatermarkOff = L.stack_watermark_offset;
+  if (ExtraBytes == 0) {
+    W.load(S1, Ops.Thread, WatermarkOff, S1);
+    W.ok(A.cmp(A64::sp, S1));
+  } else {
+    W.subImm(S0, A64::sp, ExtraBytes, S1);
+    W.load(S1, Ops.Thread, WatermarkOff, S1);
+    W.ok(A.cmp(S0, S1));
+  }
+  if (Mode == SlowPathMode::OutOfLine) {
+    // The common case branches over the glue, which falls through to Done.
+    W.ok(A.b_hi(Done));
+    W.ok(A.bind(Slow));
+    W.ok(emitGlue(A, bangArgs(Ops, ExtraBytes, RT)));
+  } else {
+    W.ok(A.b_ls(Slow));
+  }
+  W.ok(A.bind(Done));
+  return W.Err;
+}
+
+Error emitStackBangSlowCall(A64::Assembler &A, const StackBangOperands &Ops,
+                            uint32_t ExtraBytes, const SlowPathLabels &Labels,
+                            const RuntimeEntries &RT) {
+  if (!usableAssembler(A) || !validBangOperands(Ops) ||
+      ExtraBytes > INT32_MAX || !RT.StackBang ||
+      !A.code()->isLabelValid(Labels.Slow) ||
+      !A.code()->isLabelValid(Labels.Done) ||
+      A.code()->isLabelBound(Labels.Slow))
+    return kErrorInvalidArgument;
+  Error Err = A.bind(Labels.Slow);
+  if (Error GErr = emitGlue(A, bangArgs(Ops, ExtraBytes, RT)); !Err)
     Err = GErr;
   if (Error BErr = A.b(Labels.Done); !Err)
     Err = BErr;

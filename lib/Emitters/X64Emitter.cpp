@@ -36,8 +36,14 @@
 // the CPU running the emitter: an emitter for a baseline JIT emits for the
 // machine it runs on.
 //
+// The method-entry stack check (emitStackBang, at the end of the file)
+// calls jitlock_rt_stack_bang through the same glue; its second argument is
+// recomputed from the saved rsp instead of taken from a register.
+//
 //===----------------------------------------------------------------------===//
 #include "jitlock/Emitters.h"
+
+#include "StackBang.h"
 
 #include <atomic>
 #include <cstdint>
@@ -198,10 +204,23 @@ Operand savedValue(const x86::Gp &R) {
   return x86::gpq(R.id()); // callee-saved: untouched so far
 }
 
+/// The two arguments the glue passes: (thread, obj) for the monitor slow
+/// paths, or (thread, entry rsp - Extra) for the stack bang.
+struct GlueArgs {
+  x86::Gp Thread;
+  x86::Gp Obj;
+  bool StackBang = false;
+  int32_t Extra = 0;
+};
+
+GlueArgs monitorArgs(const MonitorOperands &Ops) {
+  return {Ops.Thread, Ops.Obj, false, 0};
+}
+
 /// The slow-path call: every register preserved, the stack aligned to 64 at
-/// the call whatever its alignment on entry, (thread, obj) in rdi/rsi, then
-/// a jump to Done.
-void emitGlue(x86::Assembler &A, const void *Entry, const MonitorOperands &Ops,
+/// the call whatever its alignment on entry, the arguments in rdi/rsi, then
+/// a jump to Done (or, when Done is invalid, a fall-through).
+void emitGlue(x86::Assembler &A, const void *Entry, const GlueArgs &Args,
               const Label &Done, ErrorSink &E) {
   const VectorSave VS = vectorSave();
   E(A.push(x86::rbx));
@@ -225,11 +244,18 @@ void emitGlue(x86::Assembler &A, const void *Entry, const MonitorOperands &Ops,
   }
   // The arguments come from the saved copies: no ordering hazard when Obj
   // and Thread are rdi/rsi (in either order) or rbx, rax, rdx.
-  Operand ThreadSrc = savedValue(Ops.Thread), ObjSrc = savedValue(Ops.Obj);
+  Operand ThreadSrc = savedValue(Args.Thread);
   E(ThreadSrc.isReg() ? A.mov(x86::rdi, ThreadSrc.as<x86::Gp>())
                       : A.mov(x86::rdi, ThreadSrc.as<x86::Mem>()));
-  E(ObjSrc.isReg() ? A.mov(x86::rsi, ObjSrc.as<x86::Gp>())
-                   : A.mov(x86::rsi, ObjSrc.as<x86::Mem>()));
+  if (Args.StackBang) {
+    // need = the rsp of the check (rbx + 8, before `push rbx`) - Extra:
+    // recomputed, so no register has to carry it here.
+    E(A.lea(x86::rsi, x86::ptr(x86::rbx, 8 - Args.Extra)));
+  } else {
+    Operand ObjSrc = savedValue(Args.Obj);
+    E(ObjSrc.isReg() ? A.mov(x86::rsi, ObjSrc.as<x86::Gp>())
+                     : A.mov(x86::rsi, ObjSrc.as<x86::Mem>()));
+  }
   E(A.mov(x86::rax, uint64_t(reinterpret_cast<uintptr_t>(Entry))));
   E(A.call(x86::rax));
   if (VS.UseXsave) {
@@ -243,7 +269,8 @@ void emitGlue(x86::Assembler &A, const void *Entry, const MonitorOperands &Ops,
   for (int32_t I = NumCallerSaved - 1; I >= 0; --I)
     E(A.pop(x86::gpq(CallerSaved[I])));
   E(A.pop(x86::rbx));
-  E(A.jmp(Done));
+  if (Done.isValid())
+    E(A.jmp(Done));
 }
 
 /// The labels a sequence branches to: the caller's (Labels mode, created
@@ -354,7 +381,7 @@ Error emitMonitorEnter(x86::Assembler &A, const jitlock_rt_layout &L,
 
   if (Mode == SlowPathMode::OutOfLine) {
     E(A.bind(Slow));
-    emitGlue(A, RT.Enter, Ops, Done, E);
+    emitGlue(A, RT.Enter, monitorArgs(Ops), Done, E);
   }
 
   // M1: exactly 10 (11 is the embedder's: the runtime waits it out). The
@@ -449,7 +476,7 @@ Error emitMonitorExit(x86::Assembler &A, const jitlock_rt_layout &L,
   if (Mode == SlowPathMode::OutOfLine) {
     E(A.je(Done));
     E(A.bind(Slow));
-    emitGlue(A, RT.Exit, Ops, Done, E);
+    emitGlue(A, RT.Exit, monitorArgs(Ops), Done, E);
   } else {
     E(A.jne(Slow));
   }
@@ -468,7 +495,91 @@ Error emitSlowCall(x86::Assembler &A, bool Enter, const MonitorOperands &Ops,
     return kErrorInvalidArgument;
   ErrorSink E;
   E(A.bind(Labels.Slow));
-  emitGlue(A, Enter ? RT.Enter : RT.Exit, Ops, Labels.Done, E);
+  emitGlue(A, Enter ? RT.Enter : RT.Exit, monitorArgs(Ops), Labels.Done, E);
+  return E.get();
+}
+
+//===----------------------------------------------------------------------===//
+// Stack banging
+//===----------------------------------------------------------------------===//
+
+static bool validBangOperands(const BaseEmitter &A,
+                              const StackBangOperands &Ops) {
+  if (!A.code() || A.arch() != Arch::kX64)
+    return false;
+  for (const x86::Gp *R : {&Ops.Thread, &Ops.Scratch})
+    if (!R->isGpq() || R->id() == x86::Gp::kIdSp)
+      return false;
+  return Ops.Thread.id() != Ops.Scratch.id();
+}
+
+Error emitStackBang(x86::Assembler &A, const jitlock_rt_layout &L,
+                    const StackBangOperands &Ops, uint32_t ExtraBytes,
+                    BangMode Bang, SlowPathMode Mode, SlowPathLabels *Labels,
+                    const RuntimeEntries &RT) {
+  if (!validBangOperands(A, Ops) ||
+      !stackbang::isValidBang(L, ExtraBytes, Bang) ||
+      !stackbang::isValidSlowPathMode(Mode))
+    return kErrorInvalidArgument;
+  ErrorSink E;
+  if (Bang == BangMode::None)
+    return kErrorOk;
+  if (Bang == BangMode::Always) {
+    // Stores, not loads: a read of a never-touched page may be served from
+    // the zero page without committing it. The value stored is irrelevant.
+    for (uint32_t Off : stackbang::alwaysOffsets(L, ExtraBytes))
+      E(A.mov(x86::dword_ptr(x86::rsp, -int32_t(Off)), Ops.Scratch.r32()));
+    return E.get();
+  }
+
+  // Watermark.
+  if (Mode == SlowPathMode::OutOfLine && !RT.StackBang)
+    return kErrorInvalidArgument;
+  if (Mode == SlowPathMode::Labels) {
+    if (!Labels)
+      return kErrorInvalidArgument;
+    CodeHolder &Code = *A.code();
+    if (Code.isLabelValid(Labels->Done) && Code.isLabelBound(Labels->Done))
+      return kErrorInvalidArgument;
+  }
+  Label Slow, Done;
+  if (Error Err = sequenceLabels(A, Mode, Labels, Slow, Done))
+    return Err;
+  const x86::Mem Watermark =
+      x86::qword_ptr(Ops.Thread, int32_t(L.stack_watermark_offset));
+  // need = rsp - ExtraBytes; need > watermark (unsigned): room, skip.
+  if (ExtraBytes == 0) {
+    E(A.cmp(x86::rsp, Watermark));
+  } else {
+    E(A.lea(Ops.Scratch, x86::ptr(x86::rsp, -int32_t(ExtraBytes))));
+    E(A.cmp(Ops.Scratch, Watermark));
+  }
+  if (Mode == SlowPathMode::OutOfLine) {
+    // The common case jumps over the glue, which falls through to Done.
+    E(A.ja(Done));
+    E(A.bind(Slow));
+    emitGlue(A, RT.StackBang,
+             {Ops.Thread, x86::Gp(), true, int32_t(ExtraBytes)}, Label(), E);
+  } else {
+    E(A.jbe(Slow));
+  }
+  E(A.bind(Done));
+  return E.get();
+}
+
+Error emitStackBangSlowCall(x86::Assembler &A, const StackBangOperands &Ops,
+                            uint32_t ExtraBytes, const SlowPathLabels &Labels,
+                            const RuntimeEntries &RT) {
+  if (!validBangOperands(A, Ops) || ExtraBytes > INT32_MAX || !RT.StackBang)
+    return kErrorInvalidArgument;
+  CodeHolder &Code = *A.code();
+  if (!Code.isLabelValid(Labels.Slow) || !Code.isLabelValid(Labels.Done) ||
+      Code.isLabelBound(Labels.Slow))
+    return kErrorInvalidArgument;
+  ErrorSink E;
+  E(A.bind(Labels.Slow));
+  emitGlue(A, RT.StackBang, {Ops.Thread, x86::Gp(), true, int32_t(ExtraBytes)},
+           Labels.Done, E);
   return E.get();
 }
 
