@@ -319,7 +319,10 @@ typedef struct jitlock_stack_info {
   uintptr_t safe_limit;   /* reserved_top + the shadow zone */
   uintptr_t watermark;    /* safe_limit <= watermark <= base */
   uint32_t page_size;
-  /* Bit i set (i = jitlock_stack_zone) while that zone is protected. */
+  /* Bit i set (i = jitlock_stack_zone) while that zone is protected. 0 when
+   * the zones could not be protected (stack_guards == 0, a stack too small
+   * for them, the primordial thread): they are then logical, and the
+   * watermark check works the same. */
   uint32_t protected_zones;
   uint64_t bangs;     /* slow-path calls that banged and lowered the mark */
   uint64_t overflows; /* overflows caught on this thread so far */
@@ -333,9 +336,12 @@ int jitlock_rt_stack_info(const jitlock_thread *thread,
 /* The stack-bang slow path, called by checked method entries when
  * `sp_needed` (the entry's stack pointer minus its extra frame bytes) is at
  * or below the watermark. With room for the shadow zone below `sp_needed`
- * it touches the shadow pages below it, lowers the watermark and returns.
- * Otherwise it reports a stack overflow to the overflow handler, which does
- * not return. Inline callers need not save registers beyond the C ABI. */
+ * (sp_needed > safe_limit) it touches the shadow pages below it, lowers the
+ * watermark to the highest page boundary strictly below `sp_needed` (or to
+ * safe_limit) and returns. Otherwise it reports a stack overflow to the
+ * overflow handler, which does not return. A call with `sp_needed` above
+ * the watermark, or for a thread that is not the caller's attached thread,
+ * does nothing. Inline callers need not save registers beyond the C ABI. */
 void jitlock_rt_stack_bang(jitlock_thread *self, uintptr_t sp_needed);
 
 /* What the overflow handler is told. */
@@ -352,7 +358,10 @@ typedef struct jitlock_stack_overflow {
  * check) or on the alternate signal stack (the backstop, where it must be
  * async-signal-safe). It must not return: it unwinds, as the default
  * jitlock_rt_unwind_to_entry does, or terminates. If it returns, the runtime
- * prints a fatal message and aborts. */
+ * prints a fatal message and aborts. A handler that unwinds itself must stay
+ * within the innermost jitlock_rt_call_guarded's fn (or leave every guarded
+ * call of the thread); a zone the backstop unprotected is protected again by
+ * the thread's next guarded call. */
 typedef void (*jitlock_overflow_fn)(void *ctx,
                                     const jitlock_stack_overflow *info);
 
@@ -373,12 +382,15 @@ typedef struct jitlock_guarded_result {
 /* Runs fn(arg) on the calling attached thread as an entry point into JIT
  * code. When a stack overflow is caught inside (by the bang check or by the
  * backstop) and the handler is the default, fn's frames are abandoned, every
- * lock hold acquired inside fn and still held is released (innermost first)
- * and listed in `result`, a zone unprotected by the backstop is protected
- * again, and JITLOCK_ESTACK_OVERFLOW is returned. Holds taken before the call
- * are kept. Guarded calls nest; an overflow returns to the innermost one.
- * `result` may be null. JITLOCK_ENOT_ATTACHED when `self` is not the
- * calling, attached thread. */
+ * lock hold acquired inside fn and still held is released (innermost first:
+ * lock stack entries top-down, then monitors) and listed in `result`, a zone
+ * unprotected by the backstop is protected again, and
+ * JITLOCK_ESTACK_OVERFLOW is returned. Holds taken before the call are kept.
+ * Guarded calls nest; an overflow returns to the innermost one. fn's frames
+ * are left with longjmp: they must hold nothing but jitlock locks when they
+ * can overflow (see docs/stack-banging.md). `result` may be null.
+ * JITLOCK_ENOT_ATTACHED when `self` is not the calling, attached thread;
+ * JITLOCK_EINVAL for a null fn. */
 int jitlock_rt_call_guarded(jitlock_thread *self, void (*fn)(void *),
                             void *arg, jitlock_guarded_result *result);
 

@@ -8,6 +8,7 @@
 
 #include "Config.h"
 #include "Monitor.h"
+#include "StackGuard.h"
 #include "Synchronizer.h"
 #include "Thread.h"
 
@@ -117,8 +118,11 @@ struct ExitGuard {
              "thread exited while attached and holding locks; released them");
       releaseAllLocks(*T);
     }
-    std::lock_guard<std::mutex> Guard(ThreadsMutex);
-    detachLocked(*T);
+    {
+      std::lock_guard<std::mutex> Guard(ThreadsMutex);
+      detachLocked(*T);
+    }
+    detachStack(*T);
   }
 };
 static thread_local ExitGuard TheExitGuard;
@@ -206,6 +210,8 @@ jitlock_thread *jitlock_rt_attach(void) {
     return &T;
   // Touching the guard registers its destructor for this OS thread.
   TheExitGuard.Armed = true;
+  // Before registering: readers of the registry see the zones complete.
+  attachStack(T);
   std::lock_guard<std::mutex> Guard(ThreadsMutex);
   resetThread(T);
   T.Id = NextThreadId++;
@@ -223,8 +229,11 @@ int jitlock_rt_detach(void) {
   if (holdsAnyLock(*T))
     return misuse(JITLOCK_EHOLDING_LOCKS, T, nullptr,
                   "detach while holding locks");
-  std::lock_guard<std::mutex> Guard(ThreadsMutex);
-  detachLocked(*T);
+  {
+    std::lock_guard<std::mutex> Guard(ThreadsMutex);
+    detachLocked(*T);
+  }
+  detachStack(*T);
   return JITLOCK_OK;
 }
 

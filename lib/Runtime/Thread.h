@@ -8,6 +8,8 @@
 //   line 2    written by other threads: the park word and queue links
 //   line 3    written only by the owner, read by queries: blocking state and
 //             statistics
+//   line 5-6  written only by the owner, read by queries: the stack zones
+//             (StackGuard.cpp)
 //
 //===----------------------------------------------------------------------===//
 #ifndef JITLOCK_RUNTIME_THREAD_H
@@ -68,6 +70,34 @@ inline void bump(std::atomic<uint64_t> &Counter) {
                 std::memory_order_relaxed);
 }
 
+struct GuardedCall;
+
+/// A thread's stack guard zones (StackGuard.cpp). The bounds are written at
+/// attach, before the thread is registered, and stay fixed while it is
+/// attached; the rest is written by the owner (its bang slow path, its
+/// recovery, its own SIGSEGV handler) and read by jitlock_rt_stack_info.
+struct StackState {
+  /// jitlock_stack_info's bounds; all 0 when the stack is unknown.
+  uintptr_t Base = 0, End = 0, RedTop = 0, YellowTop = 0, ReservedTop = 0,
+            SafeLimit = 0;
+  uint32_t PageSize = 0;
+  /// Bit i (jitlock_stack_zone) while zone i is protected. The backstop
+  /// clears a bit from the signal handler, hence atomic.
+  std::atomic<uint32_t> ProtectedZones{0};
+  /// The innermost jitlock_rt_call_guarded; read by the signal handler.
+  std::atomic<GuardedCall *> Innermost{nullptr};
+  std::atomic<uint64_t> Bangs{0}, Overflows{0};
+  /// The zones attach protected, which recovery protects again.
+  uint32_t WantedZones = 0;
+  /// The alternate signal stack's mapping (guard page included), and the
+  /// alternate stack it replaced, restored at detach.
+  void *AltMapping = nullptr;
+  size_t AltMappingSize = 0;
+  void *PrevAltSp = nullptr;
+  size_t PrevAltSize = 0;
+  int PrevAltFlags = 0;
+};
+
 } // namespace jitlock
 
 struct alignas(jitlock::CacheLine) jitlock_thread {
@@ -93,6 +123,8 @@ struct alignas(jitlock::CacheLine) jitlock_thread {
   /// tell a thread that stayed blocked from one that moved.
   std::atomic<uint64_t> BlockEpoch;
   jitlock::ThreadStats Stats;
+  // Line 5-6: owner-written, read by queries.
+  alignas(jitlock::CacheLine) jitlock::StackState Stack;
 };
 
 namespace jitlock {
