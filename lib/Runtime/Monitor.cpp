@@ -57,31 +57,67 @@ void Monitor::unlink(QueueNode &N) {
 
 static std::mutex RegistryMutex;
 static Monitor *RegistryHead = nullptr;
+/// Freed monitors, linked through RegistryNext; guarded by RegistryMutex.
+static Monitor *FreeHead = nullptr;
 static std::atomic<uint64_t> LiveMonitors{0};
 
 void detail::lockMonitorRegistry() { RegistryMutex.lock(); }
 void detail::unlockMonitorRegistry() { RegistryMutex.unlock(); }
 Monitor *detail::firstMonitor() { return RegistryHead; }
 
-void registerMonitor(Monitor *M) {
+/// Unlinks `M` from the registry and puts it on the free list; lock held.
+static void freeLocked(Monitor *M) {
+  (M->RegistryPrev ? M->RegistryPrev->RegistryNext : RegistryHead) =
+      M->RegistryNext;
+  if (M->RegistryNext)
+    M->RegistryNext->RegistryPrev = M->RegistryPrev;
+  // A reader holding a stale pointer sees the marker and starts over.
+  M->Owner.store(owner::DeflaterMarker, std::memory_order_relaxed);
+  M->RegistryPrev = nullptr;
+  M->RegistryNext = FreeHead;
+  FreeHead = M;
+  LiveMonitors.fetch_sub(1, std::memory_order_relaxed);
+}
+
+Monitor *newMonitor(void *Object, uint64_t DisplacedHeader, uintptr_t OwnerWord,
+                    uint64_t Recursions) {
   std::lock_guard<std::mutex> Guard(RegistryMutex);
+  Monitor *M = FreeHead;
+  if (M) {
+    // Its queues are empty: only idle or never-published monitors are freed.
+    FreeHead = M->RegistryNext;
+    M->Object = Object;
+    M->DisplacedHeader.store(DisplacedHeader, std::memory_order_relaxed);
+    M->Recursions.store(Recursions, std::memory_order_relaxed);
+    M->Owner.store(OwnerWord, std::memory_order_relaxed);
+  } else {
+    M = new Monitor(Object, DisplacedHeader, OwnerWord, Recursions);
+  }
+  M->RegistryPrev = nullptr;
   M->RegistryNext = RegistryHead;
   if (RegistryHead)
     RegistryHead->RegistryPrev = M;
   RegistryHead = M;
   LiveMonitors.fetch_add(1, std::memory_order_relaxed);
+  return M;
 }
 
 void discardMonitor(Monitor *M) {
-  {
-    std::lock_guard<std::mutex> Guard(RegistryMutex);
-    (M->RegistryPrev ? M->RegistryPrev->RegistryNext : RegistryHead) =
-        M->RegistryNext;
-    if (M->RegistryNext)
-      M->RegistryNext->RegistryPrev = M->RegistryPrev;
+  std::lock_guard<std::mutex> Guard(RegistryMutex);
+  freeLocked(M);
+}
+
+size_t sweepMonitors(bool (*Deflate)(Monitor &)) {
+  std::lock_guard<std::mutex> Guard(RegistryMutex);
+  size_t Freed = 0;
+  for (Monitor *M = RegistryHead, *Next; M; M = Next) {
+    Next = M->RegistryNext;
+    if (Deflate(*M)) {
+      freeLocked(M);
+      ++Freed;
+    }
   }
-  LiveMonitors.fetch_sub(1, std::memory_order_relaxed);
-  delete M;
+  return Freed;
 }
 
 uint64_t monitorsAlive() {
@@ -95,16 +131,22 @@ void freeAllMonitors() {
     // Give the object back its unlocked header, hash included, once any
     // transient embedder state (11) has passed.
     auto Header = headerOf(M->Object);
+    uint64_t Unlocked =
+        header::withLockBits(M->DisplacedHeader.load(std::memory_order_relaxed),
+                             header::UnlockedValue);
     for (;;) {
       uint64_t Expected = header::encodeMonitor(M);
-      if (Header.compare_exchange_strong(
-              Expected, M->DisplacedHeader.load(std::memory_order_relaxed)) ||
+      if (Header.compare_exchange_strong(Expected, Unlocked) ||
           !header::isEmbedderOwned(Expected))
         break;
       sched_yield();
     }
     delete M;
     LiveMonitors.fetch_sub(1, std::memory_order_relaxed);
+  }
+  while (Monitor *M = FreeHead) {
+    FreeHead = M->RegistryNext;
+    delete M;
   }
 }
 

@@ -10,10 +10,14 @@
 //           CASed by enterers; the inline paths read both together
 //   line 2  the queue lock, the entry queue and the wait set
 //
-// The owner word holds the owning thread's address, 0, or AnonymousOwner,
-// plus QueuedBit while the entry queue is non-empty. Keeping "someone is
-// queued" in the owner word lets an exit release with one CAS (owner
-// self -> 0), which fails exactly when it must hand the monitor over.
+// The owner word holds the owning thread's address, 0, AnonymousOwner or
+// DeflaterMarker, plus QueuedBit while the entry queue is non-empty. Keeping
+// "someone is queued" in the owner word lets an exit release with one CAS
+// (owner self -> 0), which fails exactly when it must hand the monitor over.
+//
+// Monitors are type-stable: a deflated or discarded monitor goes to a free
+// list (its owner word DeflaterMarker, so that a stale reader retries) and
+// is reused by the next inflation; memory is returned only at shutdown.
 //
 //===----------------------------------------------------------------------===//
 #ifndef JITLOCK_RUNTIME_MONITOR_H
@@ -31,6 +35,11 @@ inline constexpr uintptr_t QueuedBit = 0b01;
 /// Owned by some thread that holds the object fast-locked; set by a
 /// contender that inflated it and cannot know which thread that is.
 inline constexpr uintptr_t AnonymousOwner = 0b10;
+/// Set by a deflater (D1 in Synchronizer.cpp) and kept while the monitor is
+/// free. Not a thread address (threads are cache-line aligned) and nonzero,
+/// so inline paths, which only CAS 0 -> self, send it to the runtime, which
+/// retries from the header.
+inline constexpr uintptr_t DeflaterMarker = 0b100;
 
 inline uintptr_t encode(const jitlock_thread *T) {
   return reinterpret_cast<uintptr_t>(T);
@@ -38,6 +47,13 @@ inline uintptr_t encode(const jitlock_thread *T) {
 /// The owner without the queued bit.
 inline uintptr_t holder(uintptr_t Word) { return Word & ~QueuedBit; }
 inline bool isQueued(uintptr_t Word) { return Word & QueuedBit; }
+/// The owning thread, or null for 0 and the two markers.
+inline jitlock_thread *threadOf(uintptr_t Word) {
+  uintptr_t H = holder(Word);
+  if (H == AnonymousOwner || H == DeflaterMarker)
+    return nullptr;
+  return reinterpret_cast<jitlock_thread *>(H);
+}
 } // namespace owner
 
 /// A test-and-test-and-set lock for the short queue critical sections.
@@ -57,10 +73,18 @@ public:
       : Object(Object), DisplacedHeader(DisplacedHeader), Owner(OwnerWord),
         Recursions(Recursions) {}
 
+  /// Whether a deflater holds it (D1-D4) or it is free: an enterer that
+  /// finds it so must start over from the object's header.
+  bool isDeflating() const {
+    return owner::holder(Owner.load(std::memory_order_relaxed)) ==
+           owner::DeflaterMarker;
+  }
+
   // Line 0.
   void *Object;
   /// The object's header in unlocked form; hash installs CAS it while the
-  /// object is inflated.
+  /// object is inflated. A deflater seals it (lock bits 00, D3) just before
+  /// writing it back, which sends hash installs to the object's header.
   std::atomic<uint64_t> DisplacedHeader;
   Monitor *RegistryNext = nullptr;
   Monitor *RegistryPrev = nullptr;
@@ -88,17 +112,23 @@ public:
   }
 };
 
-/// Every live monitor, for GC roots, owner scans and shutdown. A monitor is
-/// registered before its address is published in a header, so that a scan
-/// of the registry sees every monitor a thread could own.
-void registerMonitor(Monitor *M);
-/// Unregisters and frees a monitor that was never published.
+/// Every live monitor, for GC roots, owner scans, deflation and shutdown.
+/// newMonitor registers a monitor before its address can be published in a
+/// header, so that a scan of the registry sees every monitor a thread could
+/// own. It reuses a free monitor when there is one.
+Monitor *newMonitor(void *Object, uint64_t DisplacedHeader, uintptr_t OwnerWord,
+                    uint64_t Recursions);
+/// Unregisters a monitor that was never published and frees it for reuse.
 void discardMonitor(Monitor *M);
 /// Calls `Fn(Monitor &)` for each live monitor under the registry lock.
 template <typename Fn> void forEachMonitor(Fn &&F);
+/// Calls `Deflate(Monitor &)` for each live monitor under the registry lock;
+/// unregisters and frees for reuse each one for which it returns true.
+/// Returns how many were freed.
+size_t sweepMonitors(bool (*Deflate)(Monitor &));
 uint64_t monitorsAlive();
-/// Frees every monitor, restoring the headers of objects that still point at
-/// one. Only while no thread is attached.
+/// Frees every monitor, live or free, restoring the headers of objects that
+/// still point at one. Only while no thread is attached.
 void freeAllMonitors();
 
 namespace detail {

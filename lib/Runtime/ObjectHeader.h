@@ -4,7 +4,8 @@
 //
 //   bits [1:0]  01 unlocked, 00 fast-locked, 10 monitor, 11 the embedder's
 //   monitor     header = Monitor address | 10; the unlocked header is kept in
-//               the monitor ("displaced") until the object is deflated
+//               the monitor ("displaced") until the object is deflated, which
+//               writes it back, hash and embedder bits included
 //   hash        Config.hash_bits bits at Config.hash_shift; 0 means none
 //   the rest    the embedder's; no transition changes them
 //

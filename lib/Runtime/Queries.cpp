@@ -67,8 +67,9 @@ int jitlock_rt_inspect(const void *Obj, jitlock_lock_info *Info) {
   if (Holder == owner::AnonymousOwner) {
     Info->anonymous_owner = 1;
     Info->owner = scanLockStacks(Obj, &Info->holds);
-  } else if (Holder != 0) {
-    Info->owner = reinterpret_cast<jitlock_thread *>(Holder);
+  } else if (jitlock_thread *Owner = owner::threadOf(Holder)) {
+    // A deflater's marker reads as unowned: the monitor was idle.
+    Info->owner = Owner;
     Info->holds = M.Recursions.load(std::memory_order_relaxed) + 1;
   }
   return JITLOCK_OK;
@@ -139,7 +140,7 @@ static jitlock_thread *holderOf(Monitor &M) {
         Found = detail::attachedThread(I);
     return Found;
   }
-  return reinterpret_cast<jitlock_thread *>(Holder);
+  return owner::threadOf(Holder);
 }
 
 size_t jitlock_rt_find_deadlocks(jitlock_deadlock_fn Fn, void *Ctx) {
@@ -226,11 +227,8 @@ void jitlock_rt_enumerate_roots(jitlock_root_fn Fn, void *Ctx) {
       Fn(Ctx, &T.LockStackSlots[I], JITLOCK_ROOT_LOCK_STACK, &T);
   });
   forEachMonitor([&](Monitor &M) {
-    uintptr_t Holder = owner::holder(M.Owner.load(std::memory_order_relaxed));
-    jitlock_thread *Owner = Holder == owner::AnonymousOwner
-                                ? nullptr
-                                : reinterpret_cast<jitlock_thread *>(Holder);
-    Fn(Ctx, &M.Object, JITLOCK_ROOT_MONITOR, Owner);
+    Fn(Ctx, &M.Object, JITLOCK_ROOT_MONITOR,
+       owner::threadOf(M.Owner.load(std::memory_order_relaxed)));
   });
 }
 

@@ -14,12 +14,15 @@
 // its position on the lock stack is unknown, so elided holds go to monitors.
 //
 // Acquiring an object nobody holds is the only step that can fail, so it is
-// done first, for every elided object, before anything else changes.
+// done first, for every elided object, before anything else changes. In heavy
+// mode that acquisition inflates the object (H1 in Synchronizer.cpp), so its
+// elided holds end up in a monitor rather than on the lock stack.
 //
 //===----------------------------------------------------------------------===//
 #include "jitlock/jitlock_rt.h"
 
 #include "ObjectHeader.h"
+#include "Parker.h"
 #include "Synchronizer.h"
 
 #include <vector>
@@ -79,6 +82,13 @@ int Restorer::acquire(void *Obj) {
   for (;;) {
     uint64_t H = loadStableHeader(Obj);
     if (header::isUnlocked(H)) {
+      if (Config.locking_mode == JITLOCK_LOCKING_HEAVY) {
+        if (Monitor *M = inflateUnlocked(Owner, Obj, H)) {
+          Acquired.push_back({Obj, M});
+          return JITLOCK_OK;
+        }
+        continue;
+      }
       if (Header.compare_exchange_strong(
               H, header::withLockBits(H, header::LockedValue),
               std::memory_order_acquire, std::memory_order_relaxed)) {
@@ -89,9 +99,14 @@ int Restorer::acquire(void *Obj) {
     }
     if (header::hasMonitor(H)) {
       Monitor &M = *header::monitorOf(H);
-      if (takeFreeMonitor(Owner, M)) {
+      if (takeInstalledMonitor(Owner, M, Obj)) {
         Acquired.push_back({Obj, &M});
         return JITLOCK_OK;
+      }
+      // Racing a deflation is not "held by another thread": start over.
+      if (M.isDeflating() || loadStableHeader(Obj) != H) {
+        spinPause();
+        continue;
       }
     }
     // Held by another thread.
@@ -102,7 +117,8 @@ int Restorer::acquire(void *Obj) {
       continue;
     }
     Monitor &M = *header::monitorOf(H);
-    enterMonitor(Owner, M, Obj);
+    if (!enterMonitor(Owner, M, Obj))
+      continue;
     Acquired.push_back({Obj, &M});
     return JITLOCK_OK;
   }

@@ -328,8 +328,8 @@ static void onSegv(int Sig, siginfo_t *SI, void *Context) {
   int SavedErrno = errno;
   jitlock_thread &T = currentThreadStorage();
   uintptr_t Fault = reinterpret_cast<uintptr_t>(SI->si_addr);
-  uint32_t Zone =
-      SI->si_code > 0 ? guardZoneOf(T.Stack, Fault) : JITLOCK_ZONE_NONE;
+  uint32_t Zone = SI->si_code > 0 ? guardZoneOf(T.Stack, Fault)
+                                  : uint32_t(JITLOCK_ZONE_NONE);
   if (Zone == JITLOCK_ZONE_NONE) {
     chainSegv(Sig, SI, Context);
     errno = SavedErrno;
@@ -418,7 +418,7 @@ static void removeAltStack(StackState &S) {
 /// Writes one word of every page in [Lo, Hi), keeping its value: pages just
 /// below sp_needed may hold the caller's live frame. Not instrumented: the
 /// words lie below the stack pointer, in no object a sanitizer knows of.
-__attribute__((no_sanitize("address", "thread", "memory"))) static void
+__attribute__((no_sanitize("address", "thread"))) static void
 touchPages(uintptr_t Lo, uintptr_t Hi, uintptr_t Page) {
   for (uintptr_t P = alignDown(Lo, Page); P < Hi; P += Page) {
     auto *Word = reinterpret_cast<uintptr_t *>(P);

@@ -37,6 +37,41 @@
 //       (this thread still has to fix it), or when self is not the owner;
 //       all three go to exit().
 //
+// Heavy mode (Config.locking_mode == JITLOCK_LOCKING_HEAVY), runtime enter:
+//   H1  after E1-E2, if h's bits are 01: create a monitor owned by self
+//       (recursions 0, displaced header h) and CAS header h -> monitor|10,
+//       acq_rel: acquire as the lock acquisition, release to publish the
+//       monitor's fields. On failure free it and start over at E1.
+//   H2  every other state takes the paths above unchanged: a monitor is
+//       entered (M1-M2), and an object that inline code fast-locked (E5) is
+//       pushed, inflated or contended for as in lightweight mode. Inline
+//       code lowered for either mode therefore shares objects with a heavy
+//       runtime. Restore-locks acquires an elided object nobody holds by H1
+//       too, so its holds live in monitors.
+//
+// Deflation (jitlock_rt_deflate_idle), for each registered monitor m:
+//   D1  CAS m.owner 0 -> DEFLATER, acquire. It fails for an owned, an
+//       anonymous and a queued monitor (the queued bit makes the word
+//       nonzero): skip m.
+//   D2  under m's queue lock, if the entry queue or the wait set is
+//       non-empty or the recursion count is not 0: m.owner = 0 and skip m.
+//       From D1 on nobody joins a queue: an enterer that finds DEFLATER
+//       never queues, and only an owner can wait. The queues play the part
+//       of HotSpot's contention count.
+//   D3  seal the displaced header (bits 01 -> 00), so that a hash install
+//       started meanwhile re-reads the object header instead of writing a
+//       hash the restore would lose; then CAS header monitor|10 -> displaced
+//       header with bits 01, release, waiting out the embedder's 11.
+//   D4  unregister m and free it for reuse, its owner still DEFLATER.
+// The enterer's side, in the runtime: a monitor whose owner is DEFLATER, or
+// that the header no longer names once the enterer has taken it, is not the
+// object's lock any more; the enterer gives back what it took and starts
+// over at E1. Inline M1 fails on DEFLATER (nonzero) and comes here.
+// Deflating while other threads run would need a handshake between D3 and
+// D4, so that no thread still holds m's address from an earlier header load
+// when m is reused: inline M1/N1 cannot re-check the header. For now the
+// caller provides it: nobody else runs monitor code during the call.
+//
 // Everything else lives here: inflation (contention with an anonymous owner,
 // non-adjacent re-entry, a full lock stack, wait), the anonymous owner
 // fix-up, spinning and parking, direct handoff, wait and notify.
@@ -104,9 +139,8 @@ Monitor *inflateOwned(jitlock_thread &T, void *Obj) {
       return M;
     }
     unsigned Holds = LS.count(Obj);
-    auto *M = new Monitor(Obj, withLockBits(H, UnlockedValue),
-                          owner::encode(&T), Holds ? Holds - 1 : 0);
-    registerMonitor(M);
+    Monitor *M = newMonitor(Obj, withLockBits(H, UnlockedValue),
+                            owner::encode(&T), Holds ? Holds - 1 : 0);
     // Release publishes the monitor's fields with its address.
     if (Header.compare_exchange_strong(H, encodeMonitor(M),
                                        std::memory_order_acq_rel,
@@ -123,11 +157,10 @@ Monitor *inflateOwned(jitlock_thread &T, void *Obj) {
 }
 
 bool inflateAnonymous(jitlock_thread &T, void *Obj, uint64_t H) {
-  auto *M = new Monitor(Obj, withLockBits(H, UnlockedValue),
-                        owner::AnonymousOwner, 0);
   // Registered first: once the header names it, the fast-lock owner may fix
   // the owner to itself and then detach or exit, and must find it then.
-  registerMonitor(M);
+  Monitor *M =
+      newMonitor(Obj, withLockBits(H, UnlockedValue), owner::AnonymousOwner, 0);
   if (!headerOf(Obj).compare_exchange_strong(H, encodeMonitor(M),
                                              std::memory_order_acq_rel,
                                              std::memory_order_relaxed)) {
@@ -136,6 +169,20 @@ bool inflateAnonymous(jitlock_thread &T, void *Obj, uint64_t H) {
   }
   bump(T.Stats.Inflations);
   return true;
+}
+
+Monitor *inflateUnlocked(jitlock_thread &T, void *Obj, uint64_t H) {
+  // H1.
+  Monitor *M = newMonitor(Obj, H, owner::encode(&T), 0);
+  if (!headerOf(Obj).compare_exchange_strong(H, encodeMonitor(M),
+                                             std::memory_order_acq_rel,
+                                             std::memory_order_relaxed)) {
+    discardMonitor(M);
+    return nullptr;
+  }
+  bump(T.Stats.Inflations);
+  bump(T.Stats.MonitorEnters);
+  return M;
 }
 
 Monitor *monitorOwnedBy(jitlock_thread &T, void *Obj, uint64_t H) {
@@ -163,25 +210,6 @@ bool takeFreeMonitor(jitlock_thread &T, Monitor &M) {
                                       std::memory_order_acquire,
                                       std::memory_order_relaxed))
       return true;
-  }
-  return false;
-}
-
-bool tryEnterMonitor(jitlock_thread &T, Monitor &M, void *Obj) {
-  // M1, widened to a monitor that is free while threads are queued.
-  if (takeFreeMonitor(T, M)) {
-    bump(T.Stats.MonitorEnters);
-    return true;
-  }
-  uintptr_t Holder = owner::holder(M.Owner.load(std::memory_order_relaxed));
-  if (Holder == owner::AnonymousOwner && LockStack(T).contains(Obj)) {
-    inflateOwned(T, Obj);
-    Holder = owner::encode(&T);
-  }
-  // M2.
-  if (Holder == owner::encode(&T)) {
-    M.addRecursion();
-    return true;
   }
   return false;
 }
@@ -239,18 +267,24 @@ static void waitInEntryQueue(jitlock_thread &T, Monitor &M) {
   }
 }
 
-/// Joins `M`'s entry queue and sleeps until `T` owns `M`.
-static void enterQueued(jitlock_thread &T, Monitor &M) {
+/// Joins `M`'s entry queue and sleeps until `T` owns `M`. Returns false,
+/// without queueing, when `M` is being deflated.
+static bool enterQueued(jitlock_thread &T, Monitor &M) {
   QueueNode &Node = T.Node;
   M.QueueLock.lock();
   for (;;) {
     if (takeFreeMonitor(T, M)) {
       M.QueueLock.unlock();
-      return;
+      return true;
+    }
+    uintptr_t W = M.Owner.load(std::memory_order_relaxed);
+    // D2 relies on nobody queueing once the deflater holds the monitor.
+    if (owner::holder(W) == owner::DeflaterMarker) {
+      M.QueueLock.unlock();
+      return false;
     }
     // Once the queued bit is set, the owner's CAS self -> 0 (N3) fails, so
     // its exit goes through releaseMonitor() and the queue lock, after us.
-    uintptr_t W = M.Owner.load(std::memory_order_relaxed);
     if (owner::holder(W) != 0 &&
         (owner::isQueued(W) ||
          M.Owner.compare_exchange_strong(W, W | owner::QueuedBit,
@@ -266,22 +300,77 @@ static void enterQueued(jitlock_thread &T, Monitor &M) {
   markBlocked(T, &M);
   waitInEntryQueue(T, M);
   markUnblocked(T);
+  return true;
 }
 
-void enterMonitor(jitlock_thread &T, Monitor &M, void *Obj) {
-  if (tryEnterMonitor(T, M, Obj))
-    return;
-  bump(T.Stats.ContendedEnters);
-  // A bounded spin: most critical sections end sooner than a park would.
-  for (uint32_t I = 0; I < Config.spin_limit; ++I) {
-    spinPause();
-    if (takeFreeMonitor(T, M)) {
-      bump(T.Stats.MonitorEnters);
-      return;
+static void releaseMonitor(Monitor &M, jitlock_thread &Self);
+
+/// `T` has just taken `M`, found through `Obj`'s header. Keeps it if the
+/// header still names it; otherwise `M` was deflated and reused for another
+/// object meanwhile, and `T` gives it back.
+static bool keepIfInstalled(jitlock_thread &T, Monitor &M, void *Obj) {
+  if (loadStableHeader(Obj) == encodeMonitor(&M))
+    return true;
+  releaseMonitor(M, T);
+  return false;
+}
+
+bool takeInstalledMonitor(jitlock_thread &T, Monitor &M, void *Obj) {
+  return takeFreeMonitor(T, M) && keepIfInstalled(T, M, Obj);
+}
+
+bool enterMonitor(jitlock_thread &T, Monitor &M, void *Obj) {
+  // M1, widened to a monitor that is free while threads are queued.
+  bool Taken = takeFreeMonitor(T, M);
+  if (!Taken) {
+    uintptr_t Holder = owner::holder(M.Owner.load(std::memory_order_relaxed));
+    if (Holder == owner::DeflaterMarker)
+      return false;
+    // Re-entry of an object a contender inflated: fix the owner first.
+    if (Holder == owner::AnonymousOwner && LockStack(T).contains(Obj)) {
+      inflateOwned(T, Obj)->addRecursion();
+      return true;
     }
+    // M2. Only `T` makes itself the owner, so `M` is still Obj's.
+    if (Holder == owner::encode(&T)) {
+      M.addRecursion();
+      return true;
+    }
+    bump(T.Stats.ContendedEnters);
+    // A bounded spin: most critical sections end sooner than a park would.
+    for (uint32_t I = 0; I < Config.spin_limit && !Taken; ++I) {
+      spinPause();
+      Taken = takeFreeMonitor(T, M);
+      if (!Taken && M.isDeflating())
+        return false;
+    }
+    if (!Taken && !enterQueued(T, M))
+      return false;
   }
-  enterQueued(T, M);
+  if (!keepIfInstalled(T, M, Obj))
+    return false;
   bump(T.Stats.MonitorEnters);
+  return true;
+}
+
+Monitor *enterInflated(jitlock_thread &T, void *Obj) {
+  for (;;) {
+    uint64_t H = loadStableHeader(Obj);
+    if (hasMonitor(H)) {
+      Monitor *M = monitorOf(H);
+      if (enterMonitor(T, *M, Obj))
+        return M;
+      spinPause(); // Being deflated: the header changes soon.
+      continue;
+    }
+    if (isUnlocked(H)) {
+      if (Monitor *M = inflateUnlocked(T, Obj, H))
+        return M;
+      continue;
+    }
+    // Fast-locked by another thread (`T` holds nothing of Obj).
+    inflateAnonymous(T, Obj, H);
+  }
 }
 
 /// Releases a monitor whose last hold `Self` gives up.
@@ -355,8 +444,15 @@ int enter(jitlock_thread &T, void *Obj) {
   for (;;) {
     uint64_t H = loadStableHeader(Obj); // E1
     if (hasMonitor(H)) {                // E2
-      enterMonitor(T, *monitorOf(H), Obj);
-      return JITLOCK_OK;
+      if (enterMonitor(T, *monitorOf(H), Obj))
+        return JITLOCK_OK;
+      spinPause(); // Being deflated: the header changes soon.
+      continue;
+    }
+    if (Config.locking_mode == JITLOCK_LOCKING_HEAVY && isUnlocked(H)) {
+      if (inflateUnlocked(T, Obj, H)) // H1
+        return JITLOCK_OK;
+      continue;
     }
     if (LS.isFull()) { // E3: make room, then start over.
       inflateOwned(T, LS.at(0));
@@ -495,7 +591,8 @@ int wait(jitlock_thread &T, void *Obj, bool Timed, uint64_t TimeoutNs) {
   }
   if (TimedOut) {
     markUnblocked(T);
-    enterMonitor(T, *M, Obj);
+    // Out of the wait set, M may have become idle and been deflated.
+    M = enterInflated(T, Obj);
   } else {
     waitInEntryQueue(T, *M);
     markUnblocked(T);
@@ -563,11 +660,16 @@ uint64_t identityHash(jitlock_thread *T, void *Obj) {
       for (;;) {
         if (uint64_t Hash = hashOf(D))
           return Hash;
+        // Sealed by a deflater (D3): install in the restored header.
+        if (!isUnlocked(D))
+          break;
         uint64_t New = nextHash(T);
         if (Displaced.compare_exchange_weak(D, withHash(D, New),
                                             std::memory_order_acq_rel))
           return New;
       }
+      spinPause();
+      continue;
     }
     if (uint64_t Hash = hashOf(H))
       return Hash;

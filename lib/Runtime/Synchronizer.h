@@ -41,12 +41,22 @@ bool takeFreeMonitor(jitlock_thread &T, Monitor &M);
 /// or the embedder did to the header meanwhile.
 void unlockUnlisted(jitlock_thread &T, void *Obj);
 
-/// Takes the monitor for `T` if that needs no waiting: free, already `T`'s,
-/// or anonymously owned through `T`'s lock stack.
-bool tryEnterMonitor(jitlock_thread &T, Monitor &M, void *Obj);
+/// takeFreeMonitor for `M` found through `Obj`'s header: gives `M` back and
+/// returns false if the header no longer names it (deflated and reused).
+bool takeInstalledMonitor(jitlock_thread &T, Monitor &M, void *Obj);
 
-/// Takes the monitor for `T`, spinning and then parking as needed.
-void enterMonitor(jitlock_thread &T, Monitor &M, void *Obj);
+/// Takes `Obj`'s monitor `M` for `T`, spinning and then parking as needed.
+/// Returns false, holding nothing more, when `M` is being deflated or is no
+/// longer `Obj`'s: the caller starts over from the header.
+bool enterMonitor(jitlock_thread &T, Monitor &M, void *Obj);
+
+/// H1: installs a new monitor owned by `T` on an object whose header is the
+/// unlocked `Header`. Null, with nothing changed, when the header changed.
+Monitor *inflateUnlocked(jitlock_thread &T, void *Obj, uint64_t Header);
+
+/// Acquires `Obj`, which `T` does not hold, through a monitor: entering the
+/// installed one, or inflating (H1, or anonymously when fast-locked).
+Monitor *enterInflated(jitlock_thread &T, void *Obj);
 
 /// A contender's inflation of an object another thread holds fast-locked:
 /// installs a monitor with an anonymous owner. Fails, returning false, when

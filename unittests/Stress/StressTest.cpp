@@ -13,7 +13,11 @@
 //    return JITLOCK_ENOT_OWNER, call the misuse handler and change nothing;
 //  * identity hashes installed and read concurrently with locking.
 //
-// The runtime never deflates while threads run, so an object that saw
+// With JITLOCK_STRESS_LOCKING=heavy (the jitlock_stress_heavy CTest entry)
+// the same program runs in the heavy-monitor locking mode, where every
+// runtime enter of an object without a monitor inflates it.
+//
+// Nothing deflates while threads run, so an object that saw
 // contention stays inflated. To keep the fast path, contender inflation with
 // an anonymous owner and lock stack overflow in play for the whole run, the
 // main thread retires one slot's object every TotalOps/kMaxRetirements
@@ -51,11 +55,17 @@
 //  * at the end: every thread detaches with JITLOCK_OK, every object is
 //    unlocked and unowned, jitlock_rt_shutdown() returns JITLOCK_OK and
 //    restores every header (embedder bits and hash kept), and the statistics
-//    show inflations and contended enters.
+//    show inflations and contended enters. Before that, with every worker
+//    detached, jitlock_rt_deflate_idle must deflate exactly the inflated
+//    objects and leave no monitor alive.
+//
+// A second test, DeflationRounds, deflates between rounds of locking while
+// every worker waits at a gate; see its own comment below.
 //
 // Environment: JITLOCK_STRESS_SEED (default: from the clock),
 // JITLOCK_STRESS_OPS (total runtime calls over all threads, default 10^6),
-// JITLOCK_STRESS_THREADS (default 8), JITLOCK_STRESS_WATCHDOG_S (default 60).
+// JITLOCK_STRESS_THREADS (default 8), JITLOCK_STRESS_WATCHDOG_S (default 60),
+// JITLOCK_STRESS_LOCKING (lightweight, the default, or heavy).
 // The seed is printed first ("jitlock stress seed=..."); each thread's random
 // choices derive from it alone. Interleavings, and so which waits block, are
 // up to the scheduler.
@@ -139,6 +149,24 @@ struct Rng {
   }
   bool chance(uint32_t Percent) { return below(100) < Percent; }
 };
+
+/// JITLOCK_STRESS_LOCKING: the locking mode both tests configure.
+uint32_t lockingModeFromEnv() {
+  const char *S = std::getenv("JITLOCK_STRESS_LOCKING");
+  if (!S || !*S || std::strcmp(S, "lightweight") == 0)
+    return JITLOCK_LOCKING_LIGHTWEIGHT;
+  if (std::strcmp(S, "heavy") == 0)
+    return JITLOCK_LOCKING_HEAVY;
+  std::fprintf(stderr,
+               "jitlock stress: JITLOCK_STRESS_LOCKING=%s is neither "
+               "lightweight nor heavy\n",
+               S);
+  std::exit(2);
+}
+
+const char *modeName(uint32_t Mode) {
+  return Mode == JITLOCK_LOCKING_HEAVY ? "heavy" : "lightweight";
+}
 
 const char *statusName(int S) {
   const char *N = jitlock_rt_status_name(S);
@@ -1435,9 +1463,10 @@ TEST(JitlockStress, RandomOpsOverSharedObjects) {
   S.NumThreads = unsigned(envU64("JITLOCK_STRESS_THREADS", kDefaultThreads));
   S.WatchdogSeconds =
       unsigned(envU64("JITLOCK_STRESS_WATCHDOG_S", kDefaultWatchdogSeconds));
-  std::printf("jitlock stress seed=%llu threads=%u ops=%llu slots=%d\n",
+  const uint32_t Mode = lockingModeFromEnv();
+  std::printf("jitlock stress seed=%llu threads=%u ops=%llu slots=%d mode=%s\n",
               (unsigned long long)S.Seed, S.NumThreads,
-              (unsigned long long)S.TotalOps, kObjects);
+              (unsigned long long)S.TotalOps, kObjects, modeName(Mode));
   std::fflush(stdout);
   ASSERT_GE(S.NumThreads, 1u);
   ASSERT_GE(S.TotalOps, 1u);
@@ -1449,9 +1478,11 @@ TEST(JitlockStress, RandomOpsOverSharedObjects) {
   jitlock_rt_default_config(&Cfg);
   Cfg.misuse_handler = misuseHandler;
   Cfg.misuse_ctx = &S;
+  Cfg.locking_mode = Mode;
   ASSERT_EQ(jitlock_rt_configure(&Cfg), JITLOCK_OK);
 
   jitlock_rt_get_layout(&S.Layout);
+  ASSERT_EQ(S.Layout.locking_mode, Mode);
   ASSERT_EQ(S.Layout.header_offset, 0);
   ASSERT_GT(S.Layout.lock_stack_capacity, 0u);
   ASSERT_LT(S.Layout.lock_stack_capacity, unsigned(kMaxDepth))
@@ -1566,6 +1597,23 @@ TEST(JitlockStress, RandomOpsOverSharedObjects) {
       EXPECT_EQ(GMisuseCalls[I].load(), 0u)
           << "misuse handler called with " << statusName(I);
 
+  // Every worker is gone and main holds nothing: every monitor is idle.
+  jitlock_rt_stats BeforeDeflation{};
+  jitlock_rt_get_stats(&BeforeDeflation);
+  EXPECT_EQ(BeforeDeflation.monitors_alive, Inflated);
+  size_t Deflated = jitlock_rt_deflate_idle();
+  EXPECT_EQ(Deflated, Inflated) << "deflation missed idle monitors";
+  jitlock_rt_stats AfterDeflation{};
+  jitlock_rt_get_stats(&AfterDeflation);
+  EXPECT_EQ(AfterDeflation.monitors_alive, 0u) << "monitors leaked";
+  for (size_t I = 0; I < S.PoolSize; ++I) {
+    StressObject &Ob = S.Pool[I];
+    uint64_t H = __atomic_load_n(&Ob.Header, __ATOMIC_ACQUIRE);
+    EXPECT_EQ(H & ~HashMask, Ob.InitialHeader)
+        << "object #" << I << std::hex << ": header " << H
+        << " after deflation, initially " << Ob.InitialHeader;
+  }
+
   EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
 
   jitlock_rt_stats St{};
@@ -1622,7 +1670,10 @@ TEST(JitlockStress, RandomOpsOverSharedObjects) {
     EXPECT_GT(Tot.RecursiveWaits, 0u);
     EXPECT_GT(Tot.WaitsHoldingOthers, 0u);
     EXPECT_EQ(Tot.DeepestNesting, uint64_t(kMaxDepth));
-    EXPECT_GT(St.fast_locks, 0u);
+    if (Mode == JITLOCK_LOCKING_HEAVY)
+      EXPECT_EQ(St.fast_locks, 0u) << "heavy mode fast-locked";
+    else
+      EXPECT_GT(St.fast_locks, 0u);
   }
 
   ASSERT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
@@ -1643,6 +1694,349 @@ TEST(JitlockStress, RandomOpsOverSharedObjects) {
   jitlock_rt_default_config(&Cfg);
   EXPECT_EQ(jitlock_rt_configure(&Cfg), JITLOCK_OK);
   GStress = nullptr;
+}
+
+//===-- Deflation rounds --------------------------------------------------===//
+//
+// The threads run rounds of random nested locking over kRoundShared shared
+// objects (taken in slot order) and one fresh private object per nest: adjacent
+// and non-adjacent recursion, unstructured exits, timed waits on the highest
+// shared object held, notify, notifyAll and identity hashes. Between rounds
+// every worker waits at a gate, holding nothing and running no lock code,
+// and the main thread calls jitlock_rt_deflate_idle. Then no monitor may be
+// alive, and every header must be its initial unlocked form with its hash.
+// The private objects' memory is reused for fresh objects in the next round,
+// as an embedder reuses memory after deflation. At the end the shadow
+// counters must add up and every inflation must have been deflated.
+//
+// Run in the mode JITLOCK_STRESS_LOCKING selects; in heavy mode every nest
+// inflates its private object, so each round churns through monitors.
+
+constexpr int kRoundShared = 6;
+constexpr unsigned kRounds = 50;
+
+struct alignas(64) RoundObject {
+  uint64_t Header = 0;
+  uint64_t Shadow = 0; // guarded by the object's lock: plain on purpose
+  std::atomic<uint64_t> Owner{0};
+  std::atomic<uint64_t> Hash{0};
+  uint64_t Initial = 0;
+  void reset(uint64_t H) {
+    __atomic_store_n(&Header, H, __ATOMIC_RELAXED);
+    Initial = H;
+    Hash.store(0, std::memory_order_relaxed);
+  }
+};
+
+struct Rounds {
+  uint64_t Seed = 0;
+  uint64_t HashMask = 0;
+  /// An unlocked header with `Bits` outside the lock and hash fields.
+  uint64_t embedderBits(uint64_t Bits) const {
+    return (Bits & ~HashMask & ~uint64_t(3)) | 1;
+  }
+  RoundObject Shared[kRoundShared];
+  std::mutex Mu;
+  std::condition_variable Cv;
+  unsigned Arrived = 0;
+  unsigned Released = 0; // rounds the main thread has finished
+  std::atomic<uint64_t> Progress{0};
+
+  [[noreturn]] void fail(unsigned Thread, const char *Fmt, ...)
+      __attribute__((format(printf, 3, 4))) {
+    char Buf[512];
+    va_list Ap;
+    va_start(Ap, Fmt);
+    std::vsnprintf(Buf, sizeof Buf, Fmt, Ap);
+    va_end(Ap);
+    std::fprintf(stderr,
+                 "\njitlock stress (deflation rounds) FAILED in thread %u: %s\n"
+                 "  reproduce with JITLOCK_STRESS_SEED=%llu\n",
+                 Thread, Buf, (unsigned long long)Seed);
+    std::fflush(stderr);
+    std::abort();
+  }
+};
+
+struct RoundWorker {
+  Rounds &R;
+  unsigned Id;
+  uint64_t OpsPerRound;
+  Rng Rand;
+  jitlock_thread *Self = nullptr;
+
+  RoundWorker(Rounds &R, unsigned Id, uint64_t OpsPerRound, uint64_t Seed)
+      : R(R), Id(Id), OpsPerRound(OpsPerRound), Rand{Seed},
+        // A nest makes at least two calls.
+        Private(new RoundObject[OpsPerRound / 2 + 1]),
+        NumPrivate(OpsPerRound / 2 + 1) {}
+  // One per nest, reused every round.
+  std::unique_ptr<RoundObject[]> Private;
+  size_t NumPrivate = 0;
+  uint64_t Increments = 0, Calls = 0, TimedWaits = 0, Unstructured = 0;
+  std::vector<RoundObject *> Held; // oldest first
+
+  int sharedIndex(const RoundObject *O) const {
+    return O >= R.Shared && O < R.Shared + kRoundShared ? int(O - R.Shared)
+                                                        : -1;
+  }
+  uint64_t tag() const { return uint64_t(Id) + 1; }
+  uint64_t embedderBits(uint64_t Bits) const { return R.embedderBits(Bits); }
+  void call(int Rc, const char *What, RoundObject *O) {
+    ++Calls;
+    if (Rc != JITLOCK_OK)
+      R.fail(Id, "%s(%p) returned %s", What, (void *)O, statusName(Rc));
+  }
+  void lock(RoundObject *O) {
+    call(jitlock_rt_monitor_enter(Self, O), "monitor_enter", O);
+    uint64_t Expect = std::count(Held.begin(), Held.end(), O) ? tag() : 0;
+    uint64_t Prev = O->Owner.exchange(tag(), std::memory_order_relaxed);
+    if (Prev != Expect)
+      R.fail(Id, "mutual exclusion: entered %p whose owner slot was %llu",
+             (void *)O, (unsigned long long)Prev);
+    ++O->Shadow;
+    ++Increments;
+    Held.push_back(O);
+  }
+  void unlockAt(size_t K) {
+    RoundObject *O = Held[K];
+    Held.erase(Held.begin() + long(K));
+    if (O->Owner.load(std::memory_order_relaxed) != tag())
+      R.fail(Id, "mutual exclusion: %p held but its owner slot moved",
+             (void *)O);
+    ++O->Shadow;
+    ++Increments;
+    if (!std::count(Held.begin(), Held.end(), O))
+      O->Owner.store(0, std::memory_order_relaxed);
+    call(jitlock_rt_monitor_exit(Self, O), "monitor_exit", O);
+  }
+  void timedWait(RoundObject *O) {
+    size_t Holds = size_t(std::count(Held.begin(), Held.end(), O));
+    O->Owner.store(0, std::memory_order_relaxed);
+    static constexpr uint64_t Timeouts[] = {0, 1000, 20000, 100000};
+    int Rc = jitlock_rt_wait_timed(Self, O, Timeouts[Rand.below(4)]);
+    ++Calls;
+    ++TimedWaits;
+    if (Rc != JITLOCK_OK && Rc != JITLOCK_ETIMEDOUT)
+      R.fail(Id, "wait_timed returned %s", statusName(Rc));
+    if (O->Owner.exchange(tag(), std::memory_order_relaxed) != 0)
+      R.fail(Id, "mutual exclusion: %p owned by another after wait", (void *)O);
+    jitlock_lock_info Info{};
+    jitlock_rt_inspect(O, &Info);
+    if (Info.owner != Self || Info.holds != Holds)
+      R.fail(Id, "after wait: owner %p holds %llu, expected self with %zu",
+             (void *)Info.owner, (unsigned long long)Info.holds, Holds);
+    ++O->Shadow;
+    ++Increments;
+  }
+  void hash(RoundObject *O) {
+    uint64_t H = jitlock_rt_identity_hash(Self, O);
+    ++Calls;
+    uint64_t Old = 0;
+    if (H == 0 || (!O->Hash.compare_exchange_strong(Old, H) && Old != H))
+      R.fail(Id, "identity hash of %p changed from %#llx to %#llx", (void *)O,
+             (unsigned long long)Old, (unsigned long long)H);
+  }
+
+  void nest(RoundObject *Fresh) {
+    int Slot = int(Rand.below(kRoundShared));
+    bool FreshDone = false;
+    while (Slot < kRoundShared) {
+      lock(&R.Shared[Slot]);
+      if (Rand.chance(25))
+        lock(&R.Shared[Slot]); // adjacent
+      if (!FreshDone && Rand.chance(50)) {
+        lock(Fresh);
+        FreshDone = true;
+      }
+      if (Held.size() > 2 && Rand.chance(20))
+        lock(Held[Rand.below(unsigned(Held.size() - 1))]); // non-adjacent
+      Slot += 1 + int(Rand.below(3));
+    }
+    if (!FreshDone)
+      lock(Fresh);
+    uint32_t X = Rand.below(100);
+    RoundObject *Top = nullptr; // the highest shared slot held
+    for (RoundObject *O : Held)
+      if (sharedIndex(O) >= 0 && (!Top || O > Top))
+        Top = O;
+    if (X < 15 && Top)
+      timedWait(Top);
+    else if (X < 30)
+      call(jitlock_rt_notify(Self, Held[Rand.below(unsigned(Held.size()))]),
+           "notify", nullptr);
+    else if (X < 35)
+      call(jitlock_rt_notify_all(Self, Held.back()), "notify_all", nullptr);
+    else if (X < 45)
+      hash(Held[Rand.below(unsigned(Held.size()))]);
+    if (Held.size() > 1 && Rand.chance(25)) {
+      unlockAt(Rand.below(unsigned(Held.size() - 1)));
+      ++Unstructured;
+    }
+    while (!Held.empty())
+      unlockAt(Held.size() - 1);
+    if (jitlock_rt_lock_stack(Self, nullptr, 0) != 0)
+      R.fail(Id, "lock stack not empty after a nest");
+  }
+
+  void run() {
+    Self = jitlock_rt_attach();
+    for (unsigned Round = 0; Round < kRounds; ++Round) {
+      // Fresh private objects in the memory of the last round's, which
+      // deflation has detached from their monitors.
+      for (size_t I = 0; I < NumPrivate; ++I)
+        Private[I].reset(embedderBits((uint64_t(Id) << 20 | I) << 40 | 0x94));
+      uint64_t Start = Calls;
+      size_t Next = 0;
+      while (Calls - Start < OpsPerRound && Next < NumPrivate) {
+        nest(&Private[Next++]);
+        R.Progress.fetch_add(1, std::memory_order_relaxed);
+      }
+      // The gate: stopped, holding nothing, until main has deflated.
+      std::unique_lock<std::mutex> G(R.Mu);
+      ++R.Arrived;
+      R.Cv.notify_all();
+      R.Cv.wait(G, [&] { return R.Released > Round; });
+    }
+    if (jitlock_rt_detach() != JITLOCK_OK)
+      R.fail(Id, "detach failed");
+  }
+};
+
+TEST(JitlockStress, DeflationRounds) {
+  Rounds R;
+  R.Seed = envU64(
+      "JITLOCK_STRESS_SEED",
+      uint64_t(std::chrono::system_clock::now().time_since_epoch().count()) ^
+          (uint64_t(getpid()) << 32));
+  uint64_t TotalOps = envU64("JITLOCK_STRESS_OPS", kDefaultOps);
+  unsigned NumThreads =
+      unsigned(envU64("JITLOCK_STRESS_THREADS", kDefaultThreads));
+  unsigned WatchdogSeconds =
+      unsigned(envU64("JITLOCK_STRESS_WATCHDOG_S", kDefaultWatchdogSeconds));
+  const uint32_t Mode = lockingModeFromEnv();
+  uint64_t OpsPerRound =
+      std::max<uint64_t>(1, TotalOps / std::max(1u, NumThreads) / kRounds);
+  std::printf("jitlock stress (deflation rounds) seed=%llu threads=%u "
+              "rounds=%u calls/round/thread=%llu mode=%s\n",
+              (unsigned long long)R.Seed, NumThreads, kRounds,
+              (unsigned long long)OpsPerRound, modeName(Mode));
+  std::fflush(stdout);
+  ASSERT_GE(NumThreads, 1u);
+
+  jitlock_rt_config Cfg;
+  jitlock_rt_default_config(&Cfg);
+  Cfg.locking_mode = Mode;
+  ASSERT_EQ(jitlock_rt_configure(&Cfg), JITLOCK_OK);
+  jitlock_rt_layout L{};
+  jitlock_rt_get_layout(&L);
+  ASSERT_EQ(L.header_offset, 0);
+  R.HashMask = ((1ull << L.hash_bits) - 1) << L.hash_shift;
+  for (int I = 0; I < kRoundShared; ++I)
+    R.Shared[I].reset(R.embedderBits((0x5A5ull + uint64_t(I)) << 48 | 0xB4));
+  jitlock_rt_stats S0{};
+  jitlock_rt_get_stats(&S0);
+
+  std::vector<std::unique_ptr<RoundWorker>> Workers;
+  for (unsigned I = 0; I < NumThreads; ++I) {
+    Workers.push_back(std::make_unique<RoundWorker>(
+        R, I, OpsPerRound, mix64(R.Seed ^ mix64(0xDEF1A7E0ull + I))));
+  }
+  std::vector<std::thread> Threads;
+  for (auto &W : Workers)
+    Threads.emplace_back([W = W.get()] { W->run(); });
+
+  uint64_t Deflated = 0, MaxAlive = 0;
+  for (unsigned Round = 0; Round < kRounds; ++Round) {
+    {
+      std::unique_lock<std::mutex> G(R.Mu);
+      // A watchdog: rounds only end by progress.
+      uint64_t Seen = R.Progress.load();
+      while (!R.Cv.wait_for(G, std::chrono::seconds(WatchdogSeconds), [&] {
+        return R.Arrived == NumThreads * (Round + 1);
+      })) {
+        if (R.Progress.load() == Seen)
+          R.fail(~0u, "no progress for %u s in round %u (%u arrived)",
+                 WatchdogSeconds, Round, R.Arrived);
+        Seen = R.Progress.load();
+      }
+    }
+    // Every worker is stopped at the gate.
+    for (RoundObject &O : R.Shared) {
+      jitlock_lock_info Info{};
+      ASSERT_EQ(jitlock_rt_inspect(&O, &Info), JITLOCK_OK);
+      EXPECT_EQ(Info.owner, nullptr);
+      EXPECT_EQ(Info.holds + Info.entry_queued + Info.waiting, 0u);
+    }
+    jitlock_rt_stats Before{};
+    jitlock_rt_get_stats(&Before);
+    MaxAlive = std::max(MaxAlive, Before.monitors_alive);
+    size_t N = jitlock_rt_deflate_idle();
+    Deflated += N;
+    EXPECT_EQ(N, Before.monitors_alive) << "round " << Round;
+    jitlock_rt_stats After{};
+    jitlock_rt_get_stats(&After);
+    ASSERT_EQ(After.monitors_alive, 0u)
+        << "round " << Round << ", seed " << R.Seed;
+    auto CheckHeader = [&](RoundObject &O) {
+      uint64_t H = __atomic_load_n(&O.Header, __ATOMIC_ACQUIRE);
+      uint64_t Hash = O.Hash.load(std::memory_order_relaxed);
+      EXPECT_EQ(H & ~R.HashMask, O.Initial)
+          << std::hex << "header " << H << " after deflation, seed " << std::dec
+          << R.Seed;
+      if (Hash)
+        EXPECT_EQ((H & R.HashMask) >> L.hash_shift, Hash);
+    };
+    for (RoundObject &O : R.Shared)
+      CheckHeader(O);
+    for (auto &W : Workers)
+      for (size_t I = 0; I < W->NumPrivate; ++I)
+        CheckHeader(W->Private[I]);
+    if (testing::Test::HasFailure())
+      R.fail(~0u, "round %u failed its checks", Round);
+    {
+      std::lock_guard<std::mutex> G(R.Mu);
+      ++R.Released;
+    }
+    R.Cv.notify_all();
+  }
+  for (auto &T : Threads)
+    T.join();
+
+  uint64_t Shadow = 0, Increments = 0, Calls = 0, Waits = 0, Unstructured = 0;
+  for (RoundObject &O : R.Shared)
+    Shadow += O.Shadow;
+  for (auto &W : Workers) {
+    for (size_t I = 0; I < W->NumPrivate; ++I)
+      Shadow += W->Private[I].Shadow;
+    Increments += W->Increments;
+    Calls += W->Calls;
+    Waits += W->TimedWaits;
+    Unstructured += W->Unstructured;
+  }
+  jitlock_rt_stats S1{};
+  jitlock_rt_get_stats(&S1);
+  std::printf("jitlock stress (deflation rounds): %llu calls, %llu timed "
+              "waits, %llu unstructured exits; inflations %llu, deflated "
+              "%llu, at most %llu alive at a gate; contended %llu, fast "
+              "locks %llu\n",
+              (unsigned long long)Calls, (unsigned long long)Waits,
+              (unsigned long long)Unstructured,
+              (unsigned long long)(S1.inflations - S0.inflations),
+              (unsigned long long)Deflated, (unsigned long long)MaxAlive,
+              (unsigned long long)(S1.contended_enters - S0.contended_enters),
+              (unsigned long long)(S1.fast_locks - S0.fast_locks));
+  EXPECT_EQ(Shadow, Increments) << "lost updates: mutual exclusion violated";
+  EXPECT_EQ(Deflated, S1.inflations - S0.inflations)
+      << "every monitor created must have been deflated";
+  EXPECT_EQ(S1.monitors_alive, 0u);
+  EXPECT_GT(Deflated, 0u);
+  if (Mode == JITLOCK_LOCKING_HEAVY)
+    EXPECT_EQ(S1.fast_locks, S0.fast_locks);
+
+  ASSERT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
+  jitlock_rt_default_config(&Cfg);
+  EXPECT_EQ(jitlock_rt_configure(&Cfg), JITLOCK_OK);
 }
 
 } // namespace

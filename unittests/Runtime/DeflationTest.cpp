@@ -1,0 +1,366 @@
+//===- DeflationTest.cpp - Deflating idle monitors ------------------------===//
+//
+// jitlock_rt_deflate_idle restores every idle monitor's object to its exact
+// unlocked header (hash and embedder bits kept) and frees the monitor for
+// reuse; busy monitors (owned, recursive, waited on, entry-queued,
+// anonymously owned) are left alone. Every call here is made while the
+// other attached threads are stopped: blocked in our own code, parked in the
+// runtime, or finished.
+//
+//===----------------------------------------------------------------------===//
+#include "RuntimeTestUtil.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <random>
+#include <set>
+
+using namespace jitlock_test;
+
+namespace {
+
+class DeflationTest : public RuntimeTest {
+protected:
+  // Inflates `o` and leaves it idle: a timed wait needs a monitor.
+  void inflateIdle(Obj *o) {
+    ASSERT_EQ(enter(o), JITLOCK_OK);
+    ASSERT_EQ(jitlock_rt_wait_timed(self, o, 0), JITLOCK_ETIMEDOUT);
+    ASSERT_EQ(exit(o), JITLOCK_OK);
+    ASSERT_EQ(o->lowBits(), kMonitor);
+  }
+  void setHeavy() {
+    jitlock_rt_config cfg;
+    jitlock_rt_default_config(&cfg);
+    cfg.locking_mode = JITLOCK_LOCKING_HEAVY;
+    reconfigure(cfg);
+  }
+  static uintptr_t monitorAddr(const Obj *o) {
+    return uintptr_t(o->hdr() & ~kLockMask);
+  }
+};
+
+TEST_F(DeflationTest, NothingToDeflate) {
+  EXPECT_EQ(jitlock_rt_deflate_idle(), 0u);
+  Obj *a = newObj();
+  ASSERT_EQ(enter(a), JITLOCK_OK); // fast: no monitor
+  EXPECT_EQ(jitlock_rt_deflate_idle(), 0u);
+  ASSERT_EQ(exit(a), JITLOCK_OK);
+  EXPECT_EQ(a->hdr(), kUnlockedHeader);
+}
+
+TEST_F(DeflationTest, IdleMonitorGetsItsExactHeaderBack) {
+  // Unusual embedder bits too: every bit outside the lock and hash fields.
+  const uint64_t odd = (~kHashMask & ~kLockMask) | kUnlocked;
+  Obj *a = newObj(), *b = newObj(odd);
+  jitlock_rt_stats s0 = stats();
+  // a by non-adjacent re-entry, b by wait.
+  Obj *x = newObj();
+  ASSERT_EQ(enter(a), JITLOCK_OK);
+  ASSERT_EQ(enter(x), JITLOCK_OK);
+  ASSERT_EQ(enter(a), JITLOCK_OK);
+  ASSERT_EQ(exit(a), JITLOCK_OK);
+  ASSERT_EQ(exit(x), JITLOCK_OK);
+  ASSERT_EQ(exit(a), JITLOCK_OK);
+  inflateIdle(b);
+  EXPECT_EQ(inspect(a).state, JITLOCK_STATE_INFLATED);
+  EXPECT_EQ(stats().monitors_alive, 2u);
+
+  EXPECT_EQ(jitlock_rt_deflate_idle(), 2u);
+  EXPECT_EQ(a->hdr(), kUnlockedHeader);
+  EXPECT_EQ(b->hdr(), odd);
+  EXPECT_EQ(x->hdr(), kUnlockedHeader);
+  jitlock_rt_stats s1 = stats();
+  EXPECT_EQ(s1.monitors_alive, 0u);
+  EXPECT_EQ(s1.inflations - s0.inflations, 2u) << "deflation inflates nothing";
+  for (Obj *o : {a, b}) {
+    jitlock_lock_info i = inspect(o);
+    EXPECT_EQ(i.state, JITLOCK_STATE_UNLOCKED);
+    EXPECT_EQ(i.owner, nullptr);
+    EXPECT_EQ(jitlock_rt_owner_of(o), nullptr);
+  }
+  // Fast locking works on the restored headers.
+  ASSERT_EQ(enter(b), JITLOCK_OK);
+  EXPECT_EQ(inspect(b).state, JITLOCK_STATE_FAST);
+  EXPECT_EQ(b->hdr(), odd & ~kLockMask);
+  EXPECT_EQ(stats().fast_locks - s1.fast_locks, 1u);
+  ASSERT_EQ(exit(b), JITLOCK_OK);
+  EXPECT_EQ(b->hdr(), odd);
+  EXPECT_EQ(jitlock_rt_deflate_idle(), 0u);
+}
+
+TEST_F(DeflationTest, HashesAreKept) {
+  Obj *before = newObj(), *during = newObj(), *none = newObj();
+  uint64_t hb = jitlock_rt_identity_hash(self, before);
+  uint64_t withHash = before->hdr();
+  inflateIdle(before);
+  inflateIdle(during);
+  inflateIdle(none);
+  uint64_t hd = jitlock_rt_identity_hash(self, during);
+  ASSERT_NE(hd, 0u);
+  EXPECT_EQ(during->lowBits(), kMonitor) << "hashing does not deflate";
+  EXPECT_EQ(jitlock_rt_deflate_idle(), 3u);
+  EXPECT_EQ(before->hdr(), withHash);
+  EXPECT_EQ(during->hdr(), kUnlockedHeader | ((hd << kHashShift) & kHashMask));
+  EXPECT_EQ(none->hdr(), kUnlockedHeader);
+  EXPECT_EQ(jitlock_rt_peek_hash(before), hb);
+  EXPECT_EQ(jitlock_rt_identity_hash(self, during), hd);
+  EXPECT_EQ(jitlock_rt_peek_hash(none), 0u);
+}
+
+TEST_F(DeflationTest, BusyMonitorsAreSkipped) {
+  Obj *recursive = newObj(), *owned = newObj(), *waited = newObj(),
+      *queued = newObj(), *anonymous = newObj(), *idle = newObj(),
+      *x = newObj();
+  // Owned recursively by main: A X A.
+  ASSERT_EQ(enter(recursive), JITLOCK_OK);
+  ASSERT_EQ(enter(x), JITLOCK_OK);
+  ASSERT_EQ(enter(recursive), JITLOCK_OK);
+  // Owned once by main, inflated; a worker queues on it.
+  ASSERT_EQ(enter(queued), JITLOCK_OK);
+  ASSERT_EQ(jitlock_rt_wait_timed(self, queued, 0), JITLOCK_ETIMEDOUT);
+  inflateIdle(owned);
+  ASSERT_EQ(enter(owned), JITLOCK_OK);
+  inflateIdle(idle);
+
+  Worker waiter, enterer, fastOwner, contender;
+  std::atomic<int> waitRc{-1};
+  waiter.post([&] {
+    jitlock_thread *t = waiter.thread();
+    ASSERT_EQ(jitlock_rt_monitor_enter(t, waited), JITLOCK_OK);
+    waitRc = jitlock_rt_wait(t, waited);
+    EXPECT_EQ(jitlock_rt_monitor_exit(t, waited), JITLOCK_OK);
+  });
+  enterer.post([&] {
+    EXPECT_EQ(jitlock_rt_monitor_enter(enterer.thread(), queued), JITLOCK_OK);
+    EXPECT_EQ(jitlock_rt_monitor_exit(enterer.thread(), queued), JITLOCK_OK);
+  });
+  fastOwner.call([&] {
+    ASSERT_EQ(jitlock_rt_monitor_enter(fastOwner.thread(), anonymous), 0);
+  });
+  contender.post([&] {
+    jitlock_thread *t = contender.thread();
+    EXPECT_EQ(jitlock_rt_monitor_enter(t, anonymous), JITLOCK_OK);
+    EXPECT_EQ(jitlock_rt_monitor_exit(t, anonymous), JITLOCK_OK);
+  });
+  // In the wait set first, then the monitor is released; after that the
+  // waiter only touches its own node until it is notified.
+  ASSERT_TRUE(waitUntil([&] {
+    jitlock_lock_info i = inspect(waited);
+    return i.waiting == 1 && i.owner == nullptr;
+  })) << describe(waited);
+  ASSERT_TRUE(waitEntryQueued(queued)) << describe(queued);
+  ASSERT_TRUE(waitEntryQueued(anonymous)) << describe(anonymous);
+  ASSERT_EQ(inspect(anonymous).anonymous_owner, 1u);
+  ASSERT_EQ(stats().monitors_alive, 6u);
+
+  EXPECT_EQ(jitlock_rt_deflate_idle(), 1u) << "only `idle`";
+  EXPECT_EQ(idle->hdr(), kUnlockedHeader);
+  EXPECT_EQ(stats().monitors_alive, 5u);
+  for (Obj *o : {recursive, owned, waited, queued, anonymous})
+    EXPECT_EQ(o->lowBits(), kMonitor) << describe(o);
+  jitlock_lock_info i = inspect(recursive);
+  EXPECT_EQ(i.owner, self);
+  EXPECT_EQ(i.holds, 2u);
+  EXPECT_EQ(inspect(owned).owner, self);
+  EXPECT_EQ(inspect(waited).waiting, 1u);
+  EXPECT_EQ(inspect(queued).entry_queued, 1u);
+  EXPECT_EQ(inspect(anonymous).owner, fastOwner.thread());
+  EXPECT_EQ(inspect(anonymous).anonymous_owner, 1u);
+
+  // Everything still works after the pass that skipped them.
+  ASSERT_EQ(enter(waited), JITLOCK_OK);
+  ASSERT_EQ(jitlock_rt_notify(self, waited), JITLOCK_OK);
+  ASSERT_EQ(exit(waited), JITLOCK_OK);
+  ASSERT_TRUE(waiter.join());
+  EXPECT_EQ(waitRc.load(), JITLOCK_OK);
+  ASSERT_EQ(exit(queued), JITLOCK_OK);
+  ASSERT_TRUE(enterer.join());
+  fastOwner.call([&] {
+    EXPECT_EQ(jitlock_rt_monitor_exit(fastOwner.thread(), anonymous), 0);
+  });
+  ASSERT_TRUE(contender.join());
+  ASSERT_EQ(exit(recursive), JITLOCK_OK);
+  ASSERT_EQ(exit(x), JITLOCK_OK);
+  ASSERT_EQ(exit(recursive), JITLOCK_OK);
+  EXPECT_EQ(jitlock_rt_deflate_idle(), 4u) << "`owned` is still held";
+  ASSERT_EQ(exit(owned), JITLOCK_OK);
+  EXPECT_EQ(jitlock_rt_deflate_idle(), 1u);
+  EXPECT_EQ(stats().monitors_alive, 0u);
+  for (Obj *o : {recursive, owned, waited, queued, anonymous, idle, x})
+    EXPECT_EQ(o->hdr(), kUnlockedHeader) << (void *)o;
+}
+
+TEST_F(DeflationTest, DeflatedMonitorIsReused) {
+  Obj *a = newObj(), *b = newObj();
+  inflateIdle(a);
+  uintptr_t m = monitorAddr(a);
+  EXPECT_EQ(jitlock_rt_deflate_idle(), 1u);
+  // Re-inflation after deflation: same object, same storage.
+  inflateIdle(a);
+  EXPECT_EQ(monitorAddr(a), m);
+  ASSERT_EQ(enter(a), JITLOCK_OK);
+  EXPECT_EQ(inspect(a).owner, self);
+  ASSERT_EQ(exit(a), JITLOCK_OK);
+  EXPECT_EQ(jitlock_rt_deflate_idle(), 1u);
+  // Another object.
+  inflateIdle(b);
+  EXPECT_EQ(monitorAddr(b), m);
+  jitlock_lock_info i = inspect(b);
+  EXPECT_EQ(i.owner, nullptr);
+  EXPECT_EQ(i.holds, 0u);
+  EXPECT_EQ(inspect(a).state, JITLOCK_STATE_UNLOCKED);
+  EXPECT_EQ(stats().monitors_alive, 1u);
+}
+
+TEST_F(DeflationTest, RootsAndShutdownAfterDeflation) {
+  Obj *a = newObj(), *b = newObj(), *c = newObj();
+  inflateIdle(a);
+  inflateIdle(b);
+  inflateIdle(c);
+  ASSERT_EQ(enter(b), JITLOCK_OK);
+  EXPECT_EQ(jitlock_rt_deflate_idle(), 2u);
+  struct Roots {
+    std::vector<void *> monitorObjs;
+    std::vector<jitlock_thread *> owners;
+  } roots;
+  jitlock_rt_enumerate_roots(
+      [](void *ctx, void **slot, uint32_t kind, jitlock_thread *owner) {
+        auto *r = static_cast<Roots *>(ctx);
+        if (kind == JITLOCK_ROOT_MONITOR) {
+          r->monitorObjs.push_back(*slot);
+          r->owners.push_back(owner);
+        }
+      },
+      &roots);
+  EXPECT_EQ(roots.monitorObjs, std::vector<void *>{b});
+  EXPECT_EQ(roots.owners, std::vector<jitlock_thread *>{self});
+  ASSERT_EQ(exit(b), JITLOCK_OK);
+  ASSERT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+  EXPECT_EQ(jitlock_rt_deflate_idle(), 1u) << "no attached thread needed";
+  EXPECT_EQ(stats().monitors_alive, 0u);
+  // Shutdown restores what deflation left, and frees the free list.
+  self = jitlock_rt_attach();
+  inflateIdle(c);
+  ASSERT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+  ASSERT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
+  EXPECT_EQ(stats().monitors_alive, 0u);
+  for (Obj *o : {a, b, c})
+    EXPECT_EQ(o->hdr(), kUnlockedHeader);
+  self = jitlock_rt_attach();
+  // Usable again after shutdown.
+  inflateIdle(a);
+  EXPECT_EQ(jitlock_rt_deflate_idle(), 1u);
+  EXPECT_EQ(a->hdr(), kUnlockedHeader);
+}
+
+// Heavy mode: every enter of a fresh object creates a monitor. With a
+// deflation every 1000 objects, the number alive stays bounded and the
+// storage is recycled.
+TEST_F(DeflationTest, HeavyChurnStaysBounded) {
+  setHeavy();
+  constexpr size_t kBatch = 1000, kTotal = 100000;
+  std::vector<Obj *> batch;
+  for (size_t i = 0; i < kBatch; ++i)
+    batch.push_back(newObj());
+  std::set<uintptr_t> storage;
+  jitlock_rt_stats s0 = stats();
+  uint64_t maxAlive = 0, deflated = 0;
+  for (size_t n = 0; n < kTotal; n += kBatch) {
+    // Fresh objects in recycled memory, with varying embedder bits.
+    const uint64_t fresh = kUnlockedHeader | (uint64_t(n / kBatch % 256) << 40);
+    for (Obj *o : batch)
+      o->header.store(fresh, std::memory_order_relaxed);
+    for (Obj *o : batch) {
+      ASSERT_EQ(enter(o), JITLOCK_OK);
+      storage.insert(monitorAddr(o));
+      ASSERT_EQ(exit(o), JITLOCK_OK);
+    }
+    maxAlive = std::max(maxAlive, stats().monitors_alive);
+    deflated += jitlock_rt_deflate_idle();
+    ASSERT_EQ(stats().monitors_alive, 0u);
+    for (Obj *o : batch)
+      ASSERT_EQ(o->hdr(), fresh);
+  }
+  jitlock_rt_stats s1 = stats();
+  EXPECT_EQ(s1.inflations - s0.inflations, kTotal);
+  EXPECT_EQ(deflated, kTotal);
+  EXPECT_EQ(maxAlive, kBatch);
+  EXPECT_LE(storage.size(), kBatch) << "deflated monitors are reused";
+}
+
+// Lightweight mode: contention inflates; once idle, deflation takes the
+// monitors away, and contention inflates again.
+TEST_F(DeflationTest, ContentionInflatesAndDeflationUndoes) {
+  constexpr int kThreads = 4, kObjs = 3, kIters = 3000;
+  const uint64_t seed = std::random_device{}();
+  std::printf("DeflationTest.ContentionInflatesAndDeflationUndoes seed=%" PRIu64
+              "\n",
+              seed);
+  Obj *objs[kObjs];
+  uint64_t counters[kObjs] = {};
+  for (Obj *&o : objs)
+    o = newObj();
+  for (int round = 0; round < 3; ++round) {
+    jitlock_rt_stats s0 = stats();
+    std::vector<std::thread> threads;
+    for (int id = 0; id < kThreads; ++id)
+      threads.emplace_back([&, id] {
+        jitlock_thread *t = jitlock_rt_attach();
+        std::mt19937_64 rng(seed + 977 * id + round);
+        for (int i = 0; i < kIters; ++i) {
+          int k = int(rng() % kObjs);
+          EXPECT_EQ(jitlock_rt_monitor_enter(t, objs[k]), JITLOCK_OK);
+          ++counters[k];
+          EXPECT_EQ(jitlock_rt_monitor_exit(t, objs[k]), JITLOCK_OK);
+        }
+        EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+      });
+    for (auto &th : threads)
+      th.join();
+    uint64_t sum = 0;
+    for (uint64_t c : counters)
+      sum += c;
+    EXPECT_EQ(sum, uint64_t(kThreads) * kIters * (round + 1))
+        << "seed " << seed;
+    size_t inflated = 0;
+    for (Obj *o : objs)
+      inflated += o->lowBits() == kMonitor;
+    jitlock_rt_stats s1 = stats();
+    EXPECT_EQ(s1.monitors_alive, inflated);
+    EXPECT_EQ(jitlock_rt_deflate_idle(), inflated);
+    EXPECT_EQ(stats().monitors_alive, 0u);
+    for (Obj *o : objs)
+      EXPECT_EQ(o->hdr(), kUnlockedHeader);
+    std::printf("  round %d: %" PRIu64 " inflations, %zu deflated\n", round,
+                s1.inflations - s0.inflations, inflated);
+  }
+}
+
+TEST_F(DeflationTest, RestoreLocksAfterDeflation) {
+  // A stopped thread's relock finds the monitor gone and the header back.
+  Obj *a = newObj(), *b = newObj();
+  inflateIdle(a);
+  EXPECT_EQ(jitlock_rt_deflate_idle(), 1u);
+  Worker w;
+  std::vector<jitlock_relock_entry> frame{{a, JITLOCK_RELOCK_ELIDED},
+                                          {b, JITLOCK_RELOCK_ELIDED},
+                                          {a, JITLOCK_RELOCK_ELIDED}};
+  ASSERT_EQ(jitlock_rt_restore_locks(w.thread(), frame.data(), frame.size(), 0),
+            JITLOCK_OK);
+  // A B A: a is inflated for the stopped thread again.
+  EXPECT_EQ(inspect(a).owner, w.thread());
+  EXPECT_EQ(inspect(a).holds, 2u);
+  EXPECT_EQ(inspect(b).owner, w.thread());
+  EXPECT_EQ(jitlock_rt_deflate_idle(), 0u);
+  w.call([&] {
+    jitlock_thread *t = w.thread();
+    EXPECT_EQ(jitlock_rt_monitor_exit(t, a), JITLOCK_OK);
+    EXPECT_EQ(jitlock_rt_monitor_exit(t, b), JITLOCK_OK);
+    EXPECT_EQ(jitlock_rt_monitor_exit(t, a), JITLOCK_OK);
+  });
+  EXPECT_EQ(jitlock_rt_deflate_idle(), 1u);
+  EXPECT_EQ(a->hdr(), kUnlockedHeader);
+  EXPECT_EQ(b->hdr(), kUnlockedHeader);
+}
+
+} // namespace
