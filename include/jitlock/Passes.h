@@ -133,10 +133,21 @@ struct VerifyPass : llvm::PassInfoMixin<VerifyPass> {
 /// method-entry stack check, adds "probe-stack"="inline-asm", and removes the
 /// attribute, so that lowering again adds nothing.
 struct LowerStackBangPass : llvm::PassInfoMixin<LowerStackBangPass> {
-  explicit LowerStackBangPass(LoweringConfig C = {}) : Config(std::move(C)) {}
+  /// Which functions an instance lowers, for its place in a pipeline.
+  enum class Scope {
+    /// Every function with the attribute: what pipeline text asks for.
+    All,
+    /// Only modules in arg mode. The default pipelines run this instance at
+    /// their start, where the thread parameter is still used (DeadArgElim
+    /// later deletes unused parameters of internal functions).
+    ArgModeOnly,
+  };
+  explicit LowerStackBangPass(LoweringConfig C = {}, Scope S = Scope::All)
+      : Config(std::move(C)), Only(S) {}
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
   static bool isRequired() { return true; }
   LoweringConfig Config;
+  Scope Only;
 };
 
 /// Lowers jitlock.monitor.enter/exit.

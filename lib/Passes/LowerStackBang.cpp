@@ -253,6 +253,11 @@ PreservedAnalyses LowerStackBangPass::run(Module &M,
     return PreservedAnalyses::all();
   }
 
+  // The default pipelines lower the other modes at their end; see
+  // registerPasses.
+  if (Only == Scope::ArgModeOnly && Resolved->Thread != ThreadMode::Arg)
+    return PreservedAnalyses::all();
+
   StackBangLowering Lowering(M, *Resolved);
   BangMode Mode = Resolved->Bang;
   for (auto [F, Extra] : Work) {

@@ -66,12 +66,27 @@ void registerPasses(PassBuilder &PB, const LoweringConfig &Config) {
         }
         return false;
       });
-  // Lower before the optimizer runs: the thread parameter (arg mode) is then
-  // used before FunctionAttrs or DeadArgElim look at it, and O1-O3 optimize
-  // the fast paths along with the code around them.
+  // Lower the monitors before the optimizer runs: the thread parameter (arg
+  // mode) is then used before FunctionAttrs or DeadArgElim look at it, and
+  // O1-O3 optimize the fast paths along with the code around them.
   PB.registerPipelineStartEPCallback(
       [Config](ModulePassManager &MPM, OptimizationLevel) {
-        addLoweringPasses(MPM, Config);
+        MPM.addPass(VerifyPass());
+        MPM.addPass(
+            LowerStackBangPass(Config, LowerStackBangPass::Scope::ArgModeOnly));
+        MPM.addPass(LowerMonitorsPass(Config));
+        MPM.addPass(LowerThreadPass(Config));
+      });
+  // The entry checks go in after the optimizer, once per machine frame: an
+  // inlined callee has no frame of its own to check, and a check inserted
+  // earlier lands in the loop header that tail-recursion elimination makes
+  // of the entry block, where it runs again on every iteration and keeps the
+  // slow call's operands live across the loop. Arg mode cannot wait (see
+  // LowerStackBangPass::Scope) and is lowered at the start.
+  PB.registerOptimizerLastEPCallback(
+      [Config](ModulePassManager &MPM, OptimizationLevel) {
+        MPM.addPass(LowerStackBangPass(Config));
+        MPM.addPass(LowerThreadPass(Config));
       });
 }
 

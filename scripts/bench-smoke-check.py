@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""Smoke check of jitlock-bench's JSON output (the CTest `bench` label).
+
+    bench-smoke-check.py --bench build/default/tools/jitlock-bench/jitlock-bench
+    bench-smoke-check.py results.json          # or - for stdin
+
+With --bench it runs every benchmark for a minimal time
+(--benchmark_min_time=0.01 --benchmark_format=json) and checks the output;
+otherwise it checks JSON that jitlock-bench wrote. It checks that
+
+  * every expected benchmark reported, without an error;
+  * every ns_per_pair is finite and > 0;
+  * every run ends with no monitor alive (monitors_alive == 0): above all
+    churn, where the heavy path creates a monitor per object and the "GC"
+    must drop them all;
+  * churn/heavy really inflated every object, and the lightweight churn
+    paths never inflated one.
+
+Exit status 0 when all hold, 1 otherwise.
+"""
+
+import argparse
+import json
+import math
+import re
+import subprocess
+import sys
+
+SHAPE_PATHS = {
+    "simple": ["llvm", "asmjit", "runtime", "heavy", "pthread"],
+    "recursive": ["llvm", "asmjit", "runtime", "heavy"],
+    "serial": ["llvm", "asmjit", "runtime", "heavy"],
+    "inflated": ["llvm", "asmjit", "runtime"],
+    "churn": ["llvm", "asmjit", "runtime", "heavy", "pthread", "alloc"],
+    "contended2": ["llvm", "asmjit", "runtime", "heavy", "pthread"],
+}
+EXPECTED = ["floor", "floor/lockstack"] + [
+    f"{shape}/{path}" for shape, paths in SHAPE_PATHS.items() for path in paths
+]
+
+# Name parts Google Benchmark appends (UseRealTime, Threads, flags).
+_SUFFIX = re.compile(
+    r"^(real_time|process_time|manual_time|threads:\d+|min_time:[\d.]+"
+    r"|iterations:\d+|repeats:\d+)$"
+)
+
+
+def canonical_name(run):
+    """`contended2/llvm/real_time/threads:2` -> `contended2/llvm`."""
+    name = run.get("run_name") or run["name"]
+    return "/".join(p for p in name.split("/") if not _SUFFIX.match(p))
+
+
+def check(doc):
+    problems = []
+    seen = {}
+    for run in doc.get("benchmarks", []):
+        if run.get("run_type", "iteration") != "iteration":
+            continue
+        seen.setdefault(canonical_name(run), []).append(run)
+
+    for name in EXPECTED:
+        runs = seen.get(name)
+        if not runs:
+            problems.append(f"{name}: did not report")
+            continue
+        for run in runs:
+            if run.get("error_occurred"):
+                problems.append(f"{name}: error: {run.get('error_message')}")
+                continue
+            ns = run.get("ns_per_pair")
+            if not isinstance(ns, (int, float)) or not math.isfinite(ns) or ns <= 0:
+                problems.append(f"{name}: ns_per_pair is {ns!r}")
+            alive = run.get("monitors_alive")
+            if alive is None:
+                problems.append(f"{name}: no monitors_alive counter")
+            elif alive != 0:
+                problems.append(f"{name}: {alive:g} monitors alive at the end")
+            inflations = run.get("inflations_per_pair")
+            if name == "churn/heavy" and not (inflations and inflations >= 0.99):
+                problems.append(
+                    f"{name}: inflations_per_pair is {inflations!r}: the heavy "
+                    "path must inflate every object"
+                )
+            if name in ("churn/llvm", "churn/asmjit", "churn/runtime") and inflations:
+                problems.append(
+                    f"{name}: inflations_per_pair is {inflations!r}: "
+                    "lightweight locking must not inflate single-threaded"
+                )
+    for name in sorted(set(seen) - set(EXPECTED)):
+        problems.append(f"{name}: unexpected benchmark")
+    return problems
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("json", nargs="?", help="jitlock-bench JSON output, or -")
+    ap.add_argument("--bench", help="run this jitlock-bench binary first")
+    ap.add_argument("--min-time", default="0.01", help="--benchmark_min_time")
+    args = ap.parse_args()
+
+    if args.bench:
+        cmd = [
+            args.bench,
+            f"--benchmark_min_time={args.min_time}",
+            "--benchmark_format=json",
+        ]
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+        if proc.returncode != 0:
+            print(f"FAIL: {' '.join(cmd)} exited with {proc.returncode}")
+            return 1
+        text = proc.stdout
+    elif args.json in (None, "-"):
+        text = sys.stdin.read()
+    else:
+        with open(args.json) as f:
+            text = f.read()
+
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        print(f"FAIL: the output is not JSON: {e}")
+        return 1
+    problems = check(doc)
+    for p in problems:
+        print(f"FAIL: {p}")
+    if problems:
+        return 1
+    print(f"OK: {len(EXPECTED)} benchmarks, every ns_per_pair finite and "
+          "positive, no monitor alive at the end")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

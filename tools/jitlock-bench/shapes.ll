@@ -1,0 +1,181 @@
+; shapes.ll - the benchmark shapes of /work/shared/SPEC.md as a frontend
+; would emit them, for the `llvm` and `heavy` paths of jitlock-bench (and the
+; floor). jitlock-bench embeds this text at build time and JIT-compiles it
+; in-process with jitlock::JitSession (TLS mode, this process's layout), once
+; lowered for lightweight locking and once for heavy monitors.
+;
+; Every function has the same type, void (ptr %thread, ptr %a, ptr %b,
+; i64 %n), and does %n lock+unlock pairs, each with one plain load+add+store
+; of a payload inside the lock. %thread is unused here (lowered code finds
+; the thread itself, through the thread pointer); the asmjit kernels take it
+; in a register as a baseline JIT would, so all paths share one call type.
+; The loops are the same as the asmjit and C++ kernels in main.cpp.
+;
+; An object is 64 bytes, 64-aligned: the 64-bit header (1 = unlocked)
+; at offset 0, the payload at 8, then room for the pthread path's mutex.
+;
+; JITLOCK_TOP_OFFSET is replaced, before parsing, by the runtime layout's
+; lock_stack_top_offset (only floor/lockstack uses it).
+
+%Object = type { i64, i64, [48 x i8] }
+
+declare void @jitlock.monitor.enter(ptr)
+declare void @jitlock.monitor.exit(ptr)
+declare ptr @jitlock.thread()
+declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
+
+; simple (and inflated, contended2): synchronized (a) { a.payload++; }
+define void @bench_simple(ptr %thread, ptr %a, ptr %b, i64 %n) {
+entry:
+  %payload = getelementptr inbounds %Object, ptr %a, i64 0, i32 1
+  %empty = icmp eq i64 %n, 0
+  br i1 %empty, label %done, label %loop
+
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]
+  call void @jitlock.monitor.enter(ptr %a)
+  %v = load i64, ptr %payload
+  %v.next = add i64 %v, 1
+  store i64 %v.next, ptr %payload
+  call void @jitlock.monitor.exit(ptr %a)
+  %i.next = add nuw i64 %i, 1
+  %more = icmp ult i64 %i.next, %n
+  br i1 %more, label %loop, label %done
+
+done:
+  ret void
+}
+
+; recursive: synchronized (a) { synchronized (a) { a.payload++; } }
+define void @bench_recursive(ptr %thread, ptr %a, ptr %b, i64 %n) {
+entry:
+  %payload = getelementptr inbounds %Object, ptr %a, i64 0, i32 1
+  %empty = icmp eq i64 %n, 0
+  br i1 %empty, label %done, label %loop
+
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]
+  call void @jitlock.monitor.enter(ptr %a)
+  call void @jitlock.monitor.enter(ptr %a)
+  %v = load i64, ptr %payload
+  %v.next = add i64 %v, 1
+  store i64 %v.next, ptr %payload
+  call void @jitlock.monitor.exit(ptr %a)
+  call void @jitlock.monitor.exit(ptr %a)
+  %i.next = add nuw i64 %i, 1
+  %more = icmp ult i64 %i.next, %n
+  br i1 %more, label %loop, label %done
+
+done:
+  ret void
+}
+
+; serial: synchronized (a) { synchronized (b) { b.payload++; } }
+define void @bench_serial(ptr %thread, ptr %a, ptr %b, i64 %n) {
+entry:
+  %payload = getelementptr inbounds %Object, ptr %b, i64 0, i32 1
+  %empty = icmp eq i64 %n, 0
+  br i1 %empty, label %done, label %loop
+
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]
+  call void @jitlock.monitor.enter(ptr %a)
+  call void @jitlock.monitor.enter(ptr %b)
+  %v = load i64, ptr %payload
+  %v.next = add i64 %v, 1
+  store i64 %v.next, ptr %payload
+  call void @jitlock.monitor.exit(ptr %b)
+  call void @jitlock.monitor.exit(ptr %a)
+  %i.next = add nuw i64 %i, 1
+  %more = icmp ult i64 %i.next, %n
+  br i1 %more, label %loop, label %done
+
+done:
+  ret void
+}
+
+; churn: %n fresh objects, bump-allocated from %a (the arena cursor): each is
+; zeroed (a zeroed mutex is PTHREAD_MUTEX_INITIALIZER), gets the unlocked
+; header, and is locked once: o = new Object(); synchronized (o) { o.payload++; }
+define void @bench_churn(ptr %thread, ptr %a, ptr %b, i64 %n) {
+entry:
+  %empty = icmp eq i64 %n, 0
+  br i1 %empty, label %done, label %loop
+
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]
+  %o = getelementptr inbounds %Object, ptr %a, i64 %i
+  call void @llvm.memset.p0.i64(ptr align 64 %o, i8 0, i64 64, i1 false)
+  store i64 1, ptr %o, align 64
+  call void @jitlock.monitor.enter(ptr %o)
+  %payload = getelementptr inbounds %Object, ptr %o, i64 0, i32 1
+  %v = load i64, ptr %payload
+  %v.next = add i64 %v, 1
+  store i64 %v.next, ptr %payload
+  call void @jitlock.monitor.exit(ptr %o)
+  %i.next = add nuw i64 %i, 1
+  %more = icmp ult i64 %i.next, %n
+  br i1 %more, label %loop, label %done
+
+done:
+  ret void
+}
+
+; floor: the simple loop with two bare CAS instructions on the header and no
+; lock semantics: no lock stack, no checks, no slow path. 01 -> 00 with
+; acquire ordering, the increment, 00 -> 01 with release ordering.
+define void @bench_floor(ptr %thread, ptr %a, ptr %b, i64 %n) {
+entry:
+  %payload = getelementptr inbounds %Object, ptr %a, i64 0, i32 1
+  %empty = icmp eq i64 %n, 0
+  br i1 %empty, label %done, label %loop
+
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]
+  %acquire = cmpxchg ptr %a, i64 1, i64 0 acquire monotonic
+  %v = load i64, ptr %payload
+  %v.next = add i64 %v, 1
+  store i64 %v.next, ptr %payload
+  %release = cmpxchg ptr %a, i64 0, i64 1 release monotonic
+  %i.next = add nuw i64 %i, 1
+  %more = icmp ult i64 %i.next, %n
+  br i1 %more, label %loop, label %done
+
+done:
+  ret void
+}
+
+; floor/lockstack: the floor plus exactly the lock-stack stores that a fast
+; lock and unlock make (push: the slot and the top; pop: the top), and no
+; loads or checks. Not a locking scheme: it measures what the lock stack
+; itself costs next to the two CAS instructions. It writes the calling
+; thread's real (empty) lock stack, as a push and a pop would.
+define void @bench_floor_lockstack(ptr %thread, ptr %a, ptr %b, i64 %n) {
+entry:
+  %self = call ptr @jitlock.thread()
+  %topp = getelementptr inbounds i8, ptr %self, i64 JITLOCK_TOP_OFFSET
+  %top = load i32, ptr %topp
+  %top.wide = zext i32 %top to i64
+  %slot = getelementptr inbounds i8, ptr %self, i64 %top.wide
+  %top.pushed = add i32 %top, 8
+  %payload = getelementptr inbounds %Object, ptr %a, i64 0, i32 1
+  %empty = icmp eq i64 %n, 0
+  br i1 %empty, label %done, label %loop
+
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]
+  %acquire = cmpxchg ptr %a, i64 1, i64 0 acquire monotonic
+  store atomic ptr %a, ptr %slot monotonic, align 8
+  store atomic i32 %top.pushed, ptr %topp monotonic, align 4
+  %v = load i64, ptr %payload
+  %v.next = add i64 %v, 1
+  store i64 %v.next, ptr %payload
+  store atomic i32 %top, ptr %topp monotonic, align 4
+  %release = cmpxchg ptr %a, i64 0, i64 1 release monotonic
+  %i.next = add nuw i64 %i, 1
+  %more = icmp ult i64 %i.next, %n
+  br i1 %more, label %loop, label %done
+
+done:
+  ret void
+}
