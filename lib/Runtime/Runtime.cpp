@@ -247,26 +247,8 @@ uint64_t jitlock_rt_thread_id(const jitlock_thread *T) { return T ? T->Id : 0; }
 // Operations
 //===----------------------------------------------------------------------===//
 
-/// Argument checks shared by every operation on an object by `Self`.
-static int checkCaller(jitlock_thread *Self, void *Obj, const char *What) {
-  if (!Self || Self != currentThread())
-    return misuse(JITLOCK_ENOT_ATTACHED, Self, Obj, What);
-  if (!Obj)
-    return misuse(JITLOCK_ENULL, Self, Obj, What);
-  return JITLOCK_OK;
-}
-
-int jitlock_rt_monitor_enter(jitlock_thread *Self, void *Obj) {
-  if (int Err = checkCaller(Self, Obj, "monitor enter"))
-    return Err;
-  return enter(*Self, Obj);
-}
-
-int jitlock_rt_monitor_exit(jitlock_thread *Self, void *Obj) {
-  if (int Err = checkCaller(Self, Obj, "monitor exit"))
-    return Err;
-  return exit(*Self, Obj);
-}
+// jitlock_rt_monitor_enter/exit are in Synchronizer.cpp, next to enter()
+// and exit(), so that the compiler folds the three into one function.
 
 int jitlock_rt_wait(jitlock_thread *Self, void *Obj) {
   if (int Err = checkCaller(Self, Obj, "wait"))

@@ -497,7 +497,7 @@ static size_t releaseHoldsSince(jitlock_thread &T,
   size_t Released = 0;
   // Through the normal exit, which hands monitors to their waiters.
   auto Release = [&](void *Obj) {
-    if (jitlock::exit(T, Obj) != JITLOCK_OK)
+    if (jitlock_rt_monitor_exit(&T, Obj) != JITLOCK_OK)
       return false;
     if (R && R->released && Released < R->released_cap)
       R->released[Released] = Obj;

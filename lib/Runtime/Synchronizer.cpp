@@ -437,7 +437,9 @@ void unlockUnlisted(jitlock_thread &T, void *Obj) {
   }
 }
 
-int enter(jitlock_thread &T, void *Obj) {
+// Inlined into the C entry point below, where the interpreter's common case
+// (E5 or E4) then costs one call.
+[[gnu::always_inline]] static inline int enter(jitlock_thread &T, void *Obj) {
   bump(T.Stats.SlowPathCalls);
   LockStack LS(T);
   auto Header = headerOf(Obj);
@@ -486,7 +488,7 @@ int enter(jitlock_thread &T, void *Obj) {
   }
 }
 
-int exit(jitlock_thread &T, void *Obj) {
+[[gnu::always_inline]] static inline int exit(jitlock_thread &T, void *Obj) {
   bump(T.Stats.SlowPathCalls);
   LockStack LS(T);
   auto Header = headerOf(Obj);
@@ -530,6 +532,24 @@ int exit(jitlock_thread &T, void *Obj) {
   exitMonitor(*M, T);
   return JITLOCK_OK;
 }
+
+} // namespace jitlock
+
+// The C entry points of the two hottest operations: interpreters call them
+// for every lock, and inline fast paths on their slow paths.
+int jitlock_rt_monitor_enter(jitlock_thread *Self, void *Obj) {
+  if (int Err = jitlock::checkCaller(Self, Obj, "monitor enter"))
+    return Err;
+  return jitlock::enter(*Self, Obj);
+}
+
+int jitlock_rt_monitor_exit(jitlock_thread *Self, void *Obj) {
+  if (int Err = jitlock::checkCaller(Self, Obj, "monitor exit"))
+    return Err;
+  return jitlock::exit(*Self, Obj);
+}
+
+namespace jitlock {
 
 //===----------------------------------------------------------------------===//
 // Wait and notify

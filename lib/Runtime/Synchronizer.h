@@ -2,6 +2,7 @@
 #ifndef JITLOCK_RUNTIME_SYNCHRONIZER_H
 #define JITLOCK_RUNTIME_SYNCHRONIZER_H
 
+#include "Config.h"
 #include "Monitor.h"
 #include "Thread.h"
 
@@ -9,9 +10,18 @@
 
 namespace jitlock {
 
+/// Argument checks shared by every C entry point that operates on an object
+/// for `Self`: `Self` must be the calling, attached thread.
+inline int checkCaller(jitlock_thread *Self, void *Obj, const char *What) {
+  if (!Self || Self != currentThread())
+    return misuse(JITLOCK_ENOT_ATTACHED, Self, Obj, What);
+  if (!Obj)
+    return misuse(JITLOCK_ENULL, Self, Obj, What);
+  return JITLOCK_OK;
+}
+
 // Complete operations; the C ABI checks its arguments and calls these.
-int enter(jitlock_thread &T, void *Obj);
-int exit(jitlock_thread &T, void *Obj);
+// (Enter and exit are jitlock_rt_monitor_enter/exit, in Synchronizer.cpp.)
 int wait(jitlock_thread &T, void *Obj, bool Timed, uint64_t TimeoutNs);
 int notify(jitlock_thread &T, void *Obj, bool All);
 uint64_t identityHash(jitlock_thread *T, void *Obj);

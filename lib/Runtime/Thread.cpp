@@ -68,15 +68,9 @@ unsigned LockStack::removeAll(const void *Obj) {
 // on it always takes the slow path, which refuses with ENOT_ATTACHED.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-static thread_local constinit jitlock_thread ThreadStorage __attribute__((
+thread_local constinit jitlock_thread ThreadStorage __attribute__((
     tls_model("initial-exec"))){.LockStackTop = LockStack::endOffset()};
 #pragma GCC diagnostic pop
-
-jitlock_thread &currentThreadStorage() { return ThreadStorage; }
-
-jitlock_thread *currentThread() {
-  return ThreadStorage.Attached ? &ThreadStorage : nullptr;
-}
 
 static char *threadPointer() {
   char *TP;

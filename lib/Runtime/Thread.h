@@ -202,10 +202,18 @@ private:
   jitlock_thread &T;
 };
 
+/// Every OS thread's jitlock_thread, in static TLS (Thread.cpp). Declared
+/// here, constinit, so that the C entry points reach it with one
+/// thread-pointer-relative address and no TLS wrapper call.
+extern thread_local constinit jitlock_thread ThreadStorage
+    __attribute__((tls_model("initial-exec")));
+
 /// The calling OS thread's runtime thread, attached or not.
-jitlock_thread &currentThreadStorage();
+inline jitlock_thread &currentThreadStorage() { return ThreadStorage; }
 /// The calling thread if attached, else null.
-jitlock_thread *currentThread();
+inline jitlock_thread *currentThread() {
+  return ThreadStorage.Attached ? &ThreadStorage : nullptr;
+}
 
 /// Thread-pointer-relative offset of the calling thread's jitlock_thread.
 int64_t threadTlsOffset();
