@@ -15,7 +15,11 @@
 //     are preserved.
 //   - Scratch registers are clobbered; nothing else is. They must be
 //     distinct from each other and from Obj and Thread. On x86_64 the first
-//     scratch register must be rax (cmpxchg's implicit operand).
+//     scratch register must be rax (cmpxchg's implicit operand), and a third
+//     one (Scratch2) is optional: left default-constructed, the sequences
+//     are those of the two-register form; given, the enter keeps the
+//     lock-stack top in it across its CAS and the inflated exit takes its
+//     zero from it instead of borrowing Thread (see x64::MonitorOperands).
 //   - The slow path preserves every register, general-purpose and vector,
 //     and the flags need not be preserved. It keeps the stack aligned and
 //     works at any stack alignment the caller has on entry to the sequence.
@@ -134,13 +138,24 @@ namespace x64 {
 // rdi r8-r11 and the vector state (xsave of x87/SSE/AVX/AVX-512 state when
 // the CPU running the emitter has XSAVE, else fxsave: the choice is made when
 // the code is emitted, for the machine that emits it), realigns the stack
-// through rbx (saved too), and calls the entry point through rax. The
-// inflated exit (N3) saves Thread with a push/pop around its CAS.
+// through rbx (saved too), and calls the entry point through rax.
+//
+// Scratch2 is optional. Not given (default-constructed, as when an
+// aggregate initializer stops after Scratch1), the sequences use rax and
+// Scratch1 only: the enter reloads the lock-stack top after its CAS
+// (cmpxchg took rax, which held it), and the inflated exit (N3) borrows
+// Thread for its zero with a push/pop around the CAS. Given, it must be a
+// 64-bit GPR like the others (not rsp, distinct from all four); the enter
+// keeps the top in it from E3 to the push, so nothing is reloaded after the
+// CAS, and N3 takes its zero from it, so that no inline path touches the
+// stack. Like the other scratch registers, it is clobbered. Code emitted
+// with and without it locks the same objects together correctly.
 struct MonitorOperands {
   asmjit::x86::Gp Obj;
   asmjit::x86::Gp Thread;
   asmjit::x86::Gp Scratch0; ///< must be rax
   asmjit::x86::Gp Scratch1;
+  asmjit::x86::Gp Scratch2{}; ///< optional: default-constructed = not given
 };
 
 /// Emits monitor enter / exit. Returns kErrorOk, or kErrorInvalidArgument

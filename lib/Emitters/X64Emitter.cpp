@@ -11,11 +11,16 @@
 // the acquire (E5, M1) and release (X4, N3) orderings cost nothing extra; the
 // relaxed loads and stores of headers and lock stacks are plain `mov`s.
 //
-// Register use: Scratch0 (rax, cmpxchg's implicit comparand) and Scratch1.
-// The inflated exit (N3) needs a third register for one instruction and
-// borrows Thread, saving it with a push/pop pair around the CAS. Like the
-// slow-path call, that writes below rsp: the sequence uses the stack as a call
-// does (the caller keeps nothing in the red zone across it).
+// Register use: Scratch0 (rax, cmpxchg's implicit comparand), Scratch1, and
+// the optional Scratch2. Without Scratch2, the enter keeps the lock-stack top
+// in eax until E5 needs rax for the CAS, and reloads it for the push; the
+// inflated exit (N3) needs a third register for one instruction and borrows
+// Thread, saving it with a push/pop pair around the CAS. Like the slow-path
+// call, that writes below rsp: the sequence uses the stack as a call does
+// (the caller keeps nothing in the red zone across it). With Scratch2, the
+// top lives in it from E3 to the push (no load after the locked
+// instruction, on which the push's address and the next exit's top load
+// would wait), and N3 takes its zero from it.
 //
 // The slow-path glue preserves every register:
 //   - rbx (saved first) holds the entry rsp, so the stack can be realigned
@@ -146,15 +151,25 @@ bool fitsInt32(int64_t V) {
          V <= std::numeric_limits<int32_t>::max();
 }
 
-/// The contract on the operands (Emitters.h): four distinct 64-bit GPRs,
-/// none of them rsp, the first scratch register rax; and an assembler
-/// attached to a CodeHolder for x86_64.
+/// Whether the optional third scratch register was given: anything but a
+/// default-constructed x86::Gp counts (and must then pass validOperands).
+bool hasScratch2(const MonitorOperands &Ops) {
+  return !Ops.Scratch2.equals(x86::Gp());
+}
+
+/// The contract on the operands (Emitters.h): four distinct 64-bit GPRs
+/// (five with Scratch2), none of them rsp, the first scratch register rax;
+/// and an assembler attached to a CodeHolder for x86_64.
 bool validOperands(const BaseEmitter &A, const MonitorOperands &Ops) {
   if (!A.code() || A.arch() != Arch::kX64)
     return false;
-  const x86::Gp *Regs[] = {&Ops.Obj, &Ops.Thread, &Ops.Scratch0, &Ops.Scratch1};
-  for (unsigned I = 0; I < 4; ++I) {
-    if (!Regs[I]->isGpq() || Regs[I]->id() == x86::Gp::kIdSp)
+  const x86::Gp *Regs[] = {&Ops.Obj, &Ops.Thread, &Ops.Scratch0, &Ops.Scratch1,
+                           &Ops.Scratch2};
+  const unsigned N = hasScratch2(Ops) ? 5 : 4;
+  for (unsigned I = 0; I < N; ++I) {
+    // gpq(id) builds a 64-bit register of any id: only rax..r15 exist.
+    if (!Regs[I]->isGpq() || Regs[I]->id() >= 16 ||
+        Regs[I]->id() == x86::Gp::kIdSp)
       return false;
     for (unsigned J = 0; J < I; ++J)
       if (Regs[I]->id() == Regs[J]->id())
@@ -341,10 +356,14 @@ Error emitMonitorEnter(x86::Assembler &A, const jitlock_rt_layout &L,
   Label Push = A.newLabel(), Inflated = A.newLabel();
 
   const x86::Gp Obj = Ops.Obj, Thread = Ops.Thread, H = Ops.Scratch1;
+  // The lock-stack top (a u32 byte offset, zero-extended): in Scratch2 when
+  // given, which keeps it across E5's CAS; else in rax, which the CAS needs.
+  const bool KeepTop = hasScratch2(Ops);
+  const x86::Gp T = KeepTop ? Ops.Scratch2 : x86::rax;
   const x86::Mem Header = x86::qword_ptr(Obj, L.header_offset);
   const x86::Mem Top = x86::dword_ptr(Thread, int32_t(L.lock_stack_top_offset));
   // [thread + top - 8]: the top entry, the sentinel when the stack is empty.
-  const x86::Mem TopEntry = x86::qword_ptr(Thread, x86::rax, 0, -8);
+  const x86::Mem TopEntry = x86::qword_ptr(Thread, T, 0, -8);
   const int32_t MonOwner = monitorFieldOffset(L, L.monitor_owner_offset);
   const int32_t MonRecursions =
       monitorFieldOffset(L, L.monitor_recursions_offset);
@@ -356,8 +375,8 @@ Error emitMonitorEnter(x86::Assembler &A, const jitlock_rt_layout &L,
   E(testBits(A, H, L.monitor_value));
   E(A.jnz(Inflated));
   // E3: a full lock stack goes to the runtime, which inflates the oldest.
-  E(A.mov(x86::eax, Top));
-  E(A.cmp(x86::eax, int32_t(L.lock_stack_end_offset)));
+  E(A.mov(T.r32(), Top));
+  E(A.cmp(T.r32(), int32_t(L.lock_stack_end_offset)));
   E(A.jae(Slow));
   // E4: the top entry is obj: recursion, a push with no atomic.
   E(A.cmp(TopEntry, Obj));
@@ -369,14 +388,16 @@ Error emitMonitorEnter(x86::Assembler &A, const jitlock_rt_layout &L,
   E(A.and_(H, int32_t(~L.lock_mask)));
   E(A.lock().cmpxchg(Header, H));
   E(A.jne(Slow));
-  // cmpxchg left rax = h | 01; reload the top (only this thread writes it).
-  E(A.mov(x86::eax, Top));
+  // Without Scratch2, cmpxchg left rax = h | 01: reload the top (only this
+  // thread writes it). With it, the top is still in T.
+  if (!KeepTop)
+    E(A.mov(x86::eax, Top));
   // Push: slot[top] = obj; top += 8. Plain stores: only this thread writes
   // its lock stack.
   E(A.bind(Push));
-  E(A.mov(x86::qword_ptr(Thread, x86::rax), Obj));
-  E(A.add(x86::eax, 8));
-  E(A.mov(Top, x86::eax));
+  E(A.mov(x86::qword_ptr(Thread, T), Obj));
+  E(A.add(T.r32(), 8));
+  E(A.mov(Top, T.r32()));
   E(A.jmp(Done));
 
   if (Mode == SlowPathMode::OutOfLine) {
@@ -467,12 +488,18 @@ Error emitMonitorExit(x86::Assembler &A, const jitlock_rt_layout &L,
   E(A.jne(Slow));
   // N3: CAS owner thread -> 0, release. Fails on the queued bit, an
   // anonymous owner or another owner: the runtime. The zero comes from
-  // Thread, saved around the CAS (pop keeps the flags).
+  // Scratch2 when given, else from Thread, saved around the CAS (pop keeps
+  // the flags).
   E(A.mov(x86::rax, Thread));
-  E(A.push(Thread));
-  E(A.xor_(Thread.r32(), Thread.r32()));
-  E(A.lock().cmpxchg(x86::qword_ptr(H, MonOwner), Thread));
-  E(A.pop(Thread));
+  if (hasScratch2(Ops)) {
+    E(A.xor_(Ops.Scratch2.r32(), Ops.Scratch2.r32()));
+    E(A.lock().cmpxchg(x86::qword_ptr(H, MonOwner), Ops.Scratch2));
+  } else {
+    E(A.push(Thread));
+    E(A.xor_(Thread.r32(), Thread.r32()));
+    E(A.lock().cmpxchg(x86::qword_ptr(H, MonOwner), Thread));
+    E(A.pop(Thread));
+  }
   if (Mode == SlowPathMode::OutOfLine) {
     E(A.je(Done));
     E(A.bind(Slow));

@@ -250,12 +250,16 @@ using jitlock::emit::SlowPathMode;
 ///
 /// SysV arguments: rdi = thread, rsi = a, rdx = b, rcx = n. The count moves
 /// to r8 (rcx becomes the second scratch register); churn's cursor is r10.
+/// r9, otherwise free, is the third scratch register: the enter keeps the
+/// lock-stack top in it across its CAS instead of reloading it.
 asmjit::Error emitKernel(asmjit::x86::Assembler &A, const jitlock_rt_layout &L,
                          Kernel K) {
   using namespace asmjit;
   using namespace asmjit::x86;
   const Gp Thread = rdi, ObjA = rsi, ObjB = rdx, Count = r8, Cursor = r10;
-  auto Ops = [&](Gp Obj) { return jx::MonitorOperands{Obj, Thread, rax, rcx}; };
+  auto Ops = [&](Gp Obj) {
+    return jx::MonitorOperands{Obj, Thread, rax, rcx, r9};
+  };
   const int32_t PayloadOff = int32_t(offsetof(Object, Payload));
 
   struct Cold {

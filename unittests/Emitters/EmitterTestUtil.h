@@ -61,20 +61,28 @@ inline const char *regName(uint32_t Id) {
 }
 
 /// Which registers hold the object, the thread and the second scratch value
-/// (the first scratch register is always rax).
+/// (the first scratch register is always rax), and the optional third
+/// scratch register (left default-constructed: the two-register form).
 struct Assignment {
   x86::Gp Obj, Thread, Scratch1;
+  x86::Gp Scratch2{};
+  bool hasScratch2() const { return !Scratch2.equals(x86::Gp()); }
   jx::MonitorOperands operands() const {
-    return {Obj, Thread, x86::rax, Scratch1};
+    return {Obj, Thread, x86::rax, Scratch1, Scratch2};
   }
   std::string str() const {
     return std::string("obj=") + regName(Obj.id()) +
            " thread=" + regName(Thread.id()) + " scratch=rax," +
-           regName(Scratch1.id());
+           regName(Scratch1.id()) +
+           (hasScratch2() ? std::string(",") + regName(Scratch2.id()) : "");
+  }
+  /// Whether the sequences may write register `Id`.
+  bool isScratch(uint32_t Id) const {
+    return Id == x86::Gp::kIdAx || Id == Scratch1.id() ||
+           (hasScratch2() && Id == Scratch2.id());
   }
   bool uses(uint32_t Id) const {
-    return Id == Obj.id() || Id == Thread.id() || Id == Scratch1.id() ||
-           Id == x86::Gp::kIdAx;
+    return Id == Obj.id() || Id == Thread.id() || isScratch(Id);
   }
 };
 
@@ -98,6 +106,17 @@ inline std::vector<Assignment> allAssignments() {
   return Out;
 }
 
+/// Every ordered choice of (Obj, Thread, Scratch1, Scratch2):
+/// 14 * 13 * 12 * 11 = 24024.
+inline std::vector<Assignment> allThreeScratchAssignments() {
+  std::vector<Assignment> Out;
+  for (const Assignment &As : allAssignments())
+    for (uint32_t S2 : assignableIds())
+      if (!As.uses(S2))
+        Out.push_back({As.Obj, As.Thread, As.Scratch1, x86::gpq(S2)});
+  return Out;
+}
+
 /// A small spread for the threaded tests: the argument registers in both
 /// orders, the REX registers (r12 and r13 need special ModRM/SIB forms as
 /// bases), rbx/rbp, and the registers the glue itself uses.
@@ -108,6 +127,28 @@ inline std::vector<Assignment> sampleAssignments() {
       {rbx, rbp, r11}, {rbp, rbx, r9},  {r8, r9, r10},   {r15, r14, rbx},
       {r11, r10, rdi}, {rdx, rcx, rsi}, {rcx, r11, r12}, {r14, r15, r13},
   };
+}
+
+/// The same spread with a third scratch register, which indexes the lock
+/// stack off Thread ([thread + scratch2]): rbp, r12 and r13 as the base
+/// (they need a displacement or SIB byte), REX and legacy registers as the
+/// index, and the argument registers the glue loads.
+inline std::vector<Assignment> sampleThreeScratchAssignments() {
+  using namespace x86;
+  return {
+      {rdi, rsi, rdx, rcx}, {rsi, rdi, rcx, r9},  {r13, r12, r11, rdx},
+      {r12, r13, r8, r9},   {rbx, rbp, r11, r12}, {rbp, rbx, r9, r13},
+      {r8, r9, r10, r11},   {r15, r14, rbx, rbp}, {r11, r10, rdi, rsi},
+      {rdx, rcx, rsi, rdi}, {rcx, r11, r12, r8},  {r14, r15, r13, rbx},
+  };
+}
+
+/// Both spreads: without Scratch2, then with it.
+inline std::vector<Assignment> sampleAssignmentsOfBothForms() {
+  std::vector<Assignment> Out = sampleAssignments();
+  for (const Assignment &As : sampleThreeScratchAssignments())
+    Out.push_back(As);
+  return Out;
 }
 
 //===-- Vector state the tests can check ---------------------------------===//

@@ -95,7 +95,9 @@ TEST_F(MixedTierTest, BothTiersContendOnTheSameObjects) {
   void *A = object(), *B = object();
   uint64_t CounterA = 0, CounterB = 0, ExpectA = 0, ExpectB = 0;
 
-  std::vector<Assignment> S = sampleAssignments();
+  // Worker 1 emits without Scratch2, worker 3 with it.
+  std::vector<Assignment> S = sampleAssignments(),
+                          S3 = sampleThreeScratchAssignments();
   RuntimeShim Shim(hostVecLevel());
   struct Emitted {
     std::unique_ptr<Program> Simple, Recursive, Nested;
@@ -105,7 +107,8 @@ TEST_F(MixedTierTest, BothTiersContendOnTheSameObjects) {
     SlowPathMode M =
         T % 4 == 1 ? SlowPathMode::OutOfLine : SlowPathMode::Labels;
     RuntimeEntries RT = T % 4 == 1 ? Shim.entries() : RuntimeEntries{};
-    const Assignment &As = S[(T * 3) % S.size()];
+    const Assignment &As =
+        T % 4 == 3 ? S3[(T * 3) % S3.size()] : S[(T * 3) % S.size()];
     Programs[T].Simple = std::make_unique<Program>(As, Simple, M, RT);
     Programs[T].Recursive = std::make_unique<Program>(As, Recursive, M, RT);
     Programs[T].Nested = std::make_unique<Program>(As, Nested, M, RT);
@@ -221,7 +224,7 @@ TEST_F(MixedTierTest, LlvmHolderHandsOverToEmittedContender) {
   // LLVM code holds A fast-locked; emitted code contends (E5 fails, the
   // runtime inflates with an anonymous owner and parks); the LLVM exit's X4
   // fails, and the runtime fixes the owner and hands A to the emitted code.
-  for (const Assignment &As : sampleAssignments()) {
+  for (const Assignment &As : sampleAssignmentsOfBothForms()) {
     SCOPED_TRACE(As.str());
     void *A = object();
     uint64_t Counter = 0;
@@ -268,7 +271,7 @@ TEST_F(MixedTierTest, LlvmHolderHandsOverToEmittedContender) {
 TEST_F(MixedTierTest, EmittedHolderHandsOverToLlvmContender) {
   // The other way: emitted code holds A (recursively); LLVM code contends;
   // the emitted outermost exit fails X4 and the runtime hands over.
-  for (const Assignment &As : sampleAssignments()) {
+  for (const Assignment &As : sampleAssignmentsOfBothForms()) {
     SCOPED_TRACE(As.str());
     void *A = object();
     uint64_t Counter = 0;

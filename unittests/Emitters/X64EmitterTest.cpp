@@ -12,12 +12,16 @@
 //
 // After every step the lock state is checked through the runtime's queries
 // (jitlock_rt_inspect, jitlock_rt_lock_stack) and the header word itself.
+// Every path runs for every register assignment, without and with the
+// optional third scratch register (x64::MonitorOperands::Scratch2).
 //
 //===----------------------------------------------------------------------===//
 #include "EmitterTestUtil.h"
 
 #include "../Runtime/RuntimeTestUtil.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <thread>
@@ -57,11 +61,14 @@ std::string describe(const Assignment &As, const ProbeOptions &O) {
 }
 
 /// enter(thread, obj) and exit(thread, obj), each one emitted sequence in a
-/// wrapper that checks every register around it.
+/// wrapper that checks every register around it. The enter and the exit may
+/// be emitted with different assignments (e.g. with and without Scratch2).
 class Probe {
 public:
-  Probe(const Assignment &As, const ProbeOptions &O)
-      : As(As), Opts(O), Shim(O.Level) {
+  Probe(const Assignment &As, const ProbeOptions &O) : Probe(As, As, O) {}
+  Probe(const Assignment &EnterAs, const Assignment &ExitAs,
+        const ProbeOptions &O)
+      : EnterAs(EnterAs), ExitAs(ExitAs), Opts(O), Shim(O.Level) {
     RuntimeEntries RT = O.Shim ? Shim.entries() : RuntimeEntries{};
     EnterFn = build(/*Enter=*/true, RT);
     ExitFn = build(/*Enter=*/false, RT);
@@ -75,8 +82,12 @@ public:
   Probe(const Probe &) = delete;
   Probe &operator=(const Probe &) = delete;
 
-  void enter(jitlock_thread *T, void *Obj) { run(EnterFn, T, Obj, "enter"); }
-  void exit(jitlock_thread *T, void *Obj) { run(ExitFn, T, Obj, "exit"); }
+  void enter(jitlock_thread *T, void *Obj) {
+    run(EnterFn, EnterAs, T, Obj, "enter");
+  }
+  void exit(jitlock_thread *T, void *Obj) {
+    run(ExitFn, ExitAs, T, Obj, "exit");
+  }
 
   /// Slow-path calls so far (through the shim).
   uint64_t slowEnters() const { return Shim.enters(); }
@@ -88,6 +99,7 @@ private:
   using Fn = void (*)(ProbeFrame *);
 
   Fn build(bool Enter, const RuntimeEntries &RT) {
+    const Assignment &As = Enter ? EnterAs : ExitAs;
     CodeHolder Code;
     Code.init(jit().environment());
     x86::Assembler A(&Code);
@@ -162,7 +174,8 @@ private:
     return reinterpret_cast<Fn>(Out);
   }
 
-  void run(Fn F, jitlock_thread *T, void *Obj, const char *What) {
+  void run(Fn F, const Assignment &As, jitlock_thread *T, void *Obj,
+           const char *What) {
     ProbeFrame P;
     std::memset(&P, 0, sizeof P);
     ++Round;
@@ -178,8 +191,7 @@ private:
     callJit(F, &P);
     EXPECT_EQ(P.RspOut, P.RspIn) << What << ": rsp changed";
     for (uint32_t Id = 0; Id < 16; ++Id) {
-      if (Id == x86::Gp::kIdSp || Id == x86::Gp::kIdAx ||
-          Id == As.Scratch1.id())
+      if (Id == x86::Gp::kIdSp || As.isScratch(Id))
         continue;
       EXPECT_EQ(P.GprOut[Id], P.GprIn[Id])
           << What << ": " << regName(Id) << " not preserved";
@@ -193,7 +205,7 @@ private:
         EXPECT_EQ(P.KOut[I] & 0xFFFF, P.KIn[I]) << What << ": k" << I;
   }
 
-  Assignment As;
+  Assignment EnterAs, ExitAs;
   ProbeOptions Opts;
   RuntimeShim Shim;
   Fn EnterFn = nullptr, ExitFn = nullptr;
@@ -246,8 +258,16 @@ protected:
 
   /// Runs runPaths for one configuration and reports it on failure.
   void runConfig(const Assignment &As, const ProbeOptions &O) {
-    SCOPED_TRACE(describe(As, O));
-    Probe P(As, O);
+    runConfig(As, As, O);
+  }
+  /// The same with the enters and the exits emitted for different
+  /// assignments.
+  void runConfig(const Assignment &EnterAs, const Assignment &ExitAs,
+                 const ProbeOptions &O) {
+    SCOPED_TRACE(&EnterAs == &ExitAs ? describe(EnterAs, O)
+                                     : "enter " + describe(EnterAs, O) +
+                                           "; exit " + describe(ExitAs, O));
+    Probe P(EnterAs, ExitAs, O);
     ASSERT_TRUE(P.built());
     runPaths(P);
     EXPECT_EQ(P.misalignedCalls(), 0u) << "a slow-path call was misaligned";
@@ -482,8 +502,24 @@ TEST_F(X64EmitterTest, EveryRegisterAssignmentEveryPath) {
   }
 }
 
+TEST_F(X64EmitterTest, EveryThreeScratchAssignmentEveryPath) {
+  // All 24024 choices of (Obj, Thread, Scratch1, Scratch2), alternating as
+  // above. The probe lets only rax, Scratch1 and Scratch2 change.
+  std::vector<Assignment> All = allThreeScratchAssignments();
+  ASSERT_EQ(All.size(), 14u * 13u * 12u * 11u);
+  for (size_t I = 0; I < All.size(); ++I) {
+    ProbeOptions O;
+    O.Mode = I % 2 ? SlowPathMode::Labels : SlowPathMode::OutOfLine;
+    O.Misalign = (I / 2) % 2;
+    O.Level = hostVecLevel();
+    runConfig(All[I], O);
+    if (HasFailure())
+      return;
+  }
+}
+
 TEST_F(X64EmitterTest, SampleAssignmentsEveryModeAndAlignment) {
-  for (const Assignment &As : sampleAssignments())
+  for (const Assignment &As : sampleAssignmentsOfBothForms())
     for (SlowPathMode M : {SlowPathMode::OutOfLine, SlowPathMode::Labels})
       for (bool Mis : {false, true}) {
         ProbeOptions O;
@@ -499,7 +535,7 @@ TEST_F(X64EmitterTest, SampleAssignmentsEveryModeAndAlignment) {
 TEST_F(X64EmitterTest, SlowPathCallsTheRuntimeDirectlyAtAnyAlignment) {
   // No shim: the runtime itself (with whatever SSE spills the compiler gave
   // it) is called from stacks that were misaligned on entry.
-  for (const Assignment &As : sampleAssignments())
+  for (const Assignment &As : sampleAssignmentsOfBothForms())
     for (bool Mis : {false, true}) {
       ProbeOptions O;
       O.Misalign = Mis;
@@ -526,7 +562,7 @@ TEST_F(X64EmitterTest, SlowPathCallsTheRuntimeDirectlyAtAnyAlignment) {
 TEST_F(X64EmitterTest, FxsaveFallbackPreservesXmm) {
   // The glue for CPUs without XSAVE: fxsave keeps x87 and xmm0-15.
   jitlock::emit::x64::detail::setVectorSaveForTesting(1);
-  for (const Assignment &As : sampleAssignments()) {
+  for (const Assignment &As : sampleAssignmentsOfBothForms()) {
     ProbeOptions O;
     O.Level = VecLevel::Xmm;
     O.Misalign = As.Obj.id() % 2;
@@ -545,7 +581,7 @@ TEST_F(X64EmitterTest, HeaderAtANegativeOffset) {
   reconfigure(Cfg);
   L = layout();
   ASSERT_EQ(L.header_offset, -8);
-  for (const Assignment &As : sampleAssignments()) {
+  for (const Assignment &As : sampleAssignmentsOfBothForms()) {
     ProbeOptions O;
     O.Level = hostVecLevel();
     runConfig(As, O);
@@ -561,7 +597,7 @@ TEST_F(X64EmitterTest, HeaderAtAPositiveOffset) {
   reconfigure(Cfg);
   L = layout();
   ASSERT_EQ(L.header_offset, 24);
-  for (const Assignment &As : sampleAssignments()) {
+  for (const Assignment &As : sampleAssignmentsOfBothForms()) {
     ProbeOptions O;
     O.Mode = SlowPathMode::Labels;
     O.Level = hostVecLevel();
@@ -571,21 +607,109 @@ TEST_F(X64EmitterTest, HeaderAtAPositiveOffset) {
   }
 }
 
+TEST_F(X64EmitterTest, FormsWithAndWithoutScratch2Mix) {
+  // Every path with the enters emitted with Scratch2 and the exits without
+  // it, and the other way round: the two forms share the lock stack and
+  // the monitors.
+  std::vector<Assignment> Two = sampleAssignments(),
+                          Three = sampleThreeScratchAssignments();
+  for (size_t I = 0; I < Two.size(); ++I) {
+    ProbeOptions O;
+    O.Mode = I % 2 ? SlowPathMode::Labels : SlowPathMode::OutOfLine;
+    O.Misalign = (I / 2) % 2;
+    O.Level = hostVecLevel();
+    runConfig(Three[I], Two[(I + 3) % Two.size()], O);
+    runConfig(Two[I], Three[(I + 7) % Three.size()], O);
+    if (HasFailure())
+      return;
+  }
+}
+
+//===-- What Scratch2 changes in the code --------------------------------===//
+
+/// asmjit's listing of one sequence in Labels mode (no glue).
+std::string listing(const Assignment &As, bool Enter) {
+  CodeHolder Code;
+  Code.init(jit().environment());
+  StringLogger Log;
+  Code.setLogger(&Log);
+  x86::Assembler A(&Code);
+  SlowPathLabels Labels;
+  jitlock_rt_layout L = layout();
+  Error E = Enter ? jx::emitMonitorEnter(A, L, As.operands(),
+                                         SlowPathMode::Labels, &Labels)
+                  : jx::emitMonitorExit(A, L, As.operands(),
+                                        SlowPathMode::Labels, &Labels);
+  EXPECT_EQ(E, kErrorOk) << DebugUtils::errorAsString(E);
+  return std::string(Log.data(), Log.dataSize());
+}
+
+/// Lines of `Text` that contain `Needle`.
+unsigned countLines(const std::string &Text, const std::string &Needle) {
+  unsigned N = 0;
+  size_t Begin = 0;
+  while (Begin < Text.size()) {
+    size_t End = Text.find('\n', Begin);
+    if (End == std::string::npos)
+      End = Text.size();
+    if (Text.substr(Begin, End - Begin).find(Needle) != std::string::npos)
+      ++N;
+    Begin = End + 1;
+  }
+  return N;
+}
+
+TEST(X64EmitterCode, Scratch2KeepsTheTopAndTheStackUntouched) {
+  // The point of Scratch2 (docs/benchmarks.md): the enter reads the
+  // lock-stack top once, before the CAS, and pushes with it; without it the
+  // top is read again after the CAS. The inflated exit then needs no
+  // push/pop of Thread. Checked on asmjit's listing of the inline part.
+  jitlock_rt_layout L = layout();
+  ASSERT_EQ(L.lock_stack_top_offset, 0u) << "the default layout";
+  auto TopOf = [](const Assignment &As) {
+    return std::string("dword ptr [") + regName(As.Thread.id()) + "]";
+  };
+  for (const Assignment &As : sampleAssignments()) {
+    SCOPED_TRACE(As.str());
+    std::string Enter = listing(As, true), Exit = listing(As, false);
+    // Reads: `mov eax, dword ptr [thread]`; the store is `mov dword ...`.
+    EXPECT_EQ(countLines(Enter, ", " + TopOf(As)), 2u) << Enter;
+    EXPECT_EQ(countLines(Exit, "push "), 1u) << Exit;
+    EXPECT_EQ(countLines(Exit, "pop "), 1u) << Exit;
+  }
+  for (const Assignment &As : sampleThreeScratchAssignments()) {
+    SCOPED_TRACE(As.str());
+    std::string Enter = listing(As, true), Exit = listing(As, false);
+    const std::string T = regName(As.Scratch2.id());
+    EXPECT_EQ(countLines(Enter, ", " + TopOf(As)), 1u) << Enter;
+    // The one read is into Scratch2 (its 32-bit name: e.g. edx or r9d),
+    // and the push goes through it.
+    std::string T32 =
+        T[0] == 'r' && T[1] >= '0' && T[1] <= '9' ? T + "d" : "e" + T.substr(1);
+    EXPECT_EQ(countLines(Enter, "mov " + T32 + ", " + TopOf(As)), 1u) << Enter;
+    EXPECT_EQ(countLines(Enter, "mov " + TopOf(As) + ", " + T32), 1u) << Enter;
+    EXPECT_EQ(countLines(Enter, "push "), 0u) << Enter;
+    EXPECT_EQ(countLines(Exit, "push "), 0u) << Exit;
+    EXPECT_EQ(countLines(Exit, "pop "), 0u) << Exit;
+  }
+}
+
 //===-- Contract violations ----------------------------------------------===//
 
 TEST(X64EmitterContract, InvalidOperandsEmitNothing) {
   jitlock_rt_layout L = layout();
   using namespace x86;
   const jx::MonitorOperands Bad[] = {
-      {rdi, rsi, rcx, rdx},  // Scratch0 is not rax
-      {rdi, rdi, rax, rdx},  // Obj == Thread
-      {rdi, rsi, rax, rdi},  // Scratch1 == Obj
-      {rax, rsi, rax, rdx},  // Obj == Scratch0
-      {rsp, rsi, rax, rdx},  // rsp
-      {rdi, rsp, rax, rdx},  // rsp
-      {rdi, rsi, rax, rsp},  // rsp
-      {edi, esi, eax, edx},  // 32-bit registers
-      {rdi, rsi, rax, Gp()}, // no register
+      {rdi, rsi, rcx, rdx},     // Scratch0 is not rax
+      {rdi, rdi, rax, rdx},     // Obj == Thread
+      {rdi, rsi, rax, rdi},     // Scratch1 == Obj
+      {rax, rsi, rax, rdx},     // Obj == Scratch0
+      {rsp, rsi, rax, rdx},     // rsp
+      {rdi, rsp, rax, rdx},     // rsp
+      {rdi, rsi, rax, rsp},     // rsp
+      {edi, esi, eax, edx},     // 32-bit registers
+      {rdi, rsi, rax, Gp()},    // no register
+      {rdi, rsi, rax, gpq(16)}, // no such register
   };
   for (const jx::MonitorOperands &Ops : Bad) {
     CodeHolder Code;
@@ -600,6 +724,55 @@ TEST(X64EmitterContract, InvalidOperandsEmitNothing) {
     }
     EXPECT_EQ(jx::emitSlowCall(A, true, Ops, Labels), kErrorInvalidArgument);
     EXPECT_EQ(Code.codeSize(), 0u) << "something was emitted";
+  }
+}
+
+TEST(X64EmitterContract, InvalidThirdScratchRegistersEmitNothing) {
+  jitlock_rt_layout L = layout();
+  using namespace x86;
+  const Gp Bad[] = {
+      rsp,             // rsp
+      rax,             // == Scratch0
+      rdi,             // == Obj
+      rsi,             // == Thread
+      rdx,             // == Scratch1
+      ecx,             // 32-bit
+      cx,              // 16-bit
+      cl,              // 8-bit
+      gpq(16),         // no such register
+      gpq(Gp::kIdBad), // a 64-bit register without an id
+  };
+  for (const Gp &S2 : Bad) {
+    SCOPED_TRACE("scratch2 id " + std::to_string(S2.id()));
+    const jx::MonitorOperands Ops{rdi, rsi, rax, rdx, S2};
+    CodeHolder Code;
+    Code.init(jit().environment());
+    x86::Assembler A(&Code);
+    SlowPathLabels Labels;
+    for (SlowPathMode M : {SlowPathMode::OutOfLine, SlowPathMode::Labels}) {
+      EXPECT_EQ(jx::emitMonitorEnter(A, L, Ops, M, &Labels),
+                kErrorInvalidArgument);
+      EXPECT_EQ(jx::emitMonitorExit(A, L, Ops, M, &Labels),
+                kErrorInvalidArgument);
+    }
+    EXPECT_EQ(jx::emitSlowCall(A, true, Ops, Labels), kErrorInvalidArgument);
+    EXPECT_EQ(Code.codeSize(), 0u) << "something was emitted";
+    EXPECT_EQ(Code.labelCount(), 0u) << "a label was created";
+  }
+  // The same operands with a good third register, or none, are accepted.
+  const Gp Good[] = {rcx, r8, rbx, rbp, r12, r13, r15, Gp()};
+  for (const Gp &S2 : Good) {
+    const jx::MonitorOperands Ops{rdi, rsi, rax, rdx, S2};
+    CodeHolder Code;
+    Code.init(jit().environment());
+    x86::Assembler A(&Code);
+    SlowPathLabels Enter, Exit;
+    EXPECT_EQ(jx::emitMonitorEnter(A, L, Ops, SlowPathMode::Labels, &Enter),
+              kErrorOk);
+    EXPECT_EQ(jx::emitMonitorExit(A, L, Ops, SlowPathMode::Labels, &Exit),
+              kErrorOk);
+    EXPECT_EQ(jx::emitSlowCall(A, true, Ops, Enter), kErrorOk);
+    EXPECT_EQ(jx::emitSlowCall(A, false, Ops, Exit), kErrorOk);
   }
 }
 
@@ -767,13 +940,20 @@ public:
 };
 
 TEST_F(X64EmitterThreadTest, AnonymousOwnerFixupThenHandover) {
-  std::vector<Assignment> S = sampleAssignments();
-  for (size_t I = 0; I < S.size(); ++I) {
-    fixup(S[I], S[(I + 5) % S.size()], /*EmittedContender=*/I % 2 == 0,
-          /*Depth=*/1 + I % 3);
-    if (HasFailure())
-      return;
-  }
+  // The holder and the contender each without and with Scratch2.
+  const std::vector<Assignment> Forms[2] = {sampleAssignments(),
+                                            sampleThreeScratchAssignments()};
+  for (unsigned HolderForm : {0u, 1u})
+    for (unsigned ContenderForm : {0u, 1u}) {
+      const std::vector<Assignment> &S = Forms[HolderForm],
+                                    &C = Forms[ContenderForm];
+      for (size_t I = 0; I < S.size(); ++I) {
+        fixup(S[I], C[(I + 5) % C.size()], /*EmittedContender=*/I % 2 == 0,
+              /*Depth=*/1 + I % 3);
+        if (HasFailure())
+          return;
+      }
+    }
 }
 
 TEST_F(X64EmitterThreadTest, ContendedMutualExclusion) {
@@ -785,7 +965,9 @@ TEST_F(X64EmitterThreadTest, ContendedMutualExclusion) {
   // Doubled on every attempt that saw no contention (a thread can finish a
   // short run inside one time slice when the threads share a CPU).
   uint64_t Iterations = 20000;
-  std::vector<Assignment> S = sampleAssignments();
+  // Threads 1 and 2 emit with Scratch2, 0 and 3 without.
+  std::vector<Assignment> S = sampleAssignments(),
+                          S3 = sampleThreeScratchAssignments();
   void *A = object(), *B = object();
   uint64_t CounterA = 0, CounterB = 0;
   const std::vector<Op> Simple = {
@@ -806,7 +988,8 @@ TEST_F(X64EmitterThreadTest, ContendedMutualExclusion) {
     const std::vector<Op> &Body = T % 3 == 0   ? Simple
                                   : T % 3 == 1 ? Recursive
                                                : Nested;
-    Programs.push_back(std::make_unique<Program>(S[T], Body, M, RT));
+    const Assignment &As = T == 1 || T == 2 ? S3[T] : S[T];
+    Programs.push_back(std::make_unique<Program>(As, Body, M, RT));
   }
   // One attempt: every thread runs its program; the counters must come out
   // exact. Attempts repeat (a few at most) until the threads have really
@@ -854,6 +1037,36 @@ TEST_F(X64EmitterThreadTest, ContendedMutualExclusion) {
   EXPECT_GT(Contended, 0u) << "the threads never met on the objects";
   RecordProperty("contended_enters", std::to_string(Contended));
   EXPECT_EQ(Shim.misaligned(), 0u);
+}
+
+//===-- The listings in docs/emitters.md ---------------------------------===//
+
+TEST(X64SequenceDump, Scratch2Sequences) {
+  // jitlock-baseline --dump-sequences writes the two-register sequences;
+  // this writes the same ones with Scratch2 = rdx (enter3.bin, exit3.bin).
+  const char *Dir = std::getenv("JITLOCK_EMITTER_DUMP");
+  if (!Dir)
+    GTEST_SKIP() << "set JITLOCK_EMITTER_DUMP=dir to write the sequences";
+  const jitlock_rt_layout L = layout();
+  const jx::MonitorOperands Ops{x86::r13, x86::r12, x86::rax, x86::rcx,
+                                x86::rdx};
+  for (bool Enter : {true, false}) {
+    CodeHolder Code;
+    Code.init(jit().environment());
+    x86::Assembler A(&Code);
+    Error E = Enter ? jx::emitMonitorEnter(A, L, Ops, SlowPathMode::OutOfLine)
+                    : jx::emitMonitorExit(A, L, Ops, SlowPathMode::OutOfLine);
+    ASSERT_EQ(E, kErrorOk);
+    ASSERT_EQ(Code.flatten(), kErrorOk);
+    ASSERT_EQ(Code.resolveUnresolvedLinks(), kErrorOk);
+    const CodeBuffer &B = Code.textSection()->buffer();
+    std::string Path =
+        std::string(Dir) + (Enter ? "/enter3.bin" : "/exit3.bin");
+    FILE *F = std::fopen(Path.c_str(), "wb");
+    ASSERT_NE(F, nullptr) << Path;
+    EXPECT_EQ(std::fwrite(B.data(), 1, B.size(), F), B.size());
+    std::fclose(F);
+  }
 }
 
 } // namespace
