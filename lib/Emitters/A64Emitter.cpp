@@ -7,9 +7,9 @@
 // the LLVM lowering (lib/Passes/LowerMonitors.cpp), whose AArch64 machine
 // code docs/fast-paths.md shows:
 //
-//   * The header, lock-stack and recursion-count accesses are plain ldr/str
-//     (relaxed atomics: aligned 32- and 64-bit accesses are single-copy
-//     atomic).
+//   * The header, lock-stack and recursion-count accesses, and the owner
+//     tests of M1 and N2, are plain ldr/str (relaxed atomics: aligned 32-
+//     and 64-bit accesses are single-copy atomic).
 //   * E5 and M1, the acquisitions, are acquire CASes: casa (LSE), or an
 //     ldaxr/stxr loop (LL/SC).
 //   * X4 and N3, the releases, are release CASes: casl, or an ldxr/stlxr
@@ -322,14 +322,18 @@ void Emitter::enter(Label Slow, Label Done, bool SlowFollows) {
   // Out of line.
   ok(A.bind(Inflated));
   // M1  Exactly 10 (11 is the embedder's: the runtime). m = h - 10.
+  //     Test, then CAS: load m.owner (plain ldr); nonzero goes to M2's
+  //     check without a CAS, which would take the owner's cache line. 0:
   //     CAS m.owner 0 -> thread, acquire. The relaxed header load orders
   //     the monitor's fields by address dependency.
+  Label Owned = A.newLabel();
   ok(A.tbnz(H, UnlockedBit, Slow));
   addImm(T, H, OwnerOff, T); //                T = &m.owner
+  ok(A.ldr(V, A64::ptr(T)));
+  ok(A.cbnz(V, Owned)); //                     owned: M2's check
   if (LSE) {
-    ok(A.mov(V, A64::xzr));
-    ok(A.casa(V, Thread, A64::ptr(T)));
-    ok(A.cbz(V, Done)); //                     acquired
+    ok(A.casa(V, Thread, A64::ptr(T))); //     V is 0: the expected value
+    ok(A.cbz(V, Done));                 //     acquired
   } else {
     Label Retry = A.newLabel();
     ok(A.bind(Retry));
@@ -341,8 +345,11 @@ void Emitter::enter(Label Slow, Label Done, bool SlowFollows) {
     ok(A.bind(MonitorFail));
     ok(A.clrex(15));
   }
+  // A failed CAS leaves the new owner in V, never this thread: the check
+  // below sends it to the runtime.
   // M2  owner == thread: recursions += 1 (only the owner writes it).
   //     Anything else (anonymous, queued bit, another owner): the runtime.
+  ok(A.bind(Owned));
   ok(A.cmp(V, Thread));
   ok(A.b_ne(Slow));
   load(V, H, RecursionsOff, T);
@@ -359,7 +366,7 @@ void Emitter::enter(Label Slow, Label Done, bool SlowFollows) {
 
 void Emitter::exit(Label Slow, Label Done, bool SlowFollows) {
   Label Inflated = A.newLabel(), Restore = A.newLabel();
-  Label CasFail = A.newLabel();
+  Label CasFail = A.newLabel(), Recursive = A.newLabel();
   bool LSE = At == Atomics::LSE;
 
   // X1  Is obj the top entry? T = top - 8, V = &slot[top - 8].
@@ -417,14 +424,26 @@ void Emitter::exit(Label Slow, Label Done, bool SlowFollows) {
   store(T.w(), Thread, TopOff, H);
   ok(A.b(Slow));
 
+  // N2, recursive (out of line, reached from below; V = m.recursions): if
+  //     m.owner == thread (only it stores itself there), recursions -= 1,
+  //     plain ldr/str (only the owner writes it). Anything else (another
+  //     owner, anonymous, the queued bit): the runtime.
+  ok(A.bind(Recursive));
+  load(T, H, OwnerOff, T);
+  ok(A.cmp(T, Thread));
+  ok(A.b_ne(Slow));
+  ok(A.sub(V, V, 1));
+  store(V, H, RecursionsOff, T);
+  ok(A.b(Done));
+
   // N1  h = header; exactly 10?
   ok(A.bind(Inflated));
   load(H, Obj, HeaderOff, H);
   ok(A.tbz(H, MonitorBit, Slow));
   ok(A.tbnz(H, UnlockedBit, Slow));
-  // N2  m = h - 10; m.recursions != 0: the runtime.
+  // N2  m = h - 10; m.recursions != 0: one less, above.
   load(V, H, RecursionsOff, V);
-  ok(A.cbnz(V, Slow));
+  ok(A.cbnz(V, Recursive));
   // N3  CAS m.owner thread -> 0, release. Fails on the queued bit, an
   //     anonymous owner or another owner: all the runtime's.
   addImm(T, H, OwnerOff, T); //                T = &m.owner

@@ -9,7 +9,9 @@
 //
 // Memory ordering: every CAS is a `lock cmpxchg`, a full barrier on x86, so
 // the acquire (E5, M1) and release (X4, N3) orderings cost nothing extra; the
-// relaxed loads and stores of headers and lock stacks are plain `mov`s.
+// relaxed loads and stores of headers, lock stacks and monitor fields (M1's
+// owner test, M2's and N2's recursion updates) are plain `mov`s, `inc`s and
+// `dec`s.
 //
 // Register use: Scratch0 (rax, cmpxchg's implicit comparand), Scratch1, and
 // the optional Scratch2. Without Scratch2, the enter keeps the lock-stack top
@@ -406,17 +408,25 @@ Error emitMonitorEnter(x86::Assembler &A, const jitlock_rt_layout &L,
   }
 
   // M1: exactly 10 (11 is the embedder's: the runtime waits it out). The
-  // monitor is h - 10; CAS its owner 0 -> thread, acquire.
+  // monitor is h - 10. Test, then CAS: load its owner (a plain mov); only
+  // when it is 0, CAS it 0 -> thread, acquire (rax is already the 0). A
+  // nonzero owner skips the CAS, which would take the owner's cache line.
+  Label Owned = A.newLabel();
   E(A.bind(Inflated));
   E(A.mov(x86::eax, H.r32()));
   E(A.and_(x86::eax, int32_t(L.lock_mask)));
   E(A.cmp(x86::eax, int32_t(L.monitor_value)));
   E(A.jne(Slow));
-  E(A.xor_(x86::eax, x86::eax));
+  E(A.mov(x86::rax, x86::qword_ptr(H, MonOwner)));
+  E(A.test(x86::rax, x86::rax));
+  E(A.jnz(Owned));
   E(A.lock().cmpxchg(x86::qword_ptr(H, MonOwner), Thread));
   E(A.je(Done));
-  // M2: the owner (now in rax) is this thread: recursions += 1 (only the
-  // owner writes it). Anonymous, queued bit or another owner: the runtime.
+  // The CAS failed: rax holds the new owner, never this thread, so the
+  // check below sends it to the runtime.
+  // M2: the owner (in rax) is this thread: recursions += 1 (only the owner
+  // writes it). Anonymous, queued bit or another owner: the runtime.
+  E(A.bind(Owned));
   E(A.cmp(x86::rax, Thread));
   E(A.jne(Slow));
   E(A.inc(x86::qword_ptr(H, MonRecursions)));
@@ -432,7 +442,8 @@ Error emitMonitorExit(x86::Assembler &A, const jitlock_rt_layout &L,
   Label Slow, Done;
   if (Error Err = sequenceLabels(A, Mode, Labels, Slow, Done))
     return Err;
-  Label Inflated = A.newLabel(), Restore = A.newLabel();
+  Label Inflated = A.newLabel(), Restore = A.newLabel(),
+        Recursive = A.newLabel();
 
   const x86::Gp Obj = Ops.Obj, Thread = Ops.Thread, H = Ops.Scratch1;
   const x86::Mem Header = x86::qword_ptr(Obj, L.header_offset);
@@ -476,6 +487,16 @@ Error emitMonitorExit(x86::Assembler &A, const jitlock_rt_layout &L,
   E(A.add(Top, 8));
   E(A.jmp(Slow));
 
+  // N2, recursive (out of line, reached from below): the owner is this
+  // thread (only it stores itself there): recursions -= 1, no atomic (only
+  // the owner writes it). Anything else (another owner, anonymous, the
+  // queued bit): the runtime.
+  E(A.bind(Recursive));
+  E(A.cmp(x86::qword_ptr(H, MonOwner), Thread));
+  E(A.jne(Slow));
+  E(A.dec(x86::qword_ptr(H, MonRecursions)));
+  E(A.jmp(Done));
+
   // N1: h = header; not exactly 10: the runtime.
   E(A.bind(Inflated));
   E(A.mov(H, Header));
@@ -483,9 +504,9 @@ Error emitMonitorExit(x86::Assembler &A, const jitlock_rt_layout &L,
   E(A.and_(x86::eax, int32_t(L.lock_mask)));
   E(A.cmp(x86::eax, int32_t(L.monitor_value)));
   E(A.jne(Slow));
-  // N2: the monitor (h - 10) has recursions: the runtime.
+  // N2: the monitor (h - 10) has recursions: one less, above.
   E(A.cmp(x86::qword_ptr(H, MonRecursions), 0));
-  E(A.jne(Slow));
+  E(A.jne(Recursive));
   // N3: CAS owner thread -> 0, release. Fails on the queued bit, an
   // anonymous owner or another owner: the runtime. The zero comes from
   // Scratch2 when given, else from Thread, saved around the CAS (pop keeps

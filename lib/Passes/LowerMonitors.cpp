@@ -199,22 +199,32 @@ void MonitorLowering::lowerEnter(CallBase &CB) {
       Heavy ? isMonitor(B, H)
             : emitFastLock(B, Fast, Obj, Thread, HeaderAddr, H, Slow, Done);
 
-  // M1: a monitor (exactly 10): CAS owner 0 -> self, acquire (the
-  // acquisition).
+  // M1: a monitor (exactly 10): test, then CAS. The owner word is loaded
+  // first (relaxed: the CAS is the acquire); only a free monitor (0) is
+  // CASed, since a failing CAS would take the owner's cache line all the
+  // same. Nonzero and not self (anonymous, queued bit, another owner): the
+  // runtime.
   BasicBlock *TakeMonitor = newBlock(F, "jitlock.enter.monitor", Owned);
+  BasicBlock *CasMonitor = newBlock(F, "jitlock.enter.monitor.cas", Owned);
   branch(B, IsMonitor, TakeMonitor, Slow, Likely);
   B.SetInsertPoint(TakeMonitor);
   Value *Self = B.CreatePtrToInt(Thread, I64, "jitlock.self");
   Value *OwnerAddr =
       monitorField(B, H, L.monitor_owner_offset, "jitlock.owner.addr");
-  Value *OwnerPair = cas(B, OwnerAddr, B.getInt64(0), Self,
-                         AtomicOrdering::Acquire, "jitlock.owner.cas");
-  branch(B, B.CreateExtractValue(OwnerPair, 1), Done, Owned, Likely);
+  Value *Owner = loadRelaxed(B, I64, OwnerAddr, "jitlock.owner");
+  branch(B, B.CreateICmpEQ(Owner, B.getInt64(0), "jitlock.owner.is.free"),
+         CasMonitor, Owned, Likely);
+  // Free: CAS owner 0 -> self, acquire (the acquisition). On failure
+  // someone took it meanwhile: the runtime. The expected 0 is the value
+  // loaded, so that x86 finds it in rax already.
+  B.SetInsertPoint(CasMonitor);
+  Value *OwnerPair = cas(B, OwnerAddr, Owner, Self, AtomicOrdering::Acquire,
+                         "jitlock.owner.cas");
+  branch(B, B.CreateExtractValue(OwnerPair, 1), Done, Slow, Likely);
 
   // M2: already ours: one more recursion; only the owner writes the count.
   B.SetInsertPoint(Owned);
-  Value *Mine = B.CreateICmpEQ(B.CreateExtractValue(OwnerPair, 0), Self,
-                               "jitlock.owner.is.self");
+  Value *Mine = B.CreateICmpEQ(Owner, Self, "jitlock.owner.is.self");
   branch(B, Mine, Recursive, Slow, Likely);
   B.SetInsertPoint(Recursive);
   Value *RecAddr = monitorField(B, H, L.monitor_recursions_offset,
@@ -345,29 +355,44 @@ void MonitorLowering::lowerExit(CallBase &CB) {
   storeRelaxed(B, Top, TopAddr);
   B.CreateBr(Slow);
 
-  // N1-N2: an inflated object with no recursion...
+  // N1: an inflated object (exactly 10)...
   B.SetInsertPoint(Inflated);
   Value *IH = loadRelaxed(B, I64, HeaderAddr, "jitlock.header.inflated");
   Value *IsMonitor =
       B.CreateICmpEQ(B.CreateAnd(IH, L.lock_mask), B.getInt64(L.monitor_value),
                      "jitlock.is.monitor");
   BasicBlock *CheckRec = newBlock(F, "jitlock.exit.monitor", Release);
+  BasicBlock *RecOwner = newBlock(F, "jitlock.exit.owned", Release);
+  BasicBlock *RecDec = newBlock(F, "jitlock.exit.monitor.recursive", Release);
   branch(B, IsMonitor, CheckRec, Slow, Likely);
+  // N2: with no recursion, N3; with some, if this thread is the owner, one
+  // recursion less, inline: only the owner writes the count.
   B.SetInsertPoint(CheckRec);
-  Value *Rec = loadRelaxed(B, I64,
-                           monitorField(B, IH, L.monitor_recursions_offset,
-                                        "jitlock.recursions.addr"),
-                           "jitlock.recursions");
+  Value *RecAddr = monitorField(B, IH, L.monitor_recursions_offset,
+                                "jitlock.recursions.addr");
+  Value *Rec = loadRelaxed(B, I64, RecAddr, "jitlock.recursions");
+  Value *Self = B.CreatePtrToInt(Thread, I64, "jitlock.self");
+  Value *OwnerAddr =
+      monitorField(B, IH, L.monitor_owner_offset, "jitlock.owner.addr");
   branch(B, B.CreateICmpEQ(Rec, B.getInt64(0), "jitlock.no.recursion"), Release,
-         Slow, Likely);
+         RecOwner, Likely);
+  B.SetInsertPoint(RecOwner);
+  // Relaxed: only this thread stores itself there, so seeing self means it
+  // owns the monitor. Anything else (another owner, an anonymous one, the
+  // queued bit): the runtime.
+  Value *Owner = loadRelaxed(B, I64, OwnerAddr, "jitlock.owner");
+  branch(B, B.CreateICmpEQ(Owner, Self, "jitlock.owner.is.self"), RecDec, Slow,
+         Likely);
+  B.SetInsertPoint(RecDec);
+  storeRelaxed(B, B.CreateSub(Rec, B.getInt64(1), "jitlock.recursions.next"),
+               RecAddr);
+  B.CreateBr(Done);
 
   // N3: CAS owner self -> 0, release. Fails on the queued bit (someone to
   // hand over to), an anonymous owner, or another owner: all runtime work.
   B.SetInsertPoint(Release);
-  Value *Self = B.CreatePtrToInt(Thread, I64, "jitlock.self");
-  Value *OwnerPair =
-      cas(B, monitorField(B, IH, L.monitor_owner_offset, "jitlock.owner.addr"),
-          Self, B.getInt64(0), AtomicOrdering::Release, "jitlock.owner.cas");
+  Value *OwnerPair = cas(B, OwnerAddr, Self, B.getInt64(0),
+                         AtomicOrdering::Release, "jitlock.owner.cas");
   branch(B, B.CreateExtractValue(OwnerPair, 1), Done, Slow, Likely);
 
   emitSlowCall(B, Slow, Done, /*Enter=*/false, Thread, Obj);

@@ -13,12 +13,16 @@
 //       lock acquisition, so the critical section may not float above it.
 //       On success push obj; on failure enter().
 // Inflated enter, inline part:
-//   M1  m = h - 0b10. CAS m.owner 0 -> self, acquire (the acquisition).
+//   M1  m = h - 0b10; o = load m.owner (relaxed). If o == self: M2. If o
+//       is nonzero (anonymous owner, queued bit, another owner, DEFLATER):
+//       enter(), with no CAS (a failing CAS would still take the owner's
+//       cache line). If o == 0: CAS m.owner 0 -> self, acquire (the
+//       acquisition); on failure enter().
 //       The monitor's fields are reached through the relaxed header load:
 //       the address dependency orders them after the inflater's release
 //       CAS (consume ordering, which both targets give for free).
-//   M2  else if m.owner == self: m.recursions += 1 (only the owner writes it).
-//       Anything else (anonymous owner, queued bit, another owner): enter().
+//   M2  o == self: m.recursions += 1, a plain (relaxed) load and store:
+//       only the owner writes it.
 //
 // Monitor exit, inline part (X1-X4), then exit() below:
 //   X1  if the top entry is not obj: go to N1.
@@ -31,7 +35,10 @@
 //       the slow path always sees the state from before the exit began.
 // Inflated exit, inline part:
 //   N1  h = load header; if h's bits are not 10: exit().
-//   N2  m = h - 0b10; if m.recursions != 0: exit().
+//   N2  m = h - 0b10; r = m.recursions. If r != 0: if m.owner == self
+//       (relaxed load; only self stores self there), m.recursions = r - 1, a
+//       plain (relaxed) store like M2's; done. Otherwise (not the owner,
+//       or the queued bit set) exit(). If r == 0: N3.
 //   N3  CAS m.owner self -> 0, release. It fails when the queued bit is set
 //       (someone must be handed the monitor), when the owner is anonymous
 //       (this thread still has to fix it), or when self is not the owner;

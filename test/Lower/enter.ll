@@ -57,7 +57,8 @@ entry:
 ; CHECK-NEXT:    store atomic i32 %jitlock.top.next, ptr %jitlock.thread monotonic, align 4
 ; CHECK-NEXT:    br label %jitlock.enter.done
 ;
-; M1: exactly 10, then CAS owner 0 -> self, acquire.
+; M1: exactly 10; test the owner word (relaxed load), and only when it is 0
+; CAS it 0 -> self, acquire. A failed CAS goes to the runtime.
 ; CHECK:       jitlock.enter.inflated:
 ; CHECK-NEXT:    [[BITS:%.*]] = and i64 %jitlock.header, 3
 ; CHECK-NEXT:    %jitlock.is.monitor = icmp eq i64 [[BITS]], 2
@@ -66,14 +67,18 @@ entry:
 ; CHECK-NEXT:    %jitlock.self = ptrtoint ptr %jitlock.thread to i64
 ; CHECK-NEXT:    %jitlock.monitor.tagged = inttoptr i64 %jitlock.header to ptr
 ; CHECK-NEXT:    %jitlock.owner.addr = getelementptr i8, ptr %jitlock.monitor.tagged, i64 62
-; CHECK-NEXT:    %jitlock.owner.cas = cmpxchg ptr %jitlock.owner.addr, i64 0, i64 %jitlock.self acquire monotonic, align 8
+; CHECK-NEXT:    %jitlock.owner = load atomic i64, ptr %jitlock.owner.addr monotonic, align 8
+; CHECK-NEXT:    %jitlock.owner.is.free = icmp eq i64 %jitlock.owner, 0
+; CHECK-NEXT:    br i1 %jitlock.owner.is.free, label %jitlock.enter.monitor.cas, label %jitlock.enter.owned, !prof [[LIKELY]]
+; CHECK:       jitlock.enter.monitor.cas:
+; CHECK-NEXT:    %jitlock.owner.cas = cmpxchg ptr %jitlock.owner.addr, i64 %jitlock.owner, i64 %jitlock.self acquire monotonic, align 8
 ; CHECK-NEXT:    [[OWNED:%.*]] = extractvalue { i64, i1 } %jitlock.owner.cas, 1
-; CHECK-NEXT:    br i1 [[OWNED]], label %jitlock.enter.done, label %jitlock.enter.owned, !prof [[LIKELY]]
+; CHECK-NEXT:    br i1 [[OWNED]], label %jitlock.enter.done, label %jitlock.enter.slow, !prof [[LIKELY]]
 ;
-; M2: the owner seen by the failed CAS is self: recursions += 1, relaxed.
+; M2: the owner word loaded by M1 is self (exactly: not with the queued
+; bit): recursions += 1, relaxed. Anything else nonzero: the runtime.
 ; CHECK:       jitlock.enter.owned:
-; CHECK-NEXT:    [[SEEN:%.*]] = extractvalue { i64, i1 } %jitlock.owner.cas, 0
-; CHECK-NEXT:    %jitlock.owner.is.self = icmp eq i64 [[SEEN]], %jitlock.self
+; CHECK-NEXT:    %jitlock.owner.is.self = icmp eq i64 %jitlock.owner, %jitlock.self
 ; CHECK-NEXT:    br i1 %jitlock.owner.is.self, label %jitlock.enter.monitor.recursive, label %jitlock.enter.slow, !prof [[LIKELY]]
 ; CHECK:       jitlock.enter.monitor.recursive:
 ; CHECK-NEXT:    %jitlock.monitor.tagged{{[0-9]*}} = inttoptr i64 %jitlock.header to ptr

@@ -58,18 +58,29 @@ entry:
 ; CHECK-NEXT:    [[IBITS:%.*]] = and i64 %jitlock.header.inflated, 3
 ; CHECK-NEXT:    %jitlock.is.monitor = icmp eq i64 [[IBITS]], 2
 ; CHECK-NEXT:    br i1 %jitlock.is.monitor, label %jitlock.exit.monitor, label %jitlock.exit.slow, !prof [[LIKELY]]
-; N2: no recursion.
+; N2: the recursion count and the owner word's address; no recursion: N3.
 ; CHECK:       jitlock.exit.monitor:
 ; CHECK-NEXT:    %jitlock.monitor.tagged = inttoptr i64 %jitlock.header.inflated to ptr
 ; CHECK-NEXT:    %jitlock.recursions.addr = getelementptr i8, ptr %jitlock.monitor.tagged, i64 70
 ; CHECK-NEXT:    %jitlock.recursions = load atomic i64, ptr %jitlock.recursions.addr monotonic, align 8
-; CHECK-NEXT:    %jitlock.no.recursion = icmp eq i64 %jitlock.recursions, 0
-; CHECK-NEXT:    br i1 %jitlock.no.recursion, label %jitlock.exit.release, label %jitlock.exit.slow, !prof [[LIKELY]]
-; N3: CAS owner self -> 0, release.
-; CHECK:       jitlock.exit.release:
 ; CHECK-NEXT:    %jitlock.self = ptrtoint ptr %jitlock.thread to i64
 ; CHECK-NEXT:    %jitlock.monitor.tagged{{[0-9]+}} = inttoptr i64 %jitlock.header.inflated to ptr
 ; CHECK-NEXT:    %jitlock.owner.addr = getelementptr i8, ptr %jitlock.monitor.tagged{{[0-9]+}}, i64 62
+; CHECK-NEXT:    %jitlock.no.recursion = icmp eq i64 %jitlock.recursions, 0
+; CHECK-NEXT:    br i1 %jitlock.no.recursion, label %jitlock.exit.release, label %jitlock.exit.owned, !prof [[LIKELY]]
+; N2, recursions: the owner word (relaxed) is exactly self: recursions -= 1,
+; a relaxed store, no call. Anything else (another owner, anonymous, the
+; queued bit): the runtime.
+; CHECK:       jitlock.exit.owned:
+; CHECK-NEXT:    %jitlock.owner = load atomic i64, ptr %jitlock.owner.addr monotonic, align 8
+; CHECK-NEXT:    %jitlock.owner.is.self = icmp eq i64 %jitlock.owner, %jitlock.self
+; CHECK-NEXT:    br i1 %jitlock.owner.is.self, label %jitlock.exit.monitor.recursive, label %jitlock.exit.slow, !prof [[LIKELY]]
+; CHECK:       jitlock.exit.monitor.recursive:
+; CHECK-NEXT:    %jitlock.recursions.next = sub i64 %jitlock.recursions, 1
+; CHECK-NEXT:    store atomic i64 %jitlock.recursions.next, ptr %jitlock.recursions.addr monotonic, align 8
+; CHECK-NEXT:    br label %jitlock.exit.done
+; N3: CAS owner self -> 0, release.
+; CHECK:       jitlock.exit.release:
 ; CHECK-NEXT:    %jitlock.owner.cas = cmpxchg ptr %jitlock.owner.addr, i64 %jitlock.self, i64 0 release monotonic, align 8
 ; CHECK-NEXT:    [[RELEASED:%.*]] = extractvalue { i64, i1 } %jitlock.owner.cas, 1
 ; CHECK-NEXT:    br i1 [[RELEASED]], label %jitlock.exit.done, label %jitlock.exit.slow, !prof [[LIKELY]]

@@ -51,8 +51,10 @@ entry:
 ; CHECK:       jitlock.exit.inflated:
 ; GEP-NEXT:      %jitlock.header.inflated = load atomic i64, ptr %jitlock.header.addr{{[0-9]+}} monotonic
 ; ZERO-NEXT:     %jitlock.header.inflated = load atomic i64, ptr %o monotonic
-; CHECK:       jitlock.exit.release:
+; CHECK:       jitlock.exit.monitor:
 ; CHECK:         %jitlock.owner.addr{{[0-9]+}} = getelementptr i8, ptr %jitlock.monitor.tagged{{[0-9]+}}, i64 62
+; CHECK:       jitlock.exit.release:
+; CHECK-NEXT:    cmpxchg ptr %jitlock.owner.addr{{[0-9]+}},
 
 ; The stamp records the offset lowered for.
 ; GEP:         !"jitlock.lowered-layout", !"abi={{[0-9]+}};header=[[OFF]];

@@ -2,7 +2,8 @@
 ; jitlock.*.slow block carries branch weights that favour the fast path
 ; (1:1048575), and the runtime calls have the `cold` call-site attribute, so
 ; that block placement moves them out of line. The recursion tests (E4, X3)
-; are between two fast outcomes and carry no weights.
+; are between two fast outcomes and carry no weights. M1's owner test and
+; N2's recursion test favour the first acquisition and the last exit.
 ;
 ; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so -passes=jitlock-lower \
 ; RUN:   -S %s | FileCheck %s
@@ -25,7 +26,8 @@ entry:
 ; Fall-through to the slow side: weights N:1.
 ; CHECK:         br i1 {{%[0-9]+}}, label %jitlock.enter.push, label %jitlock.enter.slow, !prof [[LIKELY:![0-9]+]]
 ; CHECK:         br i1 %jitlock.is.monitor, label %jitlock.enter.monitor, label %jitlock.enter.slow, !prof [[LIKELY]]
-; CHECK:         br i1 {{%[0-9]+}}, label %jitlock.enter.done, label %jitlock.enter.owned, !prof [[LIKELY]]
+; CHECK:         br i1 %jitlock.owner.is.free, label %jitlock.enter.monitor.cas, label %jitlock.enter.owned, !prof [[LIKELY]]
+; CHECK:         br i1 {{%[0-9]+}}, label %jitlock.enter.done, label %jitlock.enter.slow, !prof [[LIKELY]]
 ; CHECK:         br i1 %jitlock.owner.is.self, label %jitlock.enter.monitor.recursive, label %jitlock.enter.slow, !prof [[LIKELY]]
 ; CHECK:       jitlock.enter.slow:
 ; CHECK-NEXT:    call i32 @jitlock_rt_monitor_enter({{.*}}) [[COLD:#[0-9]+]]
@@ -35,7 +37,8 @@ entry:
 ; CHECK:         br i1 %jitlock.is.fast, label %jitlock.exit.cas, label %jitlock.exit.restore, !prof [[LIKELY]]
 ; CHECK:         br i1 {{%[0-9]+}}, label %jitlock.exit.done, label %jitlock.exit.restore, !prof [[LIKELY]]
 ; CHECK:         br i1 %jitlock.is.monitor{{[0-9]+}}, label %jitlock.exit.monitor, label %jitlock.exit.slow, !prof [[LIKELY]]
-; CHECK:         br i1 %jitlock.no.recursion, label %jitlock.exit.release, label %jitlock.exit.slow, !prof [[LIKELY]]
+; CHECK:         br i1 %jitlock.no.recursion, label %jitlock.exit.release, label %jitlock.exit.owned, !prof [[LIKELY]]
+; CHECK:         br i1 %jitlock.owner.is.self{{[0-9]*}}, label %jitlock.exit.monitor.recursive, label %jitlock.exit.slow, !prof [[LIKELY]]
 ; CHECK:         br i1 {{%[0-9]+}}, label %jitlock.exit.done, label %jitlock.exit.slow, !prof [[LIKELY]]
 ; CHECK:       jitlock.exit.slow:
 ; CHECK-NEXT:    call i32 @jitlock_rt_monitor_exit({{.*}}) [[COLD]]

@@ -347,9 +347,10 @@ void X64EmitterTest::runPaths(Probe &P) {
   expectLock(B, JITLOCK_STATE_FAST, self, 1, "A B A");
   expectStack({B}, "A B A");
   EXPECT_EQ(header(A) & kLockMask, kMonitor);
-  // Exit A: X1 sees B on top -> N1 (10) -> N2 (recursions 1) -> runtime.
+  // Exit A: X1 sees B on top -> N1 (10) -> N2 (recursions 1, owner self):
+  // one recursion less, inline.
   P.exit(self, A);
-  EXPECT_SLOW(0, 1, "A B A: exit A");
+  EXPECT_SLOW(0, 0, "A B A: exit A");
   expectLock(A, JITLOCK_STATE_INFLATED, self, 1, "A B A: exit A");
   P.exit(self, B);
   EXPECT_SLOW(0, 0, "A B A: exit B");
@@ -362,8 +363,8 @@ void X64EmitterTest::runPaths(Probe &P) {
   if (::testing::Test::HasFailure())
     return;
 
-  // Inflated, inline: M1 takes the free monitor, M2 counts, N2 sends the
-  // recursive exit to the runtime, N3 releases inline.
+  // Inflated, inline: M1 takes the free monitor, M2 counts, N2 counts
+  // down, N3 releases; none of them calls the runtime.
   P.enter(self, A);
   EXPECT_SLOW(0, 0, "M1");
   expectLock(A, JITLOCK_STATE_INFLATED, self, 1, "M1");
@@ -375,10 +376,34 @@ void X64EmitterTest::runPaths(Probe &P) {
   EXPECT_SLOW(0, 0, "M2 again");
   expectLock(A, JITLOCK_STATE_INFLATED, self, 3, "M2 again");
   P.exit(self, A);
-  EXPECT_SLOW(0, 1, "N2 (recursions)");
+  EXPECT_SLOW(0, 0, "N2 (recursions)");
   expectLock(A, JITLOCK_STATE_INFLATED, self, 2, "N2 (recursions)");
+  // The owner word is tested exactly: with the queued bit set (faked here;
+  // the queue is empty), M1 and N2 leave it to the runtime, which counts
+  // the recursion up and down as M2 and N2 would.
+  {
+    auto &OwnerWord = *reinterpret_cast<std::atomic<uintptr_t> *>(
+        (header(A) - kMonitor) + L.monitor_owner_offset);
+    const uintptr_t Self = reinterpret_cast<uintptr_t>(self);
+    ASSERT_EQ(OwnerWord.load(), Self);
+    OwnerWord.store(Self | 1);
+    P.enter(self, A);
+    EXPECT_SLOW(1, 0, "M1 (queued bit)");
+    expectLock(A, JITLOCK_STATE_INFLATED, self, 3, "M1 (queued bit)");
+    P.exit(self, A);
+    EXPECT_SLOW(0, 1, "N2 (queued bit)");
+    expectLock(A, JITLOCK_STATE_INFLATED, self, 2, "N2 (queued bit)");
+    // Another owner (a fake one): N2 must not count down; the runtime
+    // refuses the exit and nothing changes.
+    jitlock_thread *Other = reinterpret_cast<jitlock_thread *>(&Arena.back());
+    OwnerWord.store(reinterpret_cast<uintptr_t>(Other));
+    P.exit(self, A);
+    EXPECT_SLOW(0, 1, "N2 (another owner)");
+    expectLock(A, JITLOCK_STATE_INFLATED, Other, 2, "N2 (another owner)");
+    OwnerWord.store(Self);
+  }
   P.exit(self, A);
-  EXPECT_SLOW(0, 1, "N2 (recursions)");
+  EXPECT_SLOW(0, 0, "N2 (recursions)");
   expectLock(A, JITLOCK_STATE_INFLATED, self, 1, "N2 (recursions)");
   P.exit(self, A);
   EXPECT_SLOW(0, 0, "N3");

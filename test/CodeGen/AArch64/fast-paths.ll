@@ -82,13 +82,24 @@ entry:
 ; CHECK:       ret
 ; Out of line, after the ret (in an order that depends on the target
 ; features).
-; LLSC-DAG:    [[NOSTORE]]: // %cmpxchg.nostore
+; (With LL/SC, E5's and M1's failed compares share one clrex block.)
+; LLSC-DAG:    [[NOSTORE]]: // %{{cmpxchg.nostore|jitlock.enter.slow.sink.split}}
 ; CHECK-DAG:   [[SLOW]]: // %jitlock.enter.slow
 ; CHECK-DAG:   bl jitlock_rt_monitor_enter
 ; CHECK-DAG:   [[INFLATED]]: // %jitlock.enter.inflated
+; M1: test the owner word (a plain load); nonzero skips the CAS.
+; CHECK-DAG:   ldur [[OWN:x[0-9]+]], {{\[}}[[MON:x[0-9]+]], #62]
+; CHECK-DAG:   cbnz [[OWN]], [[OWNED:\.LBB[0-9_]+]]
 ; M1: the owner CAS stores the thread.
 ; LSE-DAG:     casa {{x[0-9]+}}, [[THR]], {{\[}}{{x[0-9]+}}]
 ; LLSC-DAG:    stxr {{w[0-9]+}}, [[THR]], {{\[}}{{x[0-9]+}}]
+; M2: owner == thread: recursions += 1, plain ldur/add/stur.
+; CHECK-DAG:   [[OWNED]]: // %jitlock.enter.owned
+; CHECK-DAG:   cmp [[OWN]], [[THR]]
+; CHECK-DAG:   // %jitlock.enter.monitor.recursive
+; CHECK-DAG:   ldur [[REC:x[0-9]+]], {{\[}}[[MON]], #70]
+; CHECK-DAG:   add [[REC]], [[REC]], #1
+; CHECK-DAG:   stur [[REC]], {{\[}}[[MON]], #70]
 ; CHECK-NOT:   TPIDR_EL0
 ; CHECK:       .Lfunc_end0:
 
@@ -127,10 +138,20 @@ entry:
 ; CHECK-DAG:   // %jitlock.exit.slow
 ; CHECK-DAG:   bl jitlock_rt_monitor_exit
 ; CHECK-DAG:   [[INFLATED]]: // %jitlock.exit.inflated
-; N3: the owner CAS, release.
-; CHECK-DAG:   // %jitlock.exit.release
+; N2: a recursion count goes to the owner check, out of line.
+; CHECK-DAG:   ldur [[REC:x[0-9]+]], {{\[}}[[MON:x[0-9]+]], #70]
+; CHECK-DAG:   cbnz [[REC]], [[OWNED:\.LBB[0-9_]+]]
+; N3: the owner CAS, release (with LL/SC the block starts at the loop).
+; LSE-DAG:     // %jitlock.exit.release
+; LLSC-DAG:    // %cmpxchg.start{{[0-9]+}}
 ; LSE-DAG:     casl {{x[0-9]+}}, xzr,
 ; LLSC-DAG:    stlxr {{w[0-9]+}}, xzr,
+; N2, recursive: the owner word is the thread: recursions - 1, a plain
+; store.
+; CHECK-DAG:   [[OWNED]]: // %jitlock.exit.owned
+; CHECK-DAG:   // %jitlock.exit.monitor.recursive
+; CHECK-DAG:   sub [[NEXT:x[0-9]+]], [[REC]], #1
+; CHECK-DAG:   stur [[NEXT]], {{\[}}[[MON]], #70]
 ; CHECK-NOT:   TPIDR_EL0
 ; CHECK:       .Lfunc_end1:
 

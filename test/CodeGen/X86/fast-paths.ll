@@ -66,11 +66,23 @@ entry:
 ; CHECK-NOT:   {{[[:blank:]](lock|callq)[[:blank:]]}}
 ; CHECK:       movl %{{[a-z0-9]+}}, (%[[THR]])
 ; CHECK-NEXT:  retq
-; Out of line, after the ret: M1-M2 and the slow call.
+; Out of line, after the ret: M1-M2 and the slow call. M1 tests the owner
+; word first; only a free monitor (0, already in rax) is CASed. M2's
+; increment needs no atomic and no call.
 ; CHECK:       [[INFLATED]]: # %jitlock.enter.inflated
 ; CHECK:       # %jitlock.enter.monitor
-; CHECK-NEXT:  xorl %eax, %eax
-; CHECK-NEXT:  lock cmpxchgq %[[THR]], 62(%{{[a-z0-9]+}})
+; CHECK-NEXT:  movq 62(%[[MON:[a-z0-9]+]]), %rax
+; CHECK-NEXT:  testq %rax, %rax
+; CHECK-NEXT:  jne [[OWNED:\.LBB[0-9_]+]]
+; CHECK-NEXT:  # %jitlock.enter.monitor.cas
+; CHECK-NEXT:  lock cmpxchgq %[[THR]], 62(%[[MON]])
+; CHECK-NEXT:  jne [[SLOW]]
+; CHECK:       [[OWNED]]: # %jitlock.enter.owned
+; CHECK-NEXT:  cmpq %[[THR]], %rax
+; CHECK-NEXT:  jne [[SLOW]]
+; CHECK-NEXT:  # %jitlock.enter.monitor.recursive
+; CHECK-NEXT:  incq 70(%[[MON]])
+; CHECK-NEXT:  retq
 ; CHECK:       [[SLOW]]: # %jitlock.enter.slow
 ; CHECK-NOT:   retq
 ; CHECK:       callq jitlock_rt_monitor_enter@PLT
@@ -102,9 +114,25 @@ entry:
 ; CHECK:       # %jitlock.exit.slow
 ; CHECK:       callq jitlock_rt_monitor_exit@PLT
 ; CHECK:       [[INFLATED]]: # %jitlock.exit.inflated
+; N2: a recursion count goes to the owner check below, no call.
+; CHECK:       # %jitlock.exit.monitor
+; CHECK-NEXT:  movq 70(%[[MON:[a-z0-9]+]]), %[[REC:[a-z0-9]+]]
+; CHECK-NEXT:  testq %[[REC]], %[[REC]]
+; CHECK-NEXT:  jne [[OWNED:\.LBB[0-9_]+]]
 ; CHECK:       # %jitlock.exit.release
 ; CHECK-NOT:   %fs:0
-; CHECK:       lock cmpxchgq %{{[a-z0-9]+}}, 62(%{{[a-z0-9]+}})
+; CHECK:       lock cmpxchgq %{{[a-z0-9]+}}, 62(%[[MON]])
+; N2, recursive: the owner word is this thread: recursions -= 1 with a
+; plain store; no atomic, no call.
+; CHECK:       [[OWNED]]: # %jitlock.exit.owned
+; CHECK-NEXT:  movq 62(%[[MON]]), %[[OWNER:[a-z0-9]+]]
+; CHECK-NEXT:  cmpq %[[THR]], %[[OWNER]]
+; CHECK-NEXT:  jne
+; CHECK-NEXT:  # %jitlock.exit.monitor.recursive
+; CHECK-NOT:   {{[[:blank:]](lock|callq)[[:blank:]]}}
+; CHECK:       decq %[[REC]]
+; CHECK-NEXT:  movq %[[REC]], 70(%[[MON]])
+; CHECK-NEXT:  retq
 ; CHECK:       .Lfunc_end1:
 
 ; The whole counter: from the entry to the first ret there are exactly two

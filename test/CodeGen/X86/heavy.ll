@@ -1,7 +1,7 @@
 ; REQUIRES: x86-registered-target
 ; locking=heavy on x86_64 (llc -O2): the enter tests the header for a
-; monitor (exactly 10) and takes it with one `lock cmpxchgq` on its owner
-; word (header + 62); it never touches the lock stack, and an object without
+; monitor (exactly 10), tests its owner word (header + 62) and takes a free
+; one with one `lock cmpxchgq`; it never touches the lock stack, and an object without
 ; a monitor goes to jitlock_rt_monitor_enter, out of line. The exit's
 ; monitor path (N1-N3) is laid out inline, its lock-stack pop out of line.
 ;
@@ -29,19 +29,47 @@ entry:
 ; CHECK-NEXT:    andl $3, %[[BITS]]
 ; CHECK-NEXT:    cmpl $2, %[[BITS]]
 ; CHECK-NEXT:    jne [[SLOW:\.LBB[0-9_]+]]
+; M1: test the owner word first; the CAS only for a free monitor, whose 0
+; is already in rax. Owned (M2's check) goes out of line.
 ; CHECK-NEXT:  # %jitlock.enter.monitor
-; CHECK-NEXT:    xorl %eax, %eax
+; CHECK-NEXT:    movq 62(%[[H]]), %rax
+; CHECK-NEXT:    testq %rax, %rax
+; CHECK-NEXT:    jne [[OWNED:\.LBB[0-9_]+]]
+; CHECK-NEXT:  # %jitlock.enter.monitor.cas
 ; CHECK-NEXT:    lock cmpxchgq %[[THR]], 62(%[[H]])
-; CHECK-NEXT:    jne
-; CHECK-NEXT:  # %jitlock.enter.done
+; CHECK-NEXT:    jne [[SLOW]]
+; CHECK-NEXT:  .LBB{{[0-9_]+}}: # %jitlock.enter.done
 ; CHECK-NEXT:    incl (%rsi)
-; The exit: X1, then the monitor release inline.
+; The exit: X1, then the monitor release inline; a recursion (N2) goes out
+; of line.
 ; CHECK:         cmpq %rdi, %{{[a-z0-9]+}}
 ; CHECK-NEXT:    je
 ; CHECK-NEXT:  # %jitlock.exit.inflated
-; CHECK:       # %jitlock.exit.release
-; CHECK:         lock cmpxchgq %{{[a-z0-9]+}}, 62(%{{[a-z0-9]+}})
+; CHECK:       # %jitlock.exit.monitor
+; CHECK-NEXT:    movq 70(%[[IH:[a-z0-9]+]]), %[[REC:[a-z0-9]+]]
+; CHECK-NEXT:    testq %[[REC]], %[[REC]]
+; CHECK-NEXT:    jne [[EXITOWNED:\.LBB[0-9_]+]]
+; CHECK-NEXT:  # %jitlock.exit.release
+; CHECK:         lock cmpxchgq %{{[a-z0-9]+}}, 62(%[[IH]])
 ; CHECK:         retq
-; The enter's slow call comes after the ret.
-; CHECK:       [[SLOW]]: # %jitlock.enter.slow
+; Out of line, after the ret: M2 (owner == self: recursions += 1, no
+; call), the enter's slow call, N2's recursive exit (owner == self:
+; recursions -= 1, a plain store, no call), the exit's slow call.
+; CHECK:       [[OWNED]]: # %jitlock.enter.owned
+; CHECK-NEXT:    cmpq %[[THR]], %rax
+; CHECK-NEXT:    jne [[SLOW]]
+; CHECK-NEXT:  # %jitlock.enter.monitor.recursive
+; CHECK-NEXT:    incq 70(%[[H]])
+; CHECK-NEXT:    jmp
+; CHECK-NEXT:  [[SLOW]]: # %jitlock.enter.slow
 ; CHECK:         callq jitlock_rt_monitor_enter@PLT
+; CHECK:       [[EXITOWNED]]: # %jitlock.exit.owned
+; CHECK-NEXT:    movq 62(%[[IH]]), %[[OWNER:[a-z0-9]+]]
+; CHECK-NEXT:    cmpq %[[THR]], %[[OWNER]]
+; CHECK-NEXT:    jne [[EXITSLOW:\.LBB[0-9_]+]]
+; CHECK-NEXT:  # %jitlock.exit.monitor.recursive
+; CHECK-NEXT:    decq %[[REC]]
+; CHECK-NEXT:    movq %[[REC]], 70(%[[IH]])
+; CHECK-NEXT:    jmp
+; CHECK-NEXT:  [[EXITSLOW]]: # %jitlock.exit.slow
+; CHECK:         callq jitlock_rt_monitor_exit@PLT
