@@ -23,9 +23,10 @@ import argparse
 import json
 import math
 import os
-import re
 import statistics
 import sys
+
+from benchjson import canonical_name
 
 SHAPES = ["simple", "recursive", "serial", "inflated", "churn", "contended2"]
 PATHS = ["llvm", "asmjit", "runtime", "heavy", "pthread", "alloc"]
@@ -47,16 +48,6 @@ TARGETS = [
      "contended2/pthread", 1.0, "le"),
 ]
 
-_SUFFIX = re.compile(
-    r"^(real_time|process_time|manual_time|threads:\d+|min_time:[\d.]+"
-    r"|iterations:\d+|repeats:\d+)$"
-)
-
-
-def canonical_name(run):
-    """`contended2/llvm/real_time/threads:2` -> `contended2/llvm`."""
-    name = run.get("run_name") or run["name"]
-    return "/".join(p for p in name.split("/") if not _SUFFIX.match(p))
 
 
 def collect(doc):

@@ -22,9 +22,10 @@ Exit status 0 when all hold, 1 otherwise.
 import argparse
 import json
 import math
-import re
 import subprocess
 import sys
+
+from benchjson import canonical_name
 
 SHAPE_PATHS = {
     "simple": ["llvm", "asmjit", "runtime", "heavy", "pthread"],
@@ -38,17 +39,6 @@ EXPECTED = ["floor", "floor/lockstack"] + [
     f"{shape}/{path}" for shape, paths in SHAPE_PATHS.items() for path in paths
 ]
 
-# Name parts Google Benchmark appends (UseRealTime, Threads, flags).
-_SUFFIX = re.compile(
-    r"^(real_time|process_time|manual_time|threads:\d+|min_time:[\d.]+"
-    r"|iterations:\d+|repeats:\d+)$"
-)
-
-
-def canonical_name(run):
-    """`contended2/llvm/real_time/threads:2` -> `contended2/llvm`."""
-    name = run.get("run_name") or run["name"]
-    return "/".join(p for p in name.split("/") if not _SUFFIX.match(p))
 
 
 def check(doc):

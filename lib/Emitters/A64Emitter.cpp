@@ -37,6 +37,7 @@
 //===----------------------------------------------------------------------===//
 #include "jitlock/Emitters.h"
 
+#include "SlowPath.h"
 #include "StackBang.h"
 
 #include <asmjit/core.h>
@@ -629,9 +630,7 @@ Error emitMonitorExit(A64::Assembler &A, const jitlock_rt_layout &L,
 Error emitSlowCall(A64::Assembler &A, bool Enter, const MonitorOperands &Ops,
                    const SlowPathLabels &Labels, const RuntimeEntries &RT) {
   if (!usableAssembler(A) || !validOperands(Ops) ||
-      !(Enter ? RT.Enter : RT.Exit) || !A.code()->isLabelValid(Labels.Slow) ||
-      !A.code()->isLabelValid(Labels.Done) ||
-      A.code()->isLabelBound(Labels.Slow))
+      !(Enter ? RT.Enter : RT.Exit) || !slowCallLabelsUsable(*A.code(), Labels))
     return kErrorInvalidArgument;
   Error Err = A.bind(Labels.Slow);
   if (Error GErr = emitGlue(A, monitorArgs(Enter, Ops, RT)); !Err)
@@ -744,9 +743,7 @@ Error emitStackBangSlowCall(A64::Assembler &A, const StackBangOperands &Ops,
                             const RuntimeEntries &RT) {
   if (!usableAssembler(A) || !validBangOperands(Ops) ||
       ExtraBytes > INT32_MAX || !RT.StackBang ||
-      !A.code()->isLabelValid(Labels.Slow) ||
-      !A.code()->isLabelValid(Labels.Done) ||
-      A.code()->isLabelBound(Labels.Slow))
+      !slowCallLabelsUsable(*A.code(), Labels))
     return kErrorInvalidArgument;
   Error Err = A.bind(Labels.Slow);
   if (Error GErr = emitGlue(A, bangArgs(Ops, ExtraBytes, RT)); !Err)

@@ -50,6 +50,7 @@
 //===----------------------------------------------------------------------===//
 #include "jitlock/Emitters.h"
 
+#include "SlowPath.h"
 #include "StackBang.h"
 
 #include <atomic>
@@ -537,9 +538,7 @@ Error emitSlowCall(x86::Assembler &A, bool Enter, const MonitorOperands &Ops,
   const void *Entry = Enter ? RT.Enter : RT.Exit;
   if (!validOperands(A, Ops) || !Entry)
     return kErrorInvalidArgument;
-  CodeHolder &Code = *A.code();
-  if (!Code.isLabelValid(Labels.Slow) || !Code.isLabelValid(Labels.Done) ||
-      Code.isLabelBound(Labels.Slow))
+  if (!slowCallLabelsUsable(*A.code(), Labels))
     return kErrorInvalidArgument;
   ErrorSink E;
   E(A.bind(Labels.Slow));
@@ -620,9 +619,7 @@ Error emitStackBangSlowCall(x86::Assembler &A, const StackBangOperands &Ops,
                             const RuntimeEntries &RT) {
   if (!validBangOperands(A, Ops) || ExtraBytes > INT32_MAX || !RT.StackBang)
     return kErrorInvalidArgument;
-  CodeHolder &Code = *A.code();
-  if (!Code.isLabelValid(Labels.Slow) || !Code.isLabelValid(Labels.Done) ||
-      Code.isLabelBound(Labels.Slow))
+  if (!slowCallLabelsUsable(*A.code(), Labels))
     return kErrorInvalidArgument;
   ErrorSink E;
   E(A.bind(Labels.Slow));
