@@ -49,7 +49,15 @@ __attribute__((noinline)) void checkedRecurse(CheckedRecursion &R,
   Pad[(Depth + 1) % 64] = 0;
 }
 
-__attribute__((noinline)) unsigned nativeRecurse(unsigned Depth, unsigned Max) {
+// Not instrumented by the sanitizers, like the JIT code it stands for, so
+// that its overflow faults in its own frames. Instrumented, each level calls
+// into the sanitizer's runtime, and a guard fault can land there, in code
+// that holds a runtime lock (TSan's per-thread slot lock, which it takes to
+// switch trace parts, among others); recovery abandons the lock with the
+// frames (see docs/stack-banging.md), and the thread deadlocks in its next
+// intercepted mutex operation, holding the monitors its guarded call took.
+__attribute__((noinline, disable_sanitizer_instrumentation)) unsigned
+nativeRecurse(unsigned Depth, unsigned Max) {
   volatile char Buf[192];
   Buf[Depth % 192] = char(Depth);
   if (Depth >= Max)

@@ -35,7 +35,8 @@ struct CheckedRecursion {
 
 void checkedRecurse(CheckedRecursion &R, unsigned Depth);
 
-/// Recurses `Max` levels without any check; each frame has a buffer.
+/// Recurses `Max` levels without any check; each frame has a buffer. No
+/// sanitizer instrumentation: its overflow faults in its own frames only.
 unsigned nativeRecurse(unsigned Depth, unsigned Max);
 
 /// An address just below the caller's frame: "the stack pointer".

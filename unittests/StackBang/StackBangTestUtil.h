@@ -165,6 +165,16 @@ inline bool rangeHasPerms(uintptr_t Lo, uintptr_t Hi, const char *Perms) {
   return At >= Hi;
 }
 
+/// Whether every mapping that overlaps [Lo, Hi) has permissions starting
+/// with `Perms`; unmapped parts qualify.
+inline bool mappingsInRangeHavePerms(uintptr_t Lo, uintptr_t Hi,
+                                     const char *Perms) {
+  for (const Mapping &M : readMaps())
+    if (M.Hi > Lo && M.Lo < Hi && M.Perms.compare(0, strlen(Perms), Perms) != 0)
+      return false;
+  return true;
+}
+
 inline std::string describeRange(uintptr_t Lo, uintptr_t Hi) {
   std::string S;
   char Buf[128];
