@@ -111,7 +111,9 @@ int jitlock_rt_shutdown(void);
 
 /* Attaches the calling OS thread; idempotent. The thread structure lives in
  * the OS thread's static TLS, so JIT code in `tls` mode finds it at
- * thread-pointer + layout.thread_tls_offset. */
+ * thread-pointer + layout.thread_tls_offset. Returns null (and reports
+ * JITLOCK_ESTATE to the misuse handler) when called from a thread-local
+ * destructor that runs after the runtime's own exit hook for the thread. */
 jitlock_thread *jitlock_rt_attach(void);
 
 /* Detaches the calling thread. Fails with JITLOCK_EHOLDING_LOCKS, leaving the

@@ -106,10 +106,17 @@ static void detachLocked(jitlock_thread &T) {
 
 /// Detaches an OS thread that exits while attached, releasing what it holds
 /// so that nothing stays locked by a thread that no longer exists.
+/// Set when the exit hook has run. Trivially destructible, so that attach can
+/// read it from a later TLS destructor: attaching then would leave a dead
+/// thread registered and its stack's guard zones protected for the next
+/// thread glibc gives that stack to.
+static thread_local bool ExitHookRan = false;
+
 struct ExitGuard {
   /// Written once by attach, which is what registers the destructor.
   bool Armed = false;
   ~ExitGuard() {
+    ExitHookRan = true;
     jitlock_thread *T = currentThread();
     if (!T)
       return;
@@ -208,6 +215,12 @@ jitlock_thread *jitlock_rt_attach(void) {
   jitlock_thread &T = currentThreadStorage();
   if (T.Attached)
     return &T;
+  if (ExitHookRan) {
+    misuse(JITLOCK_ESTATE, nullptr, nullptr,
+           "attach from a thread that is exiting (its jitlock exit hook has "
+           "run)");
+    return nullptr;
+  }
   // Touching the guard registers its destructor for this OS thread.
   TheExitGuard.Armed = true;
   // Before registering: readers of the registry see the zones complete.

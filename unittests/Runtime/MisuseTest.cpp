@@ -539,3 +539,45 @@ TEST(DetachedThreadTest, CodeThreadOfDetachedThreadForcesSlowPathAndRefuses) {
   });
   Worker.join();
 }
+
+// A thread-local destructor that runs after the runtime's exit hook must not
+// attach again: the thread would stay registered after it died, and its
+// stack's guard zones would stay protected for the next thread on that stack.
+namespace {
+std::atomic<int> LateAttachResult{-1};
+std::atomic<int> LateAttachMisuse{-1};
+
+void recordLateMisuse(void *, jitlock_status Status, jitlock_thread *, void *,
+                      const char *) {
+  LateAttachMisuse = Status;
+}
+
+struct AttachesWhenDestroyed {
+  bool Touched = false;
+  ~AttachesWhenDestroyed() {
+    LateAttachResult = jitlock_rt_attach() != nullptr;
+  }
+};
+thread_local AttachesWhenDestroyed LateAttacher;
+} // namespace
+
+TEST(DetachedThreadTest, AttachAfterTheExitHookIsRefused) {
+  jitlock_rt_config Cfg;
+  jitlock_rt_default_config(&Cfg);
+  Cfg.misuse_handler = recordLateMisuse;
+  ASSERT_EQ(jitlock_rt_configure(&Cfg), JITLOCK_OK);
+  jitlock_rt_stats Before;
+  jitlock_rt_get_stats(&Before);
+  std::thread Worker([] {
+    // Constructed before the first attach registers the exit hook, so it is
+    // destroyed after the hook runs.
+    LateAttacher.Touched = true;
+    ASSERT_NE(jitlock_rt_attach(), nullptr);
+  });
+  Worker.join();
+  EXPECT_EQ(LateAttachResult.load(), 0) << "late attach was accepted";
+  EXPECT_EQ(LateAttachMisuse.load(), JITLOCK_ESTATE);
+  // Nothing is left attached: the runtime can be reconfigured.
+  jitlock_rt_default_config(&Cfg);
+  EXPECT_EQ(jitlock_rt_configure(&Cfg), JITLOCK_OK);
+}
