@@ -345,8 +345,12 @@ bool enterMonitor(jitlock_thread &T, Monitor &M, void *Obj) {
     }
     bump(T.Stats.ContendedEnters);
     // A bounded spin: most critical sections end sooner than a park would.
+    // Probes back off exponentially (up to 32 pauses apart): each probe
+    // pulls the owner word's line away from the owner, who must fetch it
+    // back to release.
     for (uint32_t I = 0; I < Config.spin_limit && !Taken; ++I) {
-      spinPause();
+      for (uint32_t P = 1u << (I < 5 ? I : 5); P; --P)
+        spinPause();
       Taken = takeFreeMonitor(T, M);
       if (!Taken && M.isDeflating())
         return false;
