@@ -393,8 +393,8 @@ typedef struct jitlock_guarded_result {
  * can overflow (see docs/stack-banging.md). `result` may be null.
  * JITLOCK_ENOT_ATTACHED when `self` is not the calling, attached thread;
  * JITLOCK_EINVAL for a null fn. */
-int jitlock_rt_call_guarded(jitlock_thread *self, void (*fn)(void *),
-                            void *arg, jitlock_guarded_result *result);
+int jitlock_rt_call_guarded(jitlock_thread *self, void (*fn)(void *), void *arg,
+                            jitlock_guarded_result *result);
 
 /* The default overflow handler: abandons the frames down to the calling
  * thread's innermost jitlock_rt_call_guarded, which returns
