@@ -33,21 +33,12 @@ namespace jitlock_aarch64 {
 
 constexpr int ExitRefused = 3;
 
-/// The stamp jitlock::layoutFingerprint (lib/Passes/Config.cpp) puts into
-/// the "jitlock.lowered-layout" module flag, computed from this process's
-/// runtime. Keep the two in sync: a difference makes every example refused.
+/// The stamp jitlock::layoutFingerprint puts into the
+/// "jitlock.lowered-layout" module flag, from this process's runtime.
 inline std::string layoutFingerprint(const jitlock_rt_layout &L) {
-  char Buf[512];
-  snprintf(Buf, sizeof Buf,
-           "abi=%u;header=%d;mask=%" PRIu64 ";top=%u;base=%u;end=%u;"
-           "owner=%u;recursions=%u;anonymous=%" PRIu64 ";queued=%" PRIu64
-           ";watermark=%u;page=%u;shadow=%u",
-           L.abi_version, L.header_offset, L.lock_mask, L.lock_stack_top_offset,
-           L.lock_stack_base_offset, L.lock_stack_end_offset,
-           L.monitor_owner_offset, L.monitor_recursions_offset,
-           L.monitor_anonymous_owner, L.monitor_queued_bit,
-           L.stack_watermark_offset, L.stack_page_size, L.stack_shadow_pages);
-  return Buf;
+  std::string Stamp(jitlock_rt_layout_fingerprint(&L, nullptr, 0), '\0');
+  jitlock_rt_layout_fingerprint(&L, Stamp.data(), Stamp.size() + 1);
+  return Stamp;
 }
 
 inline char *threadPointer() {

@@ -468,6 +468,14 @@ typedef struct jitlock_rt_layout {
 
 void jitlock_rt_get_layout(jitlock_rt_layout *layout);
 
+/* Writes a one-line summary of every layout value that lowered or emitted
+ * code compiles in ("abi=2;header=0;...") into `buf` (at most `size` bytes,
+ * NUL-terminated when size > 0) and returns its length, as snprintf does.
+ * Code generators stamp their output with it and loaders compare stamps, so
+ * that code built for another layout is refused rather than run. */
+size_t jitlock_rt_layout_fingerprint(const jitlock_rt_layout *layout, char *buf,
+                                     size_t size);
+
 /* Prints the thread and monitor layout: field offsets, sizes, cache lines
  * and who writes each line, like a field-layout dump. */
 void jitlock_rt_print_layout(FILE *out);

@@ -47,6 +47,23 @@ void jitlock_rt_get_layout(jitlock_rt_layout *L) {
   L->locking_mode = Config.locking_mode;
 }
 
+size_t jitlock_rt_layout_fingerprint(const jitlock_rt_layout *L, char *Buf,
+                                     size_t Size) {
+  int N = snprintf(
+      Buf, Size,
+      "abi=%u;header=%d;mask=%llu;top=%u;base=%u;end=%u;owner=%u;"
+      "recursions=%u;anonymous=%llu;queued=%llu;watermark=%u;page=%u;"
+      "shadow=%u",
+      L->abi_version, L->header_offset, (unsigned long long)L->lock_mask,
+      L->lock_stack_top_offset, L->lock_stack_base_offset,
+      L->lock_stack_end_offset, L->monitor_owner_offset,
+      L->monitor_recursions_offset,
+      (unsigned long long)L->monitor_anonymous_owner,
+      (unsigned long long)L->monitor_queued_bit, L->stack_watermark_offset,
+      L->stack_page_size, L->stack_shadow_pages);
+  return N < 0 ? 0 : size_t(N);
+}
+
 namespace {
 struct FieldRow {
   const char *Name;
