@@ -44,21 +44,6 @@ namespace {
 /// Liveness limit for each multi-threaded phase.
 constexpr std::chrono::seconds kWatchdog{60};
 
-/// Polls `pred` until it holds or `limit` passes. Sleeps only pace the poll.
-template <typename Pred> bool pollUntil(std::chrono::seconds limit, Pred pred) {
-  auto end = std::chrono::steady_clock::now() + limit;
-  unsigned spins = 0;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > end)
-      return false;
-    if (++spins < 100)
-      std::this_thread::yield();
-    else
-      std::this_thread::sleep_for(std::chrono::microseconds(500));
-  }
-  return true;
-}
-
 std::string statsText(const jitlock_rt_stats &s) {
   char buf[512];
   snprintf(buf, sizeof buf,
@@ -158,7 +143,7 @@ struct StartGate {
       std::this_thread::yield();
   }
   bool open(int n) {
-    bool all = pollUntil(
+    bool all = waitFor(
         kWatchdog, [&] { return ready.load(std::memory_order_acquire) >= n; });
     go.store(true, std::memory_order_release);
     return all;
@@ -364,7 +349,7 @@ void HandoffTest::runBargingVictim(Inflation how, uint32_t spinLimit) {
   Attached &victim = *threads.back();
 
   ASSERT_TRUE(gate.open(kHogs + 1)) << "threads did not start";
-  if (!pollUntil(kWatchdog, [&] { return victim.finished(); }))
+  if (!waitFor(kWatchdog, [&] { return victim.finished(); }))
     watchdogFired("the victim's 2000 enter/exit pairs", a,
                   "victim completed " + std::to_string(victimDone.load()) +
                       "/" + std::to_string(kVictimPairs) +
@@ -372,7 +357,7 @@ void HandoffTest::runBargingVictim(Inflation how, uint32_t spinLimit) {
                       std::to_string(hogTotal()) + "; thread-side failures " +
                       std::to_string(fails.count.load()) +
                       " (first: " + fails.firstText() + ")");
-  if (!pollUntil(kWatchdog, [&] {
+  if (!waitFor(kWatchdog, [&] {
         return std::all_of(threads.begin(), threads.end(),
                            [](auto &t) { return t->finished(); });
       }))
@@ -616,7 +601,7 @@ void HandoffTest::runPingPong(uint32_t spinLimit) {
   });
 
   ASSERT_TRUE(gate.open(3)) << "threads did not start";
-  if (!pollUntil(kWatchdog, [&] {
+  if (!waitFor(kWatchdog, [&] {
         return players[0]->finished() && players[1]->finished();
       }))
     watchdogFired(
@@ -627,7 +612,7 @@ void HandoffTest::runPingPong(uint32_t spinLimit) {
             std::to_string(fails.count.load()) +
             " (first: " + fails.firstText() + ")");
   stop.store(true, std::memory_order_relaxed);
-  if (!pollUntil(kWatchdog, [&] { return hog.finished(); }))
+  if (!waitFor(kWatchdog, [&] { return hog.finished(); }))
     watchdogFired("the hog, after the stop flag", a,
                   "hog acquisitions " + std::to_string(hogSeen.load()));
   players[0]->joinAndCheck("player 0");
@@ -856,8 +841,7 @@ TEST_F(HandoffTest, BargingIsBoundedPerQueuedHead) {
     observedRound.store(r);
   }
   stop.store(true);
-  if (!pollUntil(kWatchdog,
-                 [&] { return victim.finished() && hog.finished(); }))
+  if (!waitFor(kWatchdog, [&] { return victim.finished() && hog.finished(); }))
     watchdogFired("the hog and victim, after the stop flag", a, progress());
   hog.joinAndCheck("hog");
   victim.joinAndCheck("victim");

@@ -52,23 +52,6 @@ using Clock = std::chrono::steady_clock;
 
 //===-- Helpers ----------------------------------------------------------===//
 
-/// Polls `pred` until it holds or `limit` passes. The short sleeps only pace
-/// the polling; correctness never depends on them.
-template <typename Pred>
-bool pollFor(std::chrono::milliseconds limit, Pred pred) {
-  auto end = Clock::now() + limit;
-  unsigned spins = 0;
-  while (!pred()) {
-    if (Clock::now() > end)
-      return false;
-    if (++spins < 100)
-      std::this_thread::yield();
-    else
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
-  return true;
-}
-
 pid_t currentTid() { return static_cast<pid_t>(syscall(SYS_gettid)); }
 
 /// The scheduler state of one of our threads ('R', 'S', ...), or 0 if it is
@@ -251,7 +234,7 @@ void holdRegistry(void *ctx, void **, uint32_t kind, jitlock_thread *) {
   constexpr std::chrono::milliseconds kLever{2000};
   // The contender sleeps: on the registry lock (fixed: before publishing;
   // old: after), or wherever else; the lever is best effort.
-  if (!pollFor(kLever,
+  if (!waitFor(kLever,
                [&] { return r.cEntering.load() && taskState(r.cTid) == 'S'; }))
     return;
   if ((r.x->hdr() & kLockMask) != kMonitor)
@@ -260,7 +243,7 @@ void holdRegistry(void *ctx, void **, uint32_t kind, jitlock_thread *) {
   // The owner re-enters (fixing the owner, emptying its lock stack), then
   // blocks on the registry in detach or in its exit guard: behind the
   // contender in the futex queue.
-  if (!pollFor(kLever, [&] {
+  if (!waitFor(kLever, [&] {
         return r.dStage.load() >= 2 && taskState(r.dTid) == 'S';
       }))
     return;
@@ -269,7 +252,7 @@ void holdRegistry(void *ctx, void **, uint32_t kind, jitlock_thread *) {
   long before = voluntarySwitches(r.cTid);
   if (before < 0 || pthread_kill(r.cHandle, SIGUSR2) != 0)
     return;
-  r.forced = pollFor(kLever, [&] {
+  r.forced = waitFor(kLever, [&] {
     return voluntarySwitches(r.cTid) > before && taskState(r.cTid) == 'S';
   });
 }
@@ -742,7 +725,7 @@ TEST_F(RegressionChildTest, DeadlockThroughNotifiedWaiterIsReported) {
         // let T1 finish marking itself blocked after releasing A.
         CycleLog log;
         size_t found = 0;
-        pollFor(std::chrono::milliseconds(5000), [&] {
+        waitFor(std::chrono::milliseconds(5000), [&] {
           log.cycles.clear();
           found = jitlock_rt_find_deadlocks(&CycleLog::fn, &log);
           return found != 0;
@@ -801,7 +784,7 @@ TEST_F(RegressionChildTest, DeadlockCallbackMayQueryTheRuntime) {
         // The callback must not hang: a broken runtime self-deadlocks here.
         static std::atomic<bool> returned{false};
         std::thread watchdog([] {
-          if (!pollFor(std::chrono::milliseconds(10000),
+          if (!waitFor(std::chrono::milliseconds(10000),
                        [] { return returned.load(); })) {
             fprintf(stderr, "find_deadlocks' callback hung querying the "
                             "runtime\n");

@@ -103,10 +103,11 @@ inline const char *st(int rc) { return jitlock_rt_status_name(rc); }
 // Deadline generous enough for TSan/ASan on a loaded two-core box.
 constexpr std::chrono::seconds kDeadline{30};
 
-// Polls `pred` until it holds or the deadline passes. The short sleeps only
-// pace the polling; correctness never depends on them.
-template <typename Pred> bool waitUntil(Pred pred) {
-  auto end = std::chrono::steady_clock::now() + kDeadline;
+// Polls `pred` until it holds or `limit` passes. The short sleeps only pace
+// the polling; correctness never depends on them.
+template <typename Pred>
+bool waitFor(std::chrono::milliseconds limit, Pred pred) {
+  auto end = std::chrono::steady_clock::now() + limit;
   unsigned spins = 0;
   while (!pred()) {
     if (std::chrono::steady_clock::now() > end)
@@ -117,6 +118,11 @@ template <typename Pred> bool waitUntil(Pred pred) {
       std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   return true;
+}
+
+// waitFor with the default deadline.
+template <typename Pred> bool waitUntil(Pred pred) {
+  return waitFor(kDeadline, pred);
 }
 
 inline bool waitEntryQueued(const void *obj, uint64_t atLeast = 1) {
