@@ -80,6 +80,13 @@ public:
            owner::DeflaterMarker;
   }
 
+  /// Whether `T` owns it (the queued bit aside). Exact for the caller's own
+  /// thread; for another thread, a snapshot.
+  bool isOwnedBy(const jitlock_thread &T) const {
+    return owner::holder(Owner.load(std::memory_order_acquire)) ==
+           owner::encode(&T);
+  }
+
   // Line 0.
   void *Object;
   /// The object's header in unlocked form; hash installs CAS it while the

@@ -50,9 +50,7 @@ public:
 private:
   bool ownsThroughMonitor(void *Obj) {
     uint64_t H = loadStableHeader(Obj);
-    return header::hasMonitor(H) &&
-           owner::holder(header::monitorOf(H)->Owner.load(
-               std::memory_order_acquire)) == owner::encode(&Owner);
+    return header::hasMonitor(H) && header::monitorOf(H)->isOwnedBy(Owner);
   }
   bool owns(void *Obj) { return LS.contains(Obj) || ownsThroughMonitor(Obj); }
   Acquisition *unplacedAcquisition(void *Obj) {

@@ -447,8 +447,7 @@ static void collectHolds(jitlock_thread &T, std::vector<HoldCount> &Out,
   // monitor T owns was registered before T acquired it, so it is counted.
   if (monitorsAlive() != 0)
     forEachMonitor([&](Monitor &M) {
-      if (owner::holder(M.Owner.load(std::memory_order_acquire)) !=
-          owner::encode(&T))
+      if (!M.isOwnedBy(T))
         return;
       Out.push_back(
           {M.Object, M.Recursions.load(std::memory_order_relaxed) + 1});

@@ -721,10 +721,7 @@ bool holdsAnyLock(jitlock_thread &T) {
   if (!LockStack(T).isEmpty())
     return true;
   bool Owns = false;
-  forEachMonitor([&](Monitor &M) {
-    Owns |= owner::holder(M.Owner.load(std::memory_order_acquire)) ==
-            owner::encode(&T);
-  });
+  forEachMonitor([&](Monitor &M) { Owns |= M.isOwnedBy(T); });
   return Owns;
 }
 
@@ -741,8 +738,7 @@ unsigned releaseAllLocks(jitlock_thread &T) {
   for (;;) {
     Monitor *Owned = nullptr;
     forEachMonitor([&](Monitor &M) {
-      if (!Owned && owner::holder(M.Owner.load(std::memory_order_acquire)) ==
-                        owner::encode(&T))
+      if (!Owned && M.isOwnedBy(T))
         Owned = &M;
     });
     if (!Owned)
