@@ -210,6 +210,73 @@ inline void emitVecStore(x86::Assembler &A, VecLevel V, unsigned I,
     A.movdqu(M, x86::xmm(I));
 }
 
+//===-- The probe wrapper ------------------------------------------------===//
+//
+// A probe is a function `void (Frame *)` around a sequence under test. It
+// loads every general-purpose, vector and mask register from the frame, runs
+// the sequence, and stores them all back, so that a test sees exactly what
+// the sequence changed. `Frame` is any standard-layout struct with GprIn[16],
+// GprOut[16], RspIn, RspOut, KIn[8], KOut[8], VecIn[32][64] and
+// VecOut[32][64].
+
+inline const x86::Gp ProbeCalleeSaved[] = {x86::rbx, x86::rbp, x86::r12,
+                                           x86::r13, x86::r14, x86::r15};
+
+/// The entry: saves the callee-saved registers, leaves rsp 0 mod 16 (or 8,
+/// `Misalign`) with the frame pointer at [rsp], records rsp in RspIn, calls
+/// `Setup(A)` (rdi = the frame; rax and rcx free), then loads the registers.
+template <typename Frame, typename SetupFn>
+void emitProbeEntry(x86::Assembler &A, VecLevel V, bool Misalign,
+                    SetupFn &&Setup) {
+  for (const x86::Gp &R : ProbeCalleeSaved)
+    A.push(R);
+  // Entry: rsp = 8 mod 16; after six pushes still 8 mod 16.
+  A.sub(x86::rsp, Misalign ? 16 : 8);
+  A.mov(x86::qword_ptr(x86::rsp), x86::rdi);
+  A.mov(x86::qword_ptr(x86::rdi, offsetof(Frame, RspIn)), x86::rsp);
+  Setup(A);
+  for (unsigned I = 0; I < vecCount(V); ++I)
+    emitVecLoad(A, V, I,
+                x86::ptr(x86::rdi, int32_t(offsetof(Frame, VecIn) + 64 * I)));
+  if (V == VecLevel::Zmm)
+    for (unsigned I = 1; I < 8; ++I)
+      A.kmovw(x86::k(I),
+              x86::word_ptr(x86::rdi, int32_t(offsetof(Frame, KIn) + 8 * I)));
+  for (uint32_t Id = 0; Id < 16; ++Id)
+    if (Id != x86::Gp::kIdSp && Id != x86::Gp::kIdDi)
+      A.mov(x86::gpq(Id),
+            x86::qword_ptr(x86::rdi, int32_t(offsetof(Frame, GprIn) + 8 * Id)));
+  A.mov(x86::rdi, x86::qword_ptr(x86::rdi, int32_t(offsetof(Frame, GprIn) +
+                                                   8 * x86::Gp::kIdDi)));
+}
+
+/// The exit: stores every register (and rsp) into the frame and returns.
+template <typename Frame>
+void emitProbeExit(x86::Assembler &A, VecLevel V, bool Misalign) {
+  A.push(x86::rax);
+  A.mov(x86::rax, x86::qword_ptr(x86::rsp, 8));
+  for (uint32_t Id = 1; Id < 16; ++Id)
+    if (Id != x86::Gp::kIdSp)
+      A.mov(x86::qword_ptr(x86::rax, int32_t(offsetof(Frame, GprOut) + 8 * Id)),
+            x86::gpq(Id));
+  A.pop(x86::rcx);
+  A.mov(x86::qword_ptr(x86::rax, offsetof(Frame, GprOut)), x86::rcx);
+  A.mov(x86::qword_ptr(x86::rax, offsetof(Frame, RspOut)), x86::rsp);
+  for (unsigned I = 0; I < vecCount(V); ++I)
+    emitVecStore(A, V, I,
+                 x86::ptr(x86::rax, int32_t(offsetof(Frame, VecOut) + 64 * I)));
+  if (V == VecLevel::Zmm)
+    for (unsigned I = 1; I < 8; ++I)
+      A.kmovw(x86::word_ptr(x86::rax, int32_t(offsetof(Frame, KOut) + 8 * I)),
+              x86::k(I));
+  A.add(x86::rsp, Misalign ? 16 : 8);
+  for (int I = 5; I >= 0; --I)
+    A.pop(ProbeCalleeSaved[I]);
+  if (V != VecLevel::Xmm)
+    A.vzeroupper();
+  A.ret();
+}
+
 //===-- The runtime shim -------------------------------------------------===//
 
 /// Counts the calls that reach it and the ones whose stack was not 16-byte

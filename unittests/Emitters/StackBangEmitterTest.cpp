@@ -116,9 +116,9 @@ protected:
 struct alignas(64) BangFrame {
   uint64_t GprIn[16];
   uint64_t GprOut[16];
-  uint64_t RspAt;  ///< rsp when the sequence starts
+  uint64_t RspIn;  ///< rsp when the sequence starts
   uint64_t RspOut; ///< rsp after it
-  /// When WmSlot is set, the wrapper stores ((RspAt - Extra) & WmMask) +
+  /// When WmSlot is set, the wrapper stores ((RspIn - Extra) & WmMask) +
   /// WmAdd there just before the sequence: a watermark relative to `need`.
   uint64_t *WmSlot;
   uint64_t WmMask, WmAdd;
@@ -204,14 +204,14 @@ public:
     for (unsigned I = 0; I < 8; ++I)
       P.KIn[I] = (0xA5A5u + I * 0x1111u + Round) & 0xFFFF;
     callJit(Fn, &P);
-    EXPECT_EQ(P.RspOut, P.RspAt) << "rsp changed";
+    EXPECT_EQ(P.RspOut, P.RspIn) << "rsp changed";
     // The scratch register is written only to hold need = rsp - Extra.
     const bool ScratchWritten = C.Bang == BangMode::Watermark && C.Extra;
     for (uint32_t Id = 0; Id < 16; ++Id) {
       if (Id == x86::Gp::kIdSp)
         continue;
       if (Id == C.Ops.Scratch.id() && ScratchWritten) {
-        EXPECT_EQ(P.GprOut[Id], P.RspAt - C.Extra) << "scratch = need";
+        EXPECT_EQ(P.GprOut[Id], P.RspIn - C.Extra) << "scratch = need";
         continue;
       }
       EXPECT_EQ(P.GprOut[Id], P.GprIn[Id]) << regName(Id) << " changed";
@@ -233,74 +233,25 @@ private:
     CodeHolder Code;
     Code.init(jit().environment());
     x86::Assembler A(&Code);
-    const VecLevel V = C.Level;
-    const x86::Gp CalleeSaved[] = {x86::rbx, x86::rbp, x86::r12,
-                                   x86::r13, x86::r14, x86::r15};
-    for (const x86::Gp &R : CalleeSaved)
-      A.push(R);
-    // Entry: rsp = 8 mod 16; after six pushes still 8 mod 16.
-    const int32_t Frame = C.Misalign ? 16 : 8;
-    A.sub(x86::rsp, Frame);
-    A.mov(x86::qword_ptr(x86::rsp), x86::rdi);
-    A.mov(x86::qword_ptr(x86::rdi, offsetof(BangFrame, RspAt)), x86::rsp);
-    // The fake watermark, relative to this rsp (the sequence's).
-    Label NoWm = A.newLabel();
-    A.mov(x86::rax, x86::qword_ptr(x86::rdi, offsetof(BangFrame, WmSlot)));
-    A.test(x86::rax, x86::rax);
-    A.jz(NoWm);
-    A.lea(x86::rcx, x86::ptr(x86::rsp, -int32_t(C.Extra)));
-    A.and_(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(BangFrame, WmMask)));
-    A.add(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(BangFrame, WmAdd)));
-    A.mov(x86::qword_ptr(x86::rax), x86::rcx);
-    A.bind(NoWm);
-    for (unsigned I = 0; I < vecCount(V); ++I)
-      emitVecLoad(
-          A, V, I,
-          x86::ptr(x86::rdi, int32_t(offsetof(BangFrame, VecIn) + 64 * I)));
-    if (V == VecLevel::Zmm)
-      for (unsigned I = 1; I < 8; ++I)
-        A.kmovw(
-            x86::k(I),
-            x86::word_ptr(x86::rdi, int32_t(offsetof(BangFrame, KIn) + 8 * I)));
-    for (uint32_t Id = 0; Id < 16; ++Id)
-      if (Id != x86::Gp::kIdSp && Id != x86::Gp::kIdDi)
-        A.mov(x86::gpq(Id),
-              x86::qword_ptr(x86::rdi,
-                             int32_t(offsetof(BangFrame, GprIn) + 8 * Id)));
-    A.mov(x86::rdi,
-          x86::qword_ptr(x86::rdi, int32_t(offsetof(BangFrame, GprIn) +
-                                           8 * x86::Gp::kIdDi)));
+    emitProbeEntry<BangFrame>(A, C.Level, C.Misalign, [&](x86::Assembler &A) {
+      // The fake watermark, relative to this rsp (the sequence's).
+      Label NoWm = A.newLabel();
+      A.mov(x86::rax, x86::qword_ptr(x86::rdi, offsetof(BangFrame, WmSlot)));
+      A.test(x86::rax, x86::rax);
+      A.jz(NoWm);
+      A.lea(x86::rcx, x86::ptr(x86::rsp, -int32_t(C.Extra)));
+      A.and_(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(BangFrame, WmMask)));
+      A.add(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(BangFrame, WmAdd)));
+      A.mov(x86::qword_ptr(x86::rax), x86::rcx);
+      A.bind(NoWm);
+    });
 
     SlowPathLabels Labels;
     Error E = jx::emitStackBang(A, layout(), C.Ops, C.Extra, C.Bang, C.Mode,
                                 &Labels, RT);
     EXPECT_EQ(E, kErrorOk) << DebugUtils::errorAsString(E);
 
-    A.push(x86::rax);
-    A.mov(x86::rax, x86::qword_ptr(x86::rsp, 8));
-    for (uint32_t Id = 1; Id < 16; ++Id)
-      if (Id != x86::Gp::kIdSp)
-        A.mov(x86::qword_ptr(x86::rax,
-                             int32_t(offsetof(BangFrame, GprOut) + 8 * Id)),
-              x86::gpq(Id));
-    A.pop(x86::rcx);
-    A.mov(x86::qword_ptr(x86::rax, offsetof(BangFrame, GprOut)), x86::rcx);
-    A.mov(x86::qword_ptr(x86::rax, offsetof(BangFrame, RspOut)), x86::rsp);
-    for (unsigned I = 0; I < vecCount(V); ++I)
-      emitVecStore(
-          A, V, I,
-          x86::ptr(x86::rax, int32_t(offsetof(BangFrame, VecOut) + 64 * I)));
-    if (V == VecLevel::Zmm)
-      for (unsigned I = 1; I < 8; ++I)
-        A.kmovw(
-            x86::word_ptr(x86::rax, int32_t(offsetof(BangFrame, KOut) + 8 * I)),
-            x86::k(I));
-    A.add(x86::rsp, Frame);
-    for (int I = 5; I >= 0; --I)
-      A.pop(CalleeSaved[I]);
-    if (V != VecLevel::Xmm)
-      A.vzeroupper();
-    A.ret();
+    emitProbeExit<BangFrame>(A, C.Level, C.Misalign);
     if (C.Mode == SlowPathMode::Labels && C.Bang == BangMode::Watermark) {
       E = jx::emitStackBangSlowCall(A, C.Ops, C.Extra, Labels, RT);
       EXPECT_EQ(E, kErrorOk) << DebugUtils::errorAsString(E);
@@ -357,7 +308,7 @@ void checkBoundaries(const ProbeConfig &C) {
     EXPECT_EQ(Recorded.Calls, uint64_t(K.Calls));
     if (K.Calls) {
       EXPECT_EQ(Recorded.Thread, Fake.self()) << "argument 0";
-      EXPECT_EQ(Recorded.Need, F.RspAt - C.Extra) << "argument 1";
+      EXPECT_EQ(Recorded.Need, F.RspIn - C.Extra) << "argument 1";
     }
   }
   EXPECT_EQ(P.misaligned(), 0u) << "the slow call was misaligned";
@@ -457,7 +408,7 @@ TEST_F(StackBangRuntimeTest, ProbeCallsTheRuntimeAndPreservesEverything) {
         BangProbe P(C, reinterpret_cast<const void *>(&jitlock_rt_stack_bang));
         ASSERT_TRUE(P.built());
         BangFrame F = P.run(Self);
-        const uint64_t Need = F.RspAt - C.Extra;
+        const uint64_t Need = F.RspIn - C.Extra;
         EXPECT_EQ(P.calls(), Need <= Before.watermark ? 1u : 0u);
         jitlock_stack_info After{};
         ASSERT_EQ(jitlock_rt_stack_info(Self, &After), JITLOCK_OK);
@@ -485,7 +436,7 @@ TEST(StackBangAlways, StoresExactlyToTheShadowPagesBelowTheFrame) {
   ASSERT_NE(Stack, MAP_FAILED);
   std::memset(Stack, 0xA7, Bytes);
   const uint32_t Extras[] = {0, 40, 4096, 3 * 4096 + 100};
-  std::vector<std::pair<uint64_t, uint32_t>> Runs; // (RspAt, Extra)
+  std::vector<std::pair<uint64_t, uint32_t>> Runs; // (RspIn, Extra)
   onThread(
       Bytes,
       [&] {
@@ -501,13 +452,13 @@ TEST(StackBangAlways, StoresExactlyToTheShadowPagesBelowTheFrame) {
           const uint32_t Value = 0x9E3779B9u ^ (Extra * 0x01000193u);
           P.ScratchValue = 0xC0DE000000000000ull | Value;
           BangFrame F = P.run(nullptr);
-          Runs.push_back({F.RspAt, Extra});
+          Runs.push_back({F.RspIn, Extra});
           // Find every copy of the stored value below the probe's rsp.
           const uint8_t *Lo = static_cast<const uint8_t *>(Stack);
           std::set<uint64_t> Seen;
-          for (const uint8_t *Q = Lo; Q + 4 <= (const uint8_t *)F.RspAt; ++Q)
+          for (const uint8_t *Q = Lo; Q + 4 <= (const uint8_t *)F.RspIn; ++Q)
             if (std::memcmp(Q, &Value, 4) == 0)
-              Seen.insert(F.RspAt - uint64_t(uintptr_t(Q)));
+              Seen.insert(F.RspIn - uint64_t(uintptr_t(Q)));
           std::set<uint64_t> Want;
           const uint64_t Page = L.stack_page_size;
           for (uint64_t Off = Page; Off <= Extra; Off += Page)

@@ -103,33 +103,8 @@ private:
     CodeHolder Code;
     Code.init(jit().environment());
     x86::Assembler A(&Code);
-    const VecLevel V = Opts.Level;
-    const x86::Gp CalleeSaved[] = {x86::rbx, x86::rbp, x86::r12,
-                                   x86::r13, x86::r14, x86::r15};
-    for (const x86::Gp &R : CalleeSaved)
-      A.push(R);
-    // Entry: rsp = 8 mod 16; after six pushes still 8 mod 16.
-    const int32_t Frame = Opts.Misalign ? 16 : 8;
-    A.sub(x86::rsp, Frame);
-    A.mov(x86::qword_ptr(x86::rsp), x86::rdi);
-    A.mov(x86::qword_ptr(x86::rdi, offsetof(ProbeFrame, RspIn)), x86::rsp);
-    for (unsigned I = 0; I < vecCount(V); ++I)
-      emitVecLoad(
-          A, V, I,
-          x86::ptr(x86::rdi, int32_t(offsetof(ProbeFrame, VecIn) + 64 * I)));
-    if (V == VecLevel::Zmm)
-      for (unsigned I = 1; I < 8; ++I)
-        A.kmovw(x86::k(I),
-                x86::word_ptr(x86::rdi,
-                              int32_t(offsetof(ProbeFrame, KIn) + 8 * I)));
-    for (uint32_t Id = 0; Id < 16; ++Id)
-      if (Id != x86::Gp::kIdSp && Id != x86::Gp::kIdDi)
-        A.mov(x86::gpq(Id),
-              x86::qword_ptr(x86::rdi,
-                             int32_t(offsetof(ProbeFrame, GprIn) + 8 * Id)));
-    A.mov(x86::rdi,
-          x86::qword_ptr(x86::rdi, int32_t(offsetof(ProbeFrame, GprIn) +
-                                           8 * x86::Gp::kIdDi)));
+    emitProbeEntry<ProbeFrame>(A, Opts.Level, Opts.Misalign,
+                               [](x86::Assembler &) {});
 
     SlowPathLabels Labels;
     jitlock_rt_layout L = layout();
@@ -139,31 +114,7 @@ private:
             : jx::emitMonitorExit(A, L, As.operands(), Opts.Mode, &Labels, RT);
     EXPECT_EQ(E, kErrorOk) << DebugUtils::errorAsString(E);
 
-    A.push(x86::rax);
-    A.mov(x86::rax, x86::qword_ptr(x86::rsp, 8));
-    for (uint32_t Id = 1; Id < 16; ++Id)
-      if (Id != x86::Gp::kIdSp)
-        A.mov(x86::qword_ptr(x86::rax,
-                             int32_t(offsetof(ProbeFrame, GprOut) + 8 * Id)),
-              x86::gpq(Id));
-    A.pop(x86::rcx);
-    A.mov(x86::qword_ptr(x86::rax, offsetof(ProbeFrame, GprOut)), x86::rcx);
-    A.mov(x86::qword_ptr(x86::rax, offsetof(ProbeFrame, RspOut)), x86::rsp);
-    for (unsigned I = 0; I < vecCount(V); ++I)
-      emitVecStore(
-          A, V, I,
-          x86::ptr(x86::rax, int32_t(offsetof(ProbeFrame, VecOut) + 64 * I)));
-    if (V == VecLevel::Zmm)
-      for (unsigned I = 1; I < 8; ++I)
-        A.kmovw(x86::word_ptr(x86::rax,
-                              int32_t(offsetof(ProbeFrame, KOut) + 8 * I)),
-                x86::k(I));
-    A.add(x86::rsp, Frame);
-    for (int I = 5; I >= 0; --I)
-      A.pop(CalleeSaved[I]);
-    if (V != VecLevel::Xmm)
-      A.vzeroupper();
-    A.ret();
+    emitProbeExit<ProbeFrame>(A, Opts.Level, Opts.Misalign);
     if (Opts.Mode == SlowPathMode::Labels) {
       E = jx::emitSlowCall(A, Enter, As.operands(), Labels, RT);
       EXPECT_EQ(E, kErrorOk) << DebugUtils::errorAsString(E);
