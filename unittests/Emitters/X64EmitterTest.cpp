@@ -672,8 +672,26 @@ TEST(X64EmitterCode, Scratch2KeepsTheTopAndTheStackUntouched) {
 
 //===-- Contract violations ----------------------------------------------===//
 
-TEST(X64EmitterContract, InvalidOperandsEmitNothing) {
+/// Every entry point refuses `Ops`, in both slow-path modes, and leaves the
+/// CodeHolder without code or labels.
+void expectOperandsRefused(const jx::MonitorOperands &Ops) {
   jitlock_rt_layout L = layout();
+  CodeHolder Code;
+  Code.init(jit().environment());
+  x86::Assembler A(&Code);
+  SlowPathLabels Labels;
+  for (SlowPathMode M : {SlowPathMode::OutOfLine, SlowPathMode::Labels}) {
+    EXPECT_EQ(jx::emitMonitorEnter(A, L, Ops, M, &Labels),
+              kErrorInvalidArgument);
+    EXPECT_EQ(jx::emitMonitorExit(A, L, Ops, M, &Labels),
+              kErrorInvalidArgument);
+  }
+  EXPECT_EQ(jx::emitSlowCall(A, true, Ops, Labels), kErrorInvalidArgument);
+  EXPECT_EQ(Code.codeSize(), 0u) << "something was emitted";
+  EXPECT_EQ(Code.labelCount(), 0u) << "a label was created";
+}
+
+TEST(X64EmitterContract, InvalidOperandsEmitNothing) {
   using namespace x86;
   const jx::MonitorOperands Bad[] = {
       {rdi, rsi, rcx, rdx},     // Scratch0 is not rax
@@ -687,20 +705,8 @@ TEST(X64EmitterContract, InvalidOperandsEmitNothing) {
       {rdi, rsi, rax, Gp()},    // no register
       {rdi, rsi, rax, gpq(16)}, // no such register
   };
-  for (const jx::MonitorOperands &Ops : Bad) {
-    CodeHolder Code;
-    Code.init(jit().environment());
-    x86::Assembler A(&Code);
-    SlowPathLabels Labels;
-    for (SlowPathMode M : {SlowPathMode::OutOfLine, SlowPathMode::Labels}) {
-      EXPECT_EQ(jx::emitMonitorEnter(A, L, Ops, M, &Labels),
-                kErrorInvalidArgument);
-      EXPECT_EQ(jx::emitMonitorExit(A, L, Ops, M, &Labels),
-                kErrorInvalidArgument);
-    }
-    EXPECT_EQ(jx::emitSlowCall(A, true, Ops, Labels), kErrorInvalidArgument);
-    EXPECT_EQ(Code.codeSize(), 0u) << "something was emitted";
-  }
+  for (const jx::MonitorOperands &Ops : Bad)
+    expectOperandsRefused(Ops);
 }
 
 TEST(X64EmitterContract, InvalidThirdScratchRegistersEmitNothing) {
@@ -720,20 +726,7 @@ TEST(X64EmitterContract, InvalidThirdScratchRegistersEmitNothing) {
   };
   for (const Gp &S2 : Bad) {
     SCOPED_TRACE("scratch2 id " + std::to_string(S2.id()));
-    const jx::MonitorOperands Ops{rdi, rsi, rax, rdx, S2};
-    CodeHolder Code;
-    Code.init(jit().environment());
-    x86::Assembler A(&Code);
-    SlowPathLabels Labels;
-    for (SlowPathMode M : {SlowPathMode::OutOfLine, SlowPathMode::Labels}) {
-      EXPECT_EQ(jx::emitMonitorEnter(A, L, Ops, M, &Labels),
-                kErrorInvalidArgument);
-      EXPECT_EQ(jx::emitMonitorExit(A, L, Ops, M, &Labels),
-                kErrorInvalidArgument);
-    }
-    EXPECT_EQ(jx::emitSlowCall(A, true, Ops, Labels), kErrorInvalidArgument);
-    EXPECT_EQ(Code.codeSize(), 0u) << "something was emitted";
-    EXPECT_EQ(Code.labelCount(), 0u) << "a label was created";
+    expectOperandsRefused({rdi, rsi, rax, rdx, S2});
   }
   // The same operands with a good third register, or none, are accepted.
   const Gp Good[] = {rcx, r8, rbx, rbp, r12, r13, r15, Gp()};
