@@ -269,8 +269,9 @@ typedef enum jitlock_root_kind {
 typedef void (*jitlock_root_fn)(void *ctx, void **slot, uint32_t kind,
                                 jitlock_thread *thread);
 /* Enumerates lock stack entries of every attached thread and the object of
- * every monitor. Requires every other attached thread to be stopped (at a
- * safepoint, or otherwise not running lock code); the result is exact then. */
+ * every monitor, exactly: it runs inside a safepoint, the caller's own if it
+ * holds one, else one it takes for the call (an attached caller counts as
+ * stopped meanwhile). `fn` must not call back into the runtime. */
 void jitlock_rt_enumerate_roots(jitlock_root_fn fn, void *ctx);
 
 /*===-- Monitor deflation ------------------------------------------------===*/
@@ -280,12 +281,93 @@ void jitlock_rt_enumerate_roots(jitlock_root_fn fn, void *ctx);
  * unlocked form (hash and embedder bits kept) and the monitor is freed for
  * reuse. Returns how many were deflated.
  *
- * Requires that no other attached thread runs monitor code during the call
- * (they are stopped at a safepoint, or the program is in a single-threaded
- * phase): the condition of jitlock_rt_enumerate_roots. An embedder calls it
- * before it frees or reuses the memory of objects that may have monitors,
+ * It runs inside a safepoint, as jitlock_rt_enumerate_roots does, so it may
+ * be called from any thread while mutators lock, wait and notify: no thread
+ * can hold a deflated monitor's address when it is reused. An embedder calls
+ * it before it frees or reuses the memory of objects that may have monitors,
  * as a collector would. */
 size_t jitlock_rt_deflate_idle(void);
+
+/*===-- Thread states, safepoints and handshakes --------------------------===*/
+/* Every attached thread is in one of four states. A VM thread stops the
+ * others at a safepoint, or runs an operation for one of them (a handshake),
+ * only once each is *safe*: in `native` or `blocked`, where it touches no
+ * object and no lock state without first making a transition that checks for
+ * a stop in progress. See docs/safepoints.md.
+ *
+ * A thread attaches in `managed`. Managed code (compiled or interpreted) must
+ * reach a safepoint poll within bounded time: inline code checks the thread's
+ * poll word (layout.poll_word_offset, armed when `poll_word & poll_armed_bit`)
+ * and calls jitlock_rt_safepoint_poll when it is armed. A thread that parks
+ * in the runtime (a contended enter, wait, a timed wait) or waits for the
+ * runtime's thread registry is `blocked` meanwhile and, before it returns,
+ * stops at a safepoint in progress and runs pending handshakes. */
+
+typedef enum jitlock_thread_state {
+  JITLOCK_THREAD_MANAGED = 0, /* running managed code; must reach a poll */
+  JITLOCK_THREAD_NATIVE = 1,  /* in foreign code: safe, touches no object */
+  JITLOCK_THREAD_RUNTIME = 2, /* inside the runtime or the VM: not yet safe */
+  JITLOCK_THREAD_BLOCKED = 3  /* parked or waiting in the runtime: safe */
+} jitlock_thread_state;
+
+/* managed -> native, for a call into foreign code or a long wait outside the
+ * runtime. Never blocks. JITLOCK_ENOT_ATTACHED unless `self` is the calling,
+ * attached thread; JITLOCK_ESTATE unless it is in `managed`. */
+int jitlock_rt_enter_native(jitlock_thread *self);
+/* native -> managed. While a safepoint is in progress, or a handshake for
+ * `self` is being run, it blocks until that ends; then it runs any handshake
+ * still pending for `self`. Errors as jitlock_rt_enter_native, with
+ * JITLOCK_ESTATE unless `self` is in `native`. */
+int jitlock_rt_leave_native(jitlock_thread *self);
+/* managed -> runtime and back, for VM work that is not yet safe but is not
+ * managed code either (it need not poll). jitlock_rt_leave_runtime stops at a
+ * safepoint in progress, as a poll would. Errors as above. */
+int jitlock_rt_enter_runtime(jitlock_thread *self);
+int jitlock_rt_leave_runtime(jitlock_thread *self);
+/* The thread's state (jitlock_thread_state) as last published, or -1 when
+ * `thread` is not attached. A snapshot for another thread. */
+int jitlock_rt_thread_state(const jitlock_thread *thread);
+
+/* The poll slow path, called by inline code whose poll found the poll word
+ * armed (and usable by interpreters at their own polls). Stops at a
+ * safepoint in progress until it ends, and runs the handshakes pending for
+ * `self`, then returns. Does nothing for a thread that is not the calling,
+ * attached thread. Inline callers need not save registers beyond the C ABI. */
+void jitlock_rt_safepoint_poll(jitlock_thread *self);
+
+/* Stops every attached thread: arms every poll word, then waits until each
+ * thread is seen safe (a stable read of its state and safepoint id). Returns
+ * with all of them stopped; they stay stopped until jitlock_rt_safepoint_end.
+ * Only one safepoint or handshake runs at a time: a second caller waits. The
+ * caller must not be an attached thread outside `native` (JITLOCK_ESTATE),
+ * and must not already hold a safepoint (JITLOCK_ESTATE). While it holds
+ * one, the caller may call the runtime's queries, jitlock_rt_deflate_idle,
+ * jitlock_rt_enumerate_roots, jitlock_rt_find_deadlocks and the handshake
+ * calls (which then run each operation directly). */
+int jitlock_rt_safepoint_begin(void);
+/* Releases every thread stopped by the caller's safepoint at once.
+ * JITLOCK_ESTATE when the caller holds no safepoint. */
+int jitlock_rt_safepoint_end(void);
+/* Whether the calling thread holds a safepoint. */
+int jitlock_rt_in_safepoint(void);
+
+/* A handshake operation, run exactly once for `target`: either by the target
+ * itself at its next poll or transition, or by the requester while the target
+ * is safe (the target cannot leave its safe state meanwhile). It may use the
+ * runtime's queries on `target` and read or update `target`'s stacks. */
+typedef void (*jitlock_handshake_fn)(void *arg, jitlock_thread *target);
+
+/* Runs fn(arg, target) once for `target` and returns when it has run. The
+ * operation runs on the caller's own thread when `target` is the caller.
+ * JITLOCK_ENOT_ATTACHED when `target` is not attached; JITLOCK_EINVAL for a
+ * null fn. Waits, like jitlock_rt_safepoint_begin, for a safepoint or another
+ * handshake in progress; inside the caller's own safepoint it runs fn at once.
+ */
+int jitlock_rt_handshake(jitlock_thread *target, jitlock_handshake_fn fn,
+                         void *arg);
+/* Runs fn(arg, t) once for every thread t attached when the call starts (the
+ * caller included, on its own thread) and returns when all have run. */
+int jitlock_rt_handshake_all(jitlock_handshake_fn fn, void *arg);
 
 /*===-- Stack guard zones and method-entry stack banging -----------------===*/
 /* Each attached thread's stack, from its end (lowest address) upwards:
@@ -462,9 +544,14 @@ typedef struct jitlock_rt_layout {
   uint32_t stack_page_size;
   uint32_t stack_shadow_pages; /* what the `always` bang mode touches */
   uint32_t locking_mode;       /* jitlock_locking_mode */
+  /* Safepoint polls. The poll word is a uint64_t at thread + this offset, on
+   * a cache line of its own; a poll is armed while `word & poll_armed_bit`
+   * (bit 0, so a one-byte load and test is enough). */
+  uint32_t poll_word_offset;
+  uint64_t poll_armed_bit;
 } jitlock_rt_layout;
 
-#define JITLOCK_RT_ABI_VERSION 2u
+#define JITLOCK_RT_ABI_VERSION 3u
 
 void jitlock_rt_get_layout(jitlock_rt_layout *layout);
 

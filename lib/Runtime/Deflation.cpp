@@ -2,15 +2,20 @@
 //
 // jitlock_rt_deflate_idle gives every idle monitor's object back its unlocked
 // header and frees the monitor for reuse, following D1-D4 of the protocol
-// comment in Synchronizer.cpp. The caller guarantees that no other thread
-// runs monitor code meanwhile; the steps are still the ones a concurrent
-// deflater would take, so that enterers racing them retry cleanly.
+// comment in Synchronizer.cpp, inside a safepoint: no other thread runs
+// monitor code meanwhile, and none holds a monitor address from an earlier
+// header load when a freed monitor is reused (inline code never polls
+// between its header load and its CAS, and parked threads sit in the queues
+// of the monitors they hold addresses of, which D2 leaves alone). The steps
+// are still the ones a concurrent deflater would take, so that enterers
+// racing them retry cleanly.
 //
 //===----------------------------------------------------------------------===//
 #include "jitlock/jitlock_rt.h"
 
 #include "Monitor.h"
 #include "ObjectHeader.h"
+#include "Safepoint.h"
 
 #include <sched.h>
 
@@ -58,4 +63,7 @@ static bool deflateIfIdle(Monitor &M) {
   return true;
 }
 
-size_t jitlock_rt_deflate_idle(void) { return sweepMonitors(deflateIfIdle); }
+size_t jitlock_rt_deflate_idle(void) {
+  SafepointScope Stopped;
+  return sweepMonitors(deflateIfIdle);
+}

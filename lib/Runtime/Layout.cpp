@@ -8,6 +8,7 @@
 
 #include "Monitor.h"
 #include "ObjectHeader.h"
+#include "Safepoint.h"
 #include "Thread.h"
 
 #include <cstddef>
@@ -45,6 +46,8 @@ void jitlock_rt_get_layout(jitlock_rt_layout *L) {
   L->stack_page_size = uint32_t(sysconf(_SC_PAGESIZE));
   L->stack_shadow_pages = Config.stack_shadow_pages;
   L->locking_mode = Config.locking_mode;
+  L->poll_word_offset = offsetof(jitlock_thread, PollWord);
+  L->poll_armed_bit = poll::ArmedBit;
 }
 
 size_t jitlock_rt_layout_fingerprint(const jitlock_rt_layout *L, char *Buf,
@@ -53,14 +56,15 @@ size_t jitlock_rt_layout_fingerprint(const jitlock_rt_layout *L, char *Buf,
       Buf, Size,
       "abi=%u;header=%d;mask=%llu;top=%u;base=%u;end=%u;owner=%u;"
       "recursions=%u;anonymous=%llu;queued=%llu;watermark=%u;page=%u;"
-      "shadow=%u",
+      "shadow=%u;poll=%u;armed=%llu",
       L->abi_version, L->header_offset, (unsigned long long)L->lock_mask,
       L->lock_stack_top_offset, L->lock_stack_base_offset,
       L->lock_stack_end_offset, L->monitor_owner_offset,
       L->monitor_recursions_offset,
       (unsigned long long)L->monitor_anonymous_owner,
       (unsigned long long)L->monitor_queued_bit, L->stack_watermark_offset,
-      L->stack_page_size, L->stack_shadow_pages);
+      L->stack_page_size, L->stack_shadow_pages, L->poll_word_offset,
+      (unsigned long long)L->poll_armed_bit);
   return N < 0 ? 0 : size_t(N);
 }
 
@@ -128,6 +132,8 @@ void jitlock_rt_print_layout(FILE *Out) {
       FIELD(jitlock_thread, Node.Next, "other threads (queue lock)"),
       FIELD(jitlock_thread, Node.Prev, "other threads (queue lock)"),
       FIELD(jitlock_thread, Node.Thread, "owner"),
+      FIELD(jitlock_thread, State, "owner (transitions)"),
+      FIELD(jitlock_thread, SafepointId, "owner (stopping)"),
       FIELD(jitlock_thread, BlockedOn, "owner"),
       FIELD(jitlock_thread, BlockEpoch, "owner"),
       FIELD(jitlock_thread, Stats, "owner"),
@@ -148,6 +154,9 @@ void jitlock_rt_print_layout(FILE *Out) {
       FIELD(jitlock_thread, Stack.PrevAltSp, "owner (attach)"),
       FIELD(jitlock_thread, Stack.PrevAltSize, "owner (attach)"),
       FIELD(jitlock_thread, Stack.PrevAltFlags, "owner (attach)"),
+      FIELD(jitlock_thread, PollWord, "safepoint and handshake requesters"),
+      FIELD(jitlock_thread, Handshake.Lock, "handshake runners"),
+      FIELD(jitlock_thread, Handshake.Pending, "handshake runners"),
   };
   printStruct(Out, "jitlock_thread", sizeof(jitlock_thread),
               alignof(jitlock_thread), ThreadRows,
@@ -155,13 +164,15 @@ void jitlock_rt_print_layout(FILE *Out) {
   fprintf(Out,
           "  lock stack: capacity %u, slots at %u..%u, top is a byte offset "
           "(empty %u, full %u), sentinel %#llx at %u\n"
-          "  tls: thread = thread pointer %+lld\n\n",
+          "  tls: thread = thread pointer %+lld\n"
+          "  poll word at %u: armed while bit %#llx is set\n\n",
           L.lock_stack_capacity, L.lock_stack_base_offset,
           L.lock_stack_end_offset - 1, L.lock_stack_base_offset,
           L.lock_stack_end_offset,
           static_cast<unsigned long long>(L.lock_stack_sentinel),
           L.lock_stack_sentinel_offset,
-          static_cast<long long>(L.thread_tls_offset));
+          static_cast<long long>(L.thread_tls_offset), L.poll_word_offset,
+          static_cast<unsigned long long>(L.poll_armed_bit));
 
   static const FieldRow MonitorRows[] = {
       FIELD(Monitor, Object, "inflater"),

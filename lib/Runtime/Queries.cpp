@@ -9,6 +9,7 @@
 
 #include "Monitor.h"
 #include "ObjectHeader.h"
+#include "Safepoint.h"
 #include "Synchronizer.h"
 #include "Thread.h"
 
@@ -221,6 +222,7 @@ size_t jitlock_rt_find_deadlocks(jitlock_deadlock_fn Fn, void *Ctx) {
 void jitlock_rt_enumerate_roots(jitlock_root_fn Fn, void *Ctx) {
   if (!Fn)
     return;
+  SafepointScope Stopped;
   forEachThread([&](jitlock_thread &T) {
     LockStack LS(T);
     for (unsigned I = 0, E = LS.size(); I != E; ++I)

@@ -8,6 +8,7 @@
 
 #include "Config.h"
 #include "Monitor.h"
+#include "Safepoint.h"
 #include "StackGuard.h"
 #include "Synchronizer.h"
 #include "Thread.h"
@@ -53,8 +54,39 @@ static uint64_t NextThreadId = 1;
 /// Counters of threads that have detached.
 static ThreadStats RetiredStats;
 
-void detail::lockThreadRegistry() { ThreadsMutex.lock(); }
-void detail::unlockThreadRegistry() { ThreadsMutex.unlock(); }
+// A safepoint holds the registry from begin to end (Safepoint.cpp, S1), and
+// the queries its holder calls must not take it again. Everyone else waits
+// for it safe, so that a safepoint holding it is not waiting for them.
+void detail::lockThreadRegistry() {
+  if (!holdsSafepoint())
+    lockRegistryWhileSafe(ThreadsMutex);
+}
+void detail::unlockThreadRegistry() {
+  if (holdsSafepoint())
+    return;
+  ThreadsMutex.unlock();
+  pollAfterRegistry();
+}
+
+namespace {
+/// The registry lock for the scope, taken as detail::lockThreadRegistry does.
+struct RegistryGuard {
+  RegistryGuard() { detail::lockThreadRegistry(); }
+  ~RegistryGuard() { detail::unlockThreadRegistry(); }
+  RegistryGuard(const RegistryGuard &) = delete;
+  RegistryGuard &operator=(const RegistryGuard &) = delete;
+};
+
+/// Detach's locks: the operation lock first, so that no safepoint or
+/// handshake addresses the thread while it leaves, then the registry.
+struct LeaveGuard {
+  LeaveGuard() { lockWhileSafe(operationLock()); }
+  ~LeaveGuard() { operationLock().unlock(); }
+  LeaveGuard(const LeaveGuard &) = delete;
+  LeaveGuard &operator=(const LeaveGuard &) = delete;
+  RegistryGuard Registry;
+};
+} // namespace
 size_t detail::attachedThreadCount() { return Threads.size(); }
 jitlock_thread *detail::attachedThread(size_t I) { return Threads[I]; }
 
@@ -88,6 +120,7 @@ static void resetLockStack(jitlock_thread &T, bool Attached) {
 
 static void resetThread(jitlock_thread &T) {
   resetLockStack(T, /*Attached=*/true);
+  resetSafepointState(T);
   T.BlockedOn.store(nullptr, std::memory_order_relaxed);
   T.BlockEpoch.store(0, std::memory_order_relaxed);
   for (std::atomic<uint64_t> *C :
@@ -126,7 +159,7 @@ struct ExitGuard {
       releaseAllLocks(*T);
     }
     {
-      std::lock_guard<std::mutex> Guard(ThreadsMutex);
+      LeaveGuard Guard;
       detachLocked(*T);
     }
     detachStack(*T);
@@ -189,7 +222,7 @@ int jitlock_rt_configure(const jitlock_rt_config *Cfg) {
   if (Cfg->locking_mode > JITLOCK_LOCKING_HEAVY)
     return misuse(JITLOCK_EINVAL, nullptr, nullptr,
                   "invalid configuration: unknown locking mode");
-  std::lock_guard<std::mutex> Guard(ThreadsMutex);
+  RegistryGuard Guard;
   if (!Threads.empty())
     return misuse(JITLOCK_ESTATE, nullptr, nullptr,
                   "configure while threads are attached");
@@ -199,7 +232,7 @@ int jitlock_rt_configure(const jitlock_rt_config *Cfg) {
 
 int jitlock_rt_shutdown(void) {
   // Held throughout, so that no thread attaches and inflates meanwhile.
-  std::lock_guard<std::mutex> Guard(ThreadsMutex);
+  RegistryGuard Guard;
   if (!Threads.empty())
     return misuse(JITLOCK_ESTATE, nullptr, nullptr,
                   "shutdown while threads are attached");
@@ -225,7 +258,7 @@ jitlock_thread *jitlock_rt_attach(void) {
   TheExitGuard.Armed = true;
   // Before registering: readers of the registry see the zones complete.
   attachStack(T);
-  std::lock_guard<std::mutex> Guard(ThreadsMutex);
+  RegistryGuard Guard;
   resetThread(T);
   T.Id = NextThreadId++;
   T.HashState = 0;
@@ -242,8 +275,10 @@ int jitlock_rt_detach(void) {
   if (holdsAnyLock(*T))
     return misuse(JITLOCK_EHOLDING_LOCKS, T, nullptr,
                   "detach while holding locks");
+  if (holdsSafepoint())
+    return misuse(JITLOCK_ESTATE, T, nullptr, "detach while holding a safepoint");
   {
-    std::lock_guard<std::mutex> Guard(ThreadsMutex);
+    LeaveGuard Guard;
     detachLocked(*T);
   }
   detachStack(*T);
@@ -300,7 +335,7 @@ uint64_t jitlock_rt_identity_hash(jitlock_thread *Self, void *Obj) {
 void jitlock_rt_get_stats(jitlock_rt_stats *Out) {
   ThreadStats Sum;
   {
-    std::lock_guard<std::mutex> Guard(ThreadsMutex);
+    RegistryGuard Guard;
     addCounters(Sum, RetiredStats);
     for (jitlock_thread *T : Threads)
       addCounters(Sum, T->Stats);

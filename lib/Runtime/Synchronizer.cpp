@@ -99,6 +99,7 @@
 
 #include "ObjectHeader.h"
 #include "Parker.h"
+#include "Safepoint.h"
 
 #include <sched.h>
 
@@ -249,7 +250,7 @@ static void waitInEntryQueue(jitlock_thread &T, Monitor &M) {
     while ((Wake = Node.Wakeup.load(std::memory_order_acquire)) ==
            QueueNode::Sleep) {
       bump(T.Stats.Parks);
-      parkWhile(Node.Wakeup, QueueNode::Sleep, 0);
+      parkBlocked(T, Node.Wakeup, QueueNode::Sleep, 0);
     }
     if (Wake == QueueNode::Granted)
       break; // The exiting owner unlinked us and made us the owner.
@@ -607,7 +608,8 @@ int wait(jitlock_thread &T, void *Obj, bool Timed, uint64_t TimeoutNs) {
   markBlocked(T, M);
   bool TimedOut = false;
   while (Node.Wakeup.load(std::memory_order_acquire) == QueueNode::Sleep) {
-    if (parkWhile(Node.Wakeup, QueueNode::Sleep, Timed ? Deadline : 0))
+    if (parkBlocked(T, Node.Wakeup, QueueNode::Sleep,
+                    Timed ? Deadline : 0))
       continue;
     M->QueueLock.lock();
     if (Node.Queue.load(std::memory_order_relaxed) == QueueNode::WaitSet) {

@@ -21,6 +21,15 @@ static_assert(offsetof(jitlock_thread, BlockedOn) >=
                   offsetof(jitlock_thread, Node) + CacheLine,
               "owner-written query state must not share the foreign line");
 
+static_assert(offsetof(jitlock_thread, PollWord) % CacheLine == 0 &&
+                  offsetof(jitlock_thread, Handshake) >=
+                      offsetof(jitlock_thread, PollWord) + CacheLine,
+              "the poll word, written by other threads and read by every "
+              "poll, has a line of its own");
+static_assert(offsetof(jitlock_thread, State) / CacheLine ==
+                  offsetof(jitlock_thread, BlockedOn) / CacheLine,
+              "the thread state sits with the owner's query-read fields");
+
 int LockStack::find(const void *Obj) const {
   for (int I = int(size()) - 1; I >= 0; --I)
     if (at(I) == Obj)

@@ -6,10 +6,14 @@
 //
 //   line 0-1  JIT-hot, written only by the owner: the lock stack
 //   line 2    written by other threads: the park word and queue links
-//   line 3    written only by the owner, read by queries: blocking state and
-//             statistics
+//   line 3    written only by the owner, read by queries and the safepoint
+//             synchronizer: the thread state, blocking state and statistics
 //   line 5-6  written only by the owner, read by queries: the stack zones
 //             (StackGuard.cpp)
+//   line 7    written by the safepoint synchronizer and handshake requesters,
+//             read by JIT code at every poll: the poll word, alone
+//   line 8    written by handshake requesters: the pending handshake
+//             (Safepoint.cpp)
 //
 //===----------------------------------------------------------------------===//
 #ifndef JITLOCK_RUNTIME_THREAD_H
@@ -20,6 +24,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 
 namespace jitlock {
 
@@ -71,6 +76,17 @@ inline void bump(std::atomic<uint64_t> &Counter) {
 }
 
 struct GuardedCall;
+struct HandshakeOp;
+
+/// The handshake addressed to a thread (Safepoint.cpp). Only one handshake
+/// requester runs at a time, so one pending operation is enough.
+struct HandshakeSlot {
+  /// Held by whoever runs the pending operation: the thread itself at a
+  /// poll or transition, or the requester while the thread is safe.
+  std::mutex Lock;
+  /// Guarded by Lock.
+  HandshakeOp *Pending = nullptr;
+};
 
 /// A thread's stack guard zones (StackGuard.cpp). The bounds are written at
 /// attach, before the thread is registered, and stay fixed while it is
@@ -117,14 +133,25 @@ struct alignas(jitlock::CacheLine) jitlock_thread {
   void *LockStackSlots[jitlock::LockStackCapacity];
   // Line 2: written by other threads.
   alignas(jitlock::CacheLine) jitlock::QueueNode Node;
-  // Line 3: owner-written, read by queries.
-  alignas(jitlock::CacheLine) std::atomic<jitlock::Monitor *> BlockedOn;
+  // Line 3: owner-written, read by queries and the safepoint synchronizer.
+  /// jitlock_thread_state, published with seq_cst stores: a synchronizer
+  /// arms the poll word and then reads this, the thread stores this and then
+  /// reads the poll word, so one of the two sees the other.
+  alignas(jitlock::CacheLine) std::atomic<uint32_t> State;
+  /// The safepoint whose barrier this thread waits at (or is about to), 0
+  /// outside one; with State it makes the synchronizer's stable load.
+  std::atomic<uint64_t> SafepointId;
+  std::atomic<jitlock::Monitor *> BlockedOn;
   /// Odd while parked in a monitor enter; the deadlock finder uses it to
   /// tell a thread that stayed blocked from one that moved.
   std::atomic<uint64_t> BlockEpoch;
   jitlock::ThreadStats Stats;
   // Line 5-6: owner-written, read by queries.
   alignas(jitlock::CacheLine) jitlock::StackState Stack;
+  // Line 7: the poll word, written by other threads, read by every poll.
+  alignas(jitlock::CacheLine) std::atomic<uint64_t> PollWord;
+  // Line 8: written by handshake requesters.
+  alignas(jitlock::CacheLine) jitlock::HandshakeSlot Handshake;
 };
 
 namespace jitlock {

@@ -1,0 +1,80 @@
+//===- Safepoint.h - Thread states, safepoints and handshakes ---*- C++ -*-===//
+//
+// The runtime side of jitlock_rt_safepoint_begin/end and the handshakes; the
+// protocol is stated at the top of Safepoint.cpp. What other runtime files
+// need: the poll word's bits, the blocked transitions around parking, a lock
+// that a mutator waits for while safe, and a scope that runs an operation
+// inside a safepoint.
+//
+//===----------------------------------------------------------------------===//
+#ifndef JITLOCK_RUNTIME_SAFEPOINT_H
+#define JITLOCK_RUNTIME_SAFEPOINT_H
+
+#include "Thread.h"
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+
+namespace jitlock {
+
+namespace poll {
+/// Set whenever any reason below is: what inline polls test.
+inline constexpr uint64_t ArmedBit = 1;
+/// A safepoint is in progress.
+inline constexpr uint64_t SafepointBit = 2;
+/// A handshake operation is pending for this thread.
+inline constexpr uint64_t HandshakeBit = 4;
+} // namespace poll
+
+/// Puts the calling thread `T` in the blocked (safe) state and returns the
+/// state to give back to leaveBlocked.
+uint32_t enterBlocked(jitlock_thread &T);
+/// Returns `T` to `Prev` (managed or runtime), first stopping at a safepoint
+/// in progress and running a handshake pending for `T`.
+void leaveBlocked(jitlock_thread &T, uint32_t Prev);
+
+/// parkWhile (Parker.h), with the calling thread `T` blocked while it sleeps.
+bool parkBlocked(jitlock_thread &T, std::atomic<uint32_t> &Word,
+                 uint32_t Value, uint64_t DeadlineNs);
+
+/// Locks `M`. An attached caller that has to wait waits blocked, so that a
+/// safepoint or a handshake that holds `M` is not waiting for it in turn.
+void lockWhileSafe(std::mutex &M);
+/// lockWhileSafe for the thread registry lock, whose holders run only
+/// queries: the check for a pending handshake that lockWhileSafe makes at
+/// once is made by pollAfterRegistry, after the registry lock is released.
+void lockRegistryWhileSafe(std::mutex &Registry);
+void pollAfterRegistry();
+
+/// Whether the calling OS thread holds a safepoint (and with it the thread
+/// registry).
+bool holdsSafepoint();
+
+/// Serializes VM operations (safepoints and handshakes) with detach: held by
+/// a safepoint or a handshake throughout, and by a detaching thread while it
+/// leaves, so that no thread leaves while an operation may address it.
+std::mutex &operationLock();
+
+/// Runs the enclosing scope inside a safepoint: the caller's own when it
+/// holds one, else one taken for the scope. An attached caller counts as
+/// native meanwhile, since it is the one running the operation.
+class SafepointScope {
+public:
+  SafepointScope();
+  ~SafepointScope();
+  SafepointScope(const SafepointScope &) = delete;
+  SafepointScope &operator=(const SafepointScope &) = delete;
+
+private:
+  bool Took = false;
+  jitlock_thread *Caller = nullptr;
+  uint32_t CallerState = 0;
+};
+
+/// Fresh safepoint fields for a thread being attached (registry lock held).
+void resetSafepointState(jitlock_thread &T);
+
+} // namespace jitlock
+
+#endif
