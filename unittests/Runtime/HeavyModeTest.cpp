@@ -667,12 +667,14 @@ TEST_F(HeavyModeTest, MixedPathsWithDeflationRounds) {
           unlockAt(held.size() - 1);
         EXPECT_TRUE(lockStack(t).empty());
       }
-      // The gate: stopped, holding nothing, until main has deflated.
-      std::unique_lock<std::mutex> g(mu);
-      ++arrived;
-      cv.notify_all();
-      cv.wait(g, [&] { return round > r; });
-      g.unlock();
+      // The gate: native, holding nothing, until main has deflated.
+      {
+        NativeScope gate(t);
+        std::unique_lock<std::mutex> g(mu);
+        ++arrived;
+        cv.notify_all();
+        cv.wait(g, [&] { return round > r; });
+      }
       for (Obj &p : privates)
         EXPECT_EQ(p.hdr() & ~kHashMask, kUnlockedHeader);
       privates.clear(); // deflated, so their memory may go

@@ -167,9 +167,24 @@ struct MisuseLog {
 
 //===-- Worker: an attached thread driven by the test ---------------------===//
 
+// Puts an attached thread in `native` for a scope in which it waits outside
+// the runtime (a gate, a join), so that safepoints do not wait for it.
+class NativeScope {
+public:
+  explicit NativeScope(jitlock_thread *t) : t_(t) {
+    EXPECT_EQ(jitlock_rt_enter_native(t_), JITLOCK_OK);
+  }
+  ~NativeScope() { EXPECT_EQ(jitlock_rt_leave_native(t_), JITLOCK_OK); }
+  NativeScope(const NativeScope &) = delete;
+  NativeScope &operator=(const NativeScope &) = delete;
+
+private:
+  jitlock_thread *t_;
+};
+
 // Runs closures on its own attached OS thread. Between closures it is blocked
-// on a condition variable of ours, i.e. "stopped" in the runtime's sense (it
-// runs no lock code). call() runs a closure and waits for it; post() starts
+// on a condition variable of ours in the `native` state, so that safepoints
+// (jitlock_rt_deflate_idle, jitlock_rt_enumerate_roots) do not wait for it. call() runs a closure and waits for it; post() starts
 // one and returns at once (e.g. an enter that will block); join() waits for
 // the posted closure to finish.
 class Worker {
@@ -233,8 +248,12 @@ private:
     for (;;) {
       std::function<void()> f;
       {
+        EXPECT_EQ(jitlock_rt_enter_native(self_), JITLOCK_OK);
         std::unique_lock<std::mutex> g(mu_);
         cv_.wait(g, [&] { return task_ || quit_; });
+        g.unlock();
+        EXPECT_EQ(jitlock_rt_leave_native(self_), JITLOCK_OK);
+        g.lock();
         if (!task_ && quit_)
           break;
         f = std::move(task_);

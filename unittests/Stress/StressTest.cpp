@@ -1892,11 +1892,18 @@ struct RoundWorker {
         nest(&Private[Next++]);
         R.Progress.fetch_add(1, std::memory_order_relaxed);
       }
-      // The gate: stopped, holding nothing, until main has deflated.
-      std::unique_lock<std::mutex> G(R.Mu);
-      ++R.Arrived;
-      R.Cv.notify_all();
-      R.Cv.wait(G, [&] { return R.Released > Round; });
+      // The gate: native (so that deflation's safepoint does not wait for
+      // us), holding nothing, until main has deflated.
+      if (jitlock_rt_enter_native(Self) != JITLOCK_OK)
+        R.fail(Id, "enter native failed");
+      {
+        std::unique_lock<std::mutex> G(R.Mu);
+        ++R.Arrived;
+        R.Cv.notify_all();
+        R.Cv.wait(G, [&] { return R.Released > Round; });
+      }
+      if (jitlock_rt_leave_native(Self) != JITLOCK_OK)
+        R.fail(Id, "leave native failed");
     }
     if (jitlock_rt_detach() != JITLOCK_OK)
       R.fail(Id, "detach failed");
