@@ -77,13 +77,19 @@ struct RegistryGuard {
   RegistryGuard &operator=(const RegistryGuard &) = delete;
 };
 
+/// The operation lock for the scope, waited for safe.
+struct OperationGuard {
+  OperationGuard() { lockWhileSafe(operationLock()); }
+  ~OperationGuard() { operationLock().unlock(); }
+  OperationGuard(const OperationGuard &) = delete;
+  OperationGuard &operator=(const OperationGuard &) = delete;
+};
+
 /// Detach's locks: the operation lock first, so that no safepoint or
-/// handshake addresses the thread while it leaves, then the registry.
+/// handshake addresses the thread while it leaves, then the registry (the
+/// order a safepoint takes them in; members are constructed in order).
 struct LeaveGuard {
-  LeaveGuard() { lockWhileSafe(operationLock()); }
-  ~LeaveGuard() { operationLock().unlock(); }
-  LeaveGuard(const LeaveGuard &) = delete;
-  LeaveGuard &operator=(const LeaveGuard &) = delete;
+  OperationGuard Operation;
   RegistryGuard Registry;
 };
 } // namespace
@@ -276,7 +282,8 @@ int jitlock_rt_detach(void) {
     return misuse(JITLOCK_EHOLDING_LOCKS, T, nullptr,
                   "detach while holding locks");
   if (holdsSafepoint())
-    return misuse(JITLOCK_ESTATE, T, nullptr, "detach while holding a safepoint");
+    return misuse(JITLOCK_ESTATE, T, nullptr,
+                  "detach while holding a safepoint");
   {
     LeaveGuard Guard;
     detachLocked(*T);

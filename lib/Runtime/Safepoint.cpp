@@ -221,8 +221,8 @@ uint32_t enterBlocked(jitlock_thread &T) {
 
 void leaveBlocked(jitlock_thread &T, uint32_t Prev) { becomeUnsafe(T, Prev); }
 
-bool parkBlocked(jitlock_thread &T, std::atomic<uint32_t> &Word,
-                 uint32_t Value, uint64_t DeadlineNs) {
+bool parkBlocked(jitlock_thread &T, std::atomic<uint32_t> &Word, uint32_t Value,
+                 uint64_t DeadlineNs) {
   uint32_t Prev = enterBlocked(T);
   bool InTime = parkWhile(Word, Value, DeadlineNs);
   leaveBlocked(T, Prev);
@@ -492,8 +492,8 @@ int jitlock_rt_safepoint_begin(void) {
     return misuse(JITLOCK_ESTATE, nullptr, nullptr,
                   "safepoint begin while holding a safepoint");
   jitlock_thread *Self = currentThread();
-  if (Self && Self->State.load(std::memory_order_relaxed) !=
-                  JITLOCK_THREAD_NATIVE)
+  if (Self &&
+      Self->State.load(std::memory_order_relaxed) != JITLOCK_THREAD_NATIVE)
     return misuse(JITLOCK_ESTATE, Self, nullptr,
                   "safepoint begin from an attached thread outside native");
   beginSafepoint();

@@ -35,8 +35,8 @@ uint32_t enterBlocked(jitlock_thread &T);
 void leaveBlocked(jitlock_thread &T, uint32_t Prev);
 
 /// parkWhile (Parker.h), with the calling thread `T` blocked while it sleeps.
-bool parkBlocked(jitlock_thread &T, std::atomic<uint32_t> &Word,
-                 uint32_t Value, uint64_t DeadlineNs);
+bool parkBlocked(jitlock_thread &T, std::atomic<uint32_t> &Word, uint32_t Value,
+                 uint64_t DeadlineNs);
 
 /// Locks `M`. An attached caller that has to wait waits blocked, so that a
 /// safepoint or a handshake that holds `M` is not waiting for it in turn.

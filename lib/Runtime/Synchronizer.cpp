@@ -608,8 +608,7 @@ int wait(jitlock_thread &T, void *Obj, bool Timed, uint64_t TimeoutNs) {
   markBlocked(T, M);
   bool TimedOut = false;
   while (Node.Wakeup.load(std::memory_order_acquire) == QueueNode::Sleep) {
-    if (parkBlocked(T, Node.Wakeup, QueueNode::Sleep,
-                    Timed ? Deadline : 0))
+    if (parkBlocked(T, Node.Wakeup, QueueNode::Sleep, Timed ? Deadline : 0))
       continue;
     M->QueueLock.lock();
     if (Node.Queue.load(std::memory_order_relaxed) == QueueNode::WaitSet) {

@@ -1,0 +1,445 @@
+//===- SafepointTest.cpp - Safepoints, thread states and handshakes -------===//
+//
+// What a VM relies on: a safepoint stops every managed thread at a poll and
+// keeps it there, never waits for native or parked threads, loses and
+// duplicates no notification, and a handshake operation runs exactly once
+// per target whatever the target is doing.
+//
+//===----------------------------------------------------------------------===//
+#include "SafepointTestUtil.h"
+
+#include <cinttypes>
+#include <map>
+#include <random>
+#include <set>
+
+using namespace jitlock_test;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class SafepointTest : public RuntimeTest {};
+
+/// Busy-waits `us` microseconds (a sleep would let a broken runtime's
+/// threads be descheduled too, and hide their progress).
+void spinFor(unsigned us) {
+  auto end = Clock::now() + std::chrono::microseconds(us);
+  while (Clock::now() < end)
+    std::this_thread::yield();
+}
+
+TEST_F(SafepointTest, BeginAndEndCheckTheCaller) {
+  EXPECT_EQ(jitlock_rt_thread_state(self), JITLOCK_THREAD_MANAGED);
+  EXPECT_EQ(jitlock_rt_safepoint_begin(), JITLOCK_ESTATE)
+      << "a managed thread cannot begin a safepoint";
+  EXPECT_EQ(jitlock_rt_safepoint_end(), JITLOCK_ESTATE);
+  EXPECT_EQ(jitlock_rt_leave_native(self), JITLOCK_ESTATE);
+  ASSERT_EQ(jitlock_rt_enter_native(self), JITLOCK_OK);
+  EXPECT_EQ(jitlock_rt_enter_native(self), JITLOCK_ESTATE);
+  EXPECT_EQ(jitlock_rt_thread_state(self), JITLOCK_THREAD_NATIVE);
+  ASSERT_EQ(jitlock_rt_safepoint_begin(), JITLOCK_OK);
+  EXPECT_TRUE(jitlock_rt_in_safepoint());
+  EXPECT_EQ(jitlock_rt_safepoint_begin(), JITLOCK_ESTATE) << "nested";
+  // The holder may query and deflate without deadlocking on itself.
+  jitlock_rt_stats s;
+  jitlock_rt_get_stats(&s);
+  EXPECT_EQ(jitlock_rt_deflate_idle(), 0u);
+  EXPECT_EQ(jitlock_rt_detach(), JITLOCK_ESTATE);
+  ASSERT_EQ(jitlock_rt_safepoint_end(), JITLOCK_OK);
+  EXPECT_FALSE(jitlock_rt_in_safepoint());
+  EXPECT_EQ(jitlock_rt_safepoint_end(), JITLOCK_ESTATE);
+  ASSERT_EQ(jitlock_rt_leave_native(self), JITLOCK_OK);
+  ASSERT_EQ(jitlock_rt_enter_runtime(self), JITLOCK_OK);
+  EXPECT_EQ(jitlock_rt_thread_state(self), JITLOCK_THREAD_RUNTIME);
+  EXPECT_EQ(jitlock_rt_enter_native(self), JITLOCK_ESTATE);
+  ASSERT_EQ(jitlock_rt_leave_runtime(self), JITLOCK_OK);
+  EXPECT_EQ(jitlock_rt_thread_state(self), JITLOCK_THREAD_MANAGED);
+  EXPECT_EQ(jitlock_rt_enter_native(nullptr), JITLOCK_ENOT_ATTACHED);
+  EXPECT_EQ(jitlock_rt_thread_state(nullptr), -1);
+}
+
+TEST_F(SafepointTest, LayoutReportsThePollWordOnItsOwnLine) {
+  jitlock_rt_layout l;
+  jitlock_rt_get_layout(&l);
+  EXPECT_EQ(l.poll_armed_bit, 1u);
+  EXPECT_EQ(l.poll_word_offset % l.cache_line_size, 0u);
+  EXPECT_GE(l.poll_word_offset, l.lock_stack_end_offset);
+  EXPECT_LT(l.poll_word_offset + 8, l.thread_size);
+  auto *word = reinterpret_cast<std::atomic<uint64_t> *>(
+      reinterpret_cast<char *>(self) + l.poll_word_offset);
+  EXPECT_EQ(word->load(), 0u) << "disarmed outside a safepoint";
+  char buf[512];
+  jitlock_rt_layout_fingerprint(&l, buf, sizeof buf);
+  EXPECT_NE(std::string(buf).find(
+                ";poll=" + std::to_string(l.poll_word_offset) + ";armed=1"),
+            std::string::npos)
+      << buf;
+}
+
+// While a safepoint is held no managed thread moves, over many safepoints,
+// and between them they all run.
+TEST_F(SafepointTest, StoppedMeansStopped) {
+  ASSERT_EQ(jitlock_rt_enter_native(self), JITLOCK_OK);
+  {
+    PollingThreads mutators(4);
+    VmThread vm;
+    std::vector<uint64_t> last = mutators.counts();
+    unsigned allMoved = 0;
+    for (int round = 0; round < 200; ++round) {
+      ASSERT_TRUE(vm.stop()) << "round " << round << ": no safepoint";
+      std::vector<uint64_t> before = mutators.counts();
+      spinFor(round % 10 == 0 ? 2000 : 100);
+      std::vector<uint64_t> after = mutators.counts();
+      EXPECT_EQ(before, after) << "a thread ran during safepoint " << round;
+      ASSERT_TRUE(vm.release());
+      bool moved = true;
+      for (size_t i = 0; i < before.size(); ++i)
+        moved &= before[i] > last[i];
+      allMoved += moved;
+      last = before;
+      spinFor(200);
+    }
+    // Every thread runs between safepoints (not always between each pair on
+    // a loaded machine).
+    EXPECT_GT(allMoved, 20u);
+  }
+  ASSERT_EQ(jitlock_rt_leave_native(self), JITLOCK_OK);
+}
+
+// A native thread does not delay a safepoint, and is held at leave_native
+// until the safepoint ends.
+TEST_F(SafepointTest, NativeIsNeverWaitedFor) {
+  std::atomic<int> stage{0};
+  std::thread native([&] {
+    jitlock_thread *t = jitlock_rt_attach();
+    ASSERT_EQ(jitlock_rt_enter_native(t), JITLOCK_OK);
+    stage = 1;
+    while (stage.load() != 2) // "foreign code": never polls
+      std::this_thread::yield();
+    EXPECT_EQ(jitlock_rt_leave_native(t), JITLOCK_OK);
+    stage = 3;
+    EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+  });
+  ASSERT_TRUE(waitUntil([&] { return stage.load() == 1; }));
+  ASSERT_EQ(jitlock_rt_enter_native(self), JITLOCK_OK);
+  {
+    VmThread vm;
+    ASSERT_TRUE(vm.stop());
+    stage = 2;
+    EXPECT_FALSE(waitFor(std::chrono::milliseconds(100), [&] {
+      return stage.load() == 3;
+    })) << "leave_native returned during a safepoint";
+    ASSERT_TRUE(vm.release());
+    EXPECT_TRUE(waitUntil([&] { return stage.load() == 3; }));
+  }
+  native.join();
+  ASSERT_EQ(jitlock_rt_leave_native(self), JITLOCK_OK);
+}
+
+// Threads parked on a contended monitor, in wait and in a timed wait are
+// safe; after the safepoint each gets what it was waiting for.
+TEST_F(SafepointTest, ParkedThreadsAreSafe) {
+  Obj *contended = newObj(), *waited = newObj(), *timed = newObj();
+  Worker a, b, c;
+  // Inflate `contended`'s monitor first so that `a` parks on it.
+  ASSERT_EQ(enter(contended), JITLOCK_OK);
+  a.post([&] {
+    EXPECT_EQ(jitlock_rt_monitor_enter(a.thread(), contended), JITLOCK_OK);
+    EXPECT_EQ(jitlock_rt_monitor_exit(a.thread(), contended), JITLOCK_OK);
+  });
+  b.post([&] {
+    EXPECT_EQ(jitlock_rt_monitor_enter(b.thread(), waited), JITLOCK_OK);
+    EXPECT_EQ(jitlock_rt_wait(b.thread(), waited), JITLOCK_OK);
+    EXPECT_EQ(jitlock_rt_monitor_exit(b.thread(), waited), JITLOCK_OK);
+  });
+  c.post([&] {
+    EXPECT_EQ(jitlock_rt_monitor_enter(c.thread(), timed), JITLOCK_OK);
+    EXPECT_EQ(jitlock_rt_wait_timed(c.thread(), timed, 60'000'000'000ull),
+              JITLOCK_OK)
+        << "notified before the deadline";
+    EXPECT_EQ(jitlock_rt_monitor_exit(c.thread(), timed), JITLOCK_OK);
+  });
+  ASSERT_TRUE(waitEntryQueued(contended));
+  ASSERT_TRUE(waitWaiting(waited));
+  ASSERT_TRUE(waitWaiting(timed));
+  ASSERT_TRUE(waitUntil([&] {
+    return jitlock_rt_thread_state(a.thread()) == JITLOCK_THREAD_BLOCKED &&
+           jitlock_rt_thread_state(b.thread()) == JITLOCK_THREAD_BLOCKED &&
+           jitlock_rt_thread_state(c.thread()) == JITLOCK_THREAD_BLOCKED;
+  }));
+  ASSERT_EQ(jitlock_rt_enter_native(self), JITLOCK_OK);
+  {
+    VmThread vm;
+    for (int i = 0; i < 50; ++i) {
+      ASSERT_TRUE(vm.stop());
+      ASSERT_TRUE(vm.release());
+    }
+  }
+  ASSERT_EQ(jitlock_rt_leave_native(self), JITLOCK_OK);
+  ASSERT_EQ(jitlock_rt_monitor_enter(self, waited), JITLOCK_OK);
+  ASSERT_EQ(jitlock_rt_notify(self, waited), JITLOCK_OK);
+  ASSERT_EQ(jitlock_rt_monitor_exit(self, waited), JITLOCK_OK);
+  ASSERT_EQ(jitlock_rt_monitor_enter(self, timed), JITLOCK_OK);
+  ASSERT_EQ(jitlock_rt_notify(self, timed), JITLOCK_OK);
+  ASSERT_EQ(jitlock_rt_monitor_exit(self, timed), JITLOCK_OK);
+  ASSERT_EQ(exit(contended), JITLOCK_OK);
+  EXPECT_TRUE(a.join());
+  EXPECT_TRUE(b.join());
+  EXPECT_TRUE(c.join());
+}
+
+// Waiters, a notifier and a VM thread taking safepoints back to back: every
+// notify that found a waiter wakes exactly one waiter, exactly once.
+TEST_F(SafepointTest, NoLostOrDuplicatedNotificationAcrossSafepoints) {
+  constexpr int kWaiters = 4, kNotifies = 2000;
+  Obj *q = newObj();
+  std::atomic<int> okReturns{0}, effective{0};
+  std::atomic<bool> closing{false};
+  std::vector<std::thread> waiters;
+  for (int i = 0; i < kWaiters; ++i)
+    waiters.emplace_back([&] {
+      jitlock_thread *t = jitlock_rt_attach();
+      EXPECT_EQ(jitlock_rt_monitor_enter(t, q), JITLOCK_OK);
+      while (!closing.load()) {
+        EXPECT_EQ(jitlock_rt_wait(t, q), JITLOCK_OK);
+        okReturns.fetch_add(1);
+      }
+      EXPECT_EQ(jitlock_rt_monitor_exit(t, q), JITLOCK_OK);
+      EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+    });
+  std::atomic<bool> vmDone{false};
+  std::atomic<unsigned> safepoints{0};
+  std::thread vm([&] {
+    while (!vmDone.load()) {
+      EXPECT_EQ(jitlock_rt_safepoint_begin(), JITLOCK_OK);
+      safepoints.fetch_add(1);
+      EXPECT_EQ(jitlock_rt_safepoint_end(), JITLOCK_OK);
+    }
+  });
+  auto deadline = Clock::now() + kDeadline;
+  while (effective.load() < kNotifies && Clock::now() < deadline) {
+    ASSERT_EQ(enter(q), JITLOCK_OK);
+    // Exact while we hold q: waiters join the wait set only as owners.
+    if (inspect(q).waiting > 0) {
+      ASSERT_EQ(jitlock_rt_notify(self, q), JITLOCK_OK);
+      effective.fetch_add(1);
+    }
+    ASSERT_EQ(exit(q), JITLOCK_OK);
+    pollAsCompiledCode(self);
+  }
+  // Drain: every notified waiter returns (the last ones once we release q).
+  ASSERT_TRUE(waitUntil([&] {
+    pollAsCompiledCode(self);
+    return okReturns.load() == effective.load();
+  })) << okReturns.load()
+      << " returns for " << effective.load()
+      << " notifies: a notification was lost";
+  ASSERT_EQ(enter(q), JITLOCK_OK);
+  closing = true;
+  ASSERT_EQ(jitlock_rt_notify_all(self, q), JITLOCK_OK);
+  int woken = int(inspect(q).entry_queued);
+  ASSERT_EQ(exit(q), JITLOCK_OK);
+  {
+    NativeScope joining(self);
+    for (auto &w : waiters)
+      w.join();
+    vmDone = true;
+    vm.join();
+  }
+  EXPECT_EQ(okReturns.load(), effective.load() + woken)
+      << "a notification was duplicated";
+  EXPECT_EQ(effective.load(), kNotifies);
+  EXPECT_GT(safepoints.load(), 10u);
+  std::printf("  %d effective notifies, %u safepoints\n", effective.load(),
+              safepoints.load());
+}
+
+/// What handshake operations record: per round, which targets ran and where.
+struct HandshakeLog {
+  std::mutex mu;
+  std::map<jitlock_thread *, int> runs;
+  int ranByRequester = 0, ranByTarget = 0, unsafeWhenRunForIt = 0;
+
+  static void fn(void *ctx, jitlock_thread *target) {
+    auto *log = static_cast<HandshakeLog *>(ctx);
+    bool onTarget = jitlock_rt_current() == target;
+    int state = jitlock_rt_thread_state(target);
+    std::lock_guard<std::mutex> g(log->mu);
+    ++log->runs[target];
+    if (onTarget) {
+      ++log->ranByTarget;
+    } else {
+      ++log->ranByRequester;
+      if (state != JITLOCK_THREAD_NATIVE && state != JITLOCK_THREAD_BLOCKED)
+        ++log->unsafeWhenRunForIt;
+    }
+  }
+};
+
+// handshake_all reaches a polling thread, a native one, one parked on a
+// monitor, a waiting one and the requester itself: each exactly once.
+TEST_F(SafepointTest, HandshakeRunsOncePerTarget) {
+  Obj *held = newObj(), *waited = newObj();
+  PollingThreads polling(2);
+  Worker native, parked, waiting;
+  ASSERT_EQ(enter(held), JITLOCK_OK);
+  parked.post([&] {
+    EXPECT_EQ(jitlock_rt_monitor_enter(parked.thread(), held), JITLOCK_OK);
+    EXPECT_EQ(jitlock_rt_monitor_exit(parked.thread(), held), JITLOCK_OK);
+  });
+  waiting.post([&] {
+    EXPECT_EQ(jitlock_rt_monitor_enter(waiting.thread(), waited), JITLOCK_OK);
+    EXPECT_EQ(jitlock_rt_wait(waiting.thread(), waited), JITLOCK_OK);
+    EXPECT_EQ(jitlock_rt_monitor_exit(waiting.thread(), waited), JITLOCK_OK);
+  });
+  ASSERT_TRUE(waitEntryQueued(held));
+  ASSERT_TRUE(waitWaiting(waited));
+  constexpr int kRounds = 200;
+  int ranByTarget = 0, ranByRequester = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    HandshakeLog log;
+    ASSERT_EQ(jitlock_rt_handshake_all(&HandshakeLog::fn, &log), JITLOCK_OK);
+    ASSERT_EQ(log.runs.size(), 6u) << "round " << round;
+    for (auto &[t, n] : log.runs)
+      ASSERT_EQ(n, 1) << "round " << round << ": thread "
+                      << jitlock_rt_thread_id(t) << " ran it " << n << " times";
+    for (jitlock_thread *t :
+         {self, native.thread(), parked.thread(), waiting.thread()})
+      EXPECT_EQ(log.runs.count(t), 1u);
+    EXPECT_EQ(log.unsafeWhenRunForIt, 0) << "ran for a thread that was unsafe";
+    ranByTarget += log.ranByTarget;
+    ranByRequester += log.ranByRequester;
+  }
+  // The requester ran its own each round; the polling threads ran theirs at
+  // their polls, or the requester ran them while they were blocked.
+  EXPECT_GE(ranByTarget, kRounds);
+  EXPECT_GE(ranByRequester, 3 * kRounds) << "native, parked and waiting";
+
+  HandshakeLog one;
+  ASSERT_EQ(jitlock_rt_handshake(parked.thread(), &HandshakeLog::fn, &one),
+            JITLOCK_OK);
+  EXPECT_EQ(one.runs.size(), 1u);
+  EXPECT_EQ(one.runs[parked.thread()], 1);
+  EXPECT_EQ(jitlock_rt_handshake(parked.thread(), nullptr, nullptr),
+            JITLOCK_EINVAL);
+  EXPECT_EQ(jitlock_rt_handshake(nullptr, &HandshakeLog::fn, &one),
+            JITLOCK_ENOT_ATTACHED);
+
+  ASSERT_EQ(exit(held), JITLOCK_OK);
+  ASSERT_EQ(enter(waited), JITLOCK_OK);
+  ASSERT_EQ(jitlock_rt_notify(self, waited), JITLOCK_OK);
+  ASSERT_EQ(exit(waited), JITLOCK_OK);
+  EXPECT_TRUE(parked.join());
+  EXPECT_TRUE(waiting.join());
+}
+
+// Targets attach and detach while handshakes run: an operation runs once for
+// each thread that was attached when the handshake began, and never for a
+// thread that is gone.
+TEST_F(SafepointTest, HandshakesWithThreadsAttachingAndDetaching) {
+  const uint64_t seed = std::random_device{}();
+  std::printf("SafepointTest.HandshakesWithThreadsAttachingAndDetaching "
+              "seed=%" PRIu64 "\n",
+              seed);
+  std::atomic<bool> quit{false};
+  std::atomic<uint64_t> cycles{0};
+  std::vector<std::thread> churn;
+  for (int i = 0; i < 3; ++i)
+    churn.emplace_back([&, i] {
+      std::mt19937_64 rng(seed + i);
+      while (!quit.load()) {
+        jitlock_thread *t = jitlock_rt_attach();
+        for (unsigned n = rng() % 64; n; --n)
+          pollAsCompiledCode(t);
+        if (rng() % 2) {
+          EXPECT_EQ(jitlock_rt_enter_native(t), JITLOCK_OK);
+          std::this_thread::yield();
+          EXPECT_EQ(jitlock_rt_leave_native(t), JITLOCK_OK);
+        }
+        EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+        cycles.fetch_add(1);
+      }
+    });
+  PollingThreads stable(2);
+  ASSERT_EQ(jitlock_rt_enter_native(self), JITLOCK_OK);
+  int maxTargets = 0;
+  for (int round = 0; round < 500; ++round) {
+    HandshakeLog log;
+    ASSERT_EQ(jitlock_rt_handshake_all(&HandshakeLog::fn, &log), JITLOCK_OK);
+    for (auto &[t, n] : log.runs)
+      ASSERT_EQ(n, 1) << "round " << round;
+    ASSERT_GE(log.runs.size(), 3u) << "self and the two stable threads";
+    EXPECT_EQ(log.runs.count(self), 1u);
+    EXPECT_EQ(log.unsafeWhenRunForIt, 0);
+    maxTargets = std::max(maxTargets, int(log.runs.size()));
+  }
+  quit = true;
+  for (auto &t : churn)
+    t.join();
+  ASSERT_EQ(jitlock_rt_leave_native(self), JITLOCK_OK);
+  std::printf("  %" PRIu64 " attach/detach cycles, up to %d targets\n",
+              cycles.load(), maxTargets);
+  EXPECT_GT(cycles.load(), 0u);
+}
+
+// Inside a safepoint a handshake runs each operation on the requester.
+TEST_F(SafepointTest, HandshakeInsideASafepointRunsDirectly) {
+  PollingThreads mutators(2);
+  ASSERT_EQ(jitlock_rt_enter_native(self), JITLOCK_OK);
+  ASSERT_EQ(jitlock_rt_safepoint_begin(), JITLOCK_OK);
+  HandshakeLog log;
+  ASSERT_EQ(jitlock_rt_handshake_all(&HandshakeLog::fn, &log), JITLOCK_OK);
+  EXPECT_EQ(log.runs.size(), 3u);
+  EXPECT_EQ(log.ranByRequester, 2) << "the mutators, stopped";
+  EXPECT_EQ(log.ranByTarget, 1) << "self, the requester";
+  EXPECT_EQ(log.unsafeWhenRunForIt, 0);
+  ASSERT_EQ(jitlock_rt_safepoint_end(), JITLOCK_OK);
+  ASSERT_EQ(jitlock_rt_leave_native(self), JITLOCK_OK);
+}
+
+// enumerate_roots and deflate_idle take a safepoint of their own: exact
+// roots while other threads lock and unlock.
+TEST_F(SafepointTest, EntryPointsTakeTheirOwnSafepoint) {
+  constexpr int kThreads = 3;
+  std::deque<Obj> objs(kThreads);
+  std::atomic<bool> quit{false};
+  std::atomic<int> ready{0};
+  std::vector<std::thread> lockers;
+  for (int i = 0; i < kThreads; ++i)
+    lockers.emplace_back([&, i] {
+      jitlock_thread *t = jitlock_rt_attach();
+      ready.fetch_add(1);
+      while (!quit.load()) {
+        // Polls only while holding exactly one lock-stack entry.
+        EXPECT_EQ(jitlock_rt_monitor_enter(t, &objs[i]), JITLOCK_OK);
+        pollAsCompiledCode(t);
+        EXPECT_EQ(jitlock_rt_monitor_exit(t, &objs[i]), JITLOCK_OK);
+      }
+      EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+    });
+  ASSERT_TRUE(waitUntil([&] { return ready.load() == kThreads; }));
+  struct Count {
+    int lockStack = 0;
+    static void fn(void *ctx, void **, uint32_t kind, jitlock_thread *) {
+      if (kind == JITLOCK_ROOT_LOCK_STACK)
+        ++static_cast<Count *>(ctx)->lockStack;
+    }
+  };
+  for (int round = 0; round < 200; ++round) {
+    Count c;
+    jitlock_rt_enumerate_roots(&Count::fn, &c);
+    // Each locker is stopped at its poll, holding its object once.
+    ASSERT_EQ(c.lockStack, kThreads) << "round " << round;
+    EXPECT_EQ(jitlock_rt_deflate_idle(), 0u);
+    EXPECT_EQ(jitlock_rt_thread_state(self), JITLOCK_THREAD_MANAGED);
+  }
+  quit = true;
+  {
+    NativeScope joining(self);
+    for (auto &t : lockers)
+      t.join();
+  }
+}
+
+} // namespace
