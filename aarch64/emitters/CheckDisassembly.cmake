@@ -14,7 +14,8 @@
 # Checked: the atomics are the requested kind with the protocol's orderings
 # (LSE: casa for E5/M1, casl for X4/N3; LL/SC: ldaxr/stxr and ldxr/stlxr
 # loops that leave through clrex), one of each per CAS site, no barrier
-# (dmb), a plain ldr for the header, and one absolute call (blr x16) in the
+# (dmb), a plain ldr for the header, the full lock-stack test before the
+# header's bits are tested, and one absolute call (blr x16) in the
 # out-of-line slow path.
 foreach(var QEMU TESTS LLVM_MC OP ATOMICS OUT_DIR)
   if(NOT DEFINED ${var})
@@ -66,7 +67,7 @@ foreach(never cas casal ldar stlr ldaxp dmb)
   count(${never} 0)
 endforeach()
 count(blr 1)
-if(OP STREQUAL "enter" AND NOT asm MATCHES "^[\t ]*\\.text[\n\t ]+ldr\tx9, \\[x0\\]\n\ttbnz\tw9, #1,")
-  message(FATAL_ERROR "enter does not start with E1 (ldr x9, [x0]) and E2 (tbnz w9, #1)")
+if(OP STREQUAL "enter" AND NOT asm MATCHES "^[\t ]*\\.text[\n\t ]+ldr\tx9, \\[x0\\]\n\tldr\tw10, \\[x28\\]\n\tcmp\tw10, #128\n\tb\\.hs\t[^\n]*\n\ttbnz\tw9, #1,")
+  message(FATAL_ERROR "enter does not start with E1 (ldr x9, [x0]), E2 (ldr w10, [x28]; cmp w10, #128; b.hs) and E3 (tbnz w9, #1)")
 endif()
 message(STATUS "${OP} ${ATOMICS}: as expected")

@@ -146,7 +146,7 @@ namespace x64 {
 // (cmpxchg took rax, which held it), and the inflated exit (N3) borrows
 // Thread for its zero with a push/pop around the CAS. Given, it must be a
 // 64-bit GPR like the others (not rsp, distinct from all four); the enter
-// keeps the top in it from E3 to the push, so nothing is reloaded after the
+// keeps the top in it from E2 to the push, so nothing is reloaded after the
 // CAS, and N3 takes its zero from it, so that no inline path touches the
 // stack. Like the other scratch registers, it is clobbered. Code emitted
 // with and without it locks the same objects together correctly.

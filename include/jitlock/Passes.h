@@ -72,10 +72,11 @@ enum class BangMode {
 enum class LockingMode {
   /// Fast locking on the lock stack (E1-E5), then the monitor path.
   Lightweight,
-  /// No fast lock and no lock-stack push: an object that has a monitor takes
-  /// the inline monitor path (M1-M2), any other goes to the runtime, which
-  /// inflates it when the runtime runs in JITLOCK_LOCKING_HEAVY. Code lowered
-  /// in either mode is correct on a runtime in either mode.
+  /// No fast lock and no lock-stack push: after the full lock-stack test
+  /// (E2), an object that has a monitor takes the inline monitor path
+  /// (M1-M2), any other goes to the runtime, which inflates it when the
+  /// runtime runs in JITLOCK_LOCKING_HEAVY. Code lowered in either mode is
+  /// correct on a runtime in either mode.
   Heavy,
 };
 

@@ -272,20 +272,21 @@ void Emitter::enter(Label Slow, Label Done, bool SlowFollows) {
 
   // E1  h = header (relaxed).
   load(H, Obj, HeaderOff, H);
-  // E2  Bit 1 set: a monitor (10) or the embedder's state (11).
-  ok(A.tbnz(H, MonitorBit, Inflated));
-  // E3  A full lock stack (top >= end) goes to the runtime, which inflates
-  //     the oldest entry.
+  // E2  A full lock stack (top >= end) goes to the runtime, which inflates
+  //     the oldest entry. Before the header's bits: a thread that is not
+  //     attached has a full stack, and must not take a monitor in M1.
   load(T.w(), Thread, TopOff, T);
   cmpImm(T.w(), L.lock_stack_end_offset, V);
   ok(A.b_hs(Slow));
+  // E3  Bit 1 set: a monitor (10) or the embedder's state (11).
+  ok(A.tbnz(H, MonitorBit, Inflated));
   // E4  The entry below top (the sentinel when empty) is obj: recursion,
   //     push without an atomic. (T was zero-extended by the 32-bit load.)
   ok(A.add(V, Thread, T));
   ok(A.ldur(V, A64::ptr(V, -8)));
   ok(A.cmp(V, Obj));
   ok(A.b_eq(Push));
-  // E5  CAS header (h | 01) -> (h & ~11), acquire. E2 saw bit 1 clear, so
+  // E5  CAS header (h | 01) -> (h & ~11), acquire. E3 saw bit 1 clear, so
   //     the expected value is desired ^ 01: compare that way, which keeps
   //     T (the top) alive when the header is at offset 0.
   Gp Addr = Obj;

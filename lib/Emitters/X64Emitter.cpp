@@ -20,7 +20,7 @@
 // Thread, saving it with a push/pop pair around the CAS. Like the slow-path
 // call, that writes below rsp: the sequence uses the stack as a call does
 // (the caller keeps nothing in the red zone across it). With Scratch2, the
-// top lives in it from E3 to the push (no load after the locked
+// top lives in it from E2 to the push (no load after the locked
 // instruction, on which the push's address and the next exit's top load
 // would wait), and N3 takes its zero from it.
 //
@@ -374,13 +374,15 @@ Error emitMonitorEnter(x86::Assembler &A, const jitlock_rt_layout &L,
 
   // E1: h = header (relaxed; the CAS in E5 or M1 orders the acquire).
   E(A.mov(H, Header));
-  // E2: bit 1 set: a monitor (10) or the embedder's state (11).
-  E(testBits(A, H, L.monitor_value));
-  E(A.jnz(Inflated));
-  // E3: a full lock stack goes to the runtime, which inflates the oldest.
+  // E2: a full lock stack goes to the runtime, which inflates the oldest.
+  // Before the header's bits: a thread that is not attached has a full
+  // stack, and must not take a monitor in M1.
   E(A.mov(T.r32(), Top));
   E(A.cmp(T.r32(), int32_t(L.lock_stack_end_offset)));
   E(A.jae(Slow));
+  // E3: bit 1 set: a monitor (10) or the embedder's state (11).
+  E(testBits(A, H, L.monitor_value));
+  E(A.jnz(Inflated));
   // E4: the top entry is obj: recursion, a push with no atomic.
   E(A.cmp(TopEntry, Obj));
   E(A.je(Push));

@@ -6,9 +6,10 @@
 // runtime's jitlock_rt_monitor_enter/exit, in a block with cold branch
 // weights, so that the fast path is straight-line code.
 //
-// With locking=heavy the enter has no fast lock (E2-E5) and no lock-stack
-// push: a monitor header goes straight to M1, anything else to the runtime.
-// The exit is the same in both modes, since it handles every state.
+// With locking=heavy the enter has no fast lock (E4-E5) and no lock-stack
+// push: after the full-stack test (E2), a monitor header goes straight to
+// M1, anything else to the runtime. The exit is the same in both modes,
+// since it handles every state.
 //
 // The current thread is requested with a call to jitlock.thread(), which
 // jitlock-lower-thread then materializes once per function.
@@ -57,18 +58,20 @@ public:
   void lowerToRuntimeCall(CallBase &CB, bool Enter);
 
 private:
-  /// The blocks of the lightweight fast lock, E2-E5 and the push.
+  /// The blocks of the lightweight fast lock, E3-E5 and the push.
   struct FastLockBlocks {
-    BasicBlock *CheckFull = nullptr, *CheckTop = nullptr, *Cas = nullptr,
-               *Push = nullptr, *Inflated = nullptr;
+    BasicBlock *CheckTop = nullptr, *Cas = nullptr, *Push = nullptr,
+               *Inflated = nullptr;
   };
   FastLockBlocks createFastLockBlocks(Function *F, BasicBlock *Done);
-  /// E2-E5 and the push, from the header `H` loaded in the current block.
-  /// Leaves `B` in Fast.Inflated, reached when bit 1 is set, and returns
-  /// whether the header there is a monitor's.
+  /// E3-E5 and the push, from the header `H` and the lock-stack top `Top`
+  /// (at `TopAddr`, not full) loaded before the current block. Leaves `B` in
+  /// Fast.Inflated, reached when bit 1 is set, and returns whether the
+  /// header there is a monitor's.
   Value *emitFastLock(IRBuilder<> &B, const FastLockBlocks &Fast, Value *Obj,
                       Value *Thread, Value *HeaderAddr, Value *H,
-                      BasicBlock *Slow, BasicBlock *Done);
+                      Value *TopAddr, Value *Top, BasicBlock *Slow,
+                      BasicBlock *Done);
   /// Header `H` holds a monitor: its low bits are exactly 10.
   Value *isMonitor(IRBuilder<> &B, Value *H) {
     return B.CreateICmpEQ(B.CreateAnd(H, L.lock_mask),
@@ -180,6 +183,7 @@ void MonitorLowering::lowerEnter(CallBase &CB) {
   Value *Obj = CB.getArgOperand(0);
   BasicBlock *Head = CB.getParent();
   BasicBlock *Done = splitAt(CB, "jitlock.enter.done");
+  BasicBlock *CheckHeader = newBlock(F, "jitlock.enter.header", Done);
   FastLockBlocks Fast;
   if (!Heavy)
     Fast = createFastLockBlocks(F, Done);
@@ -193,11 +197,21 @@ void MonitorLowering::lowerEnter(CallBase &CB) {
   Value *HeaderAddr = byteAddr(B, Obj, L.header_offset, "jitlock.header.addr");
   // E1.
   Value *H = loadRelaxed(B, I64, HeaderAddr, "jitlock.header");
+  // E2: a full lock stack goes to the runtime, which inflates the oldest.
+  // Before the header is looked at, in both modes: a thread that is not
+  // attached has a full lock stack, and must not take a monitor in M1.
+  Value *TopAddr =
+      byteAddr(B, Thread, L.lock_stack_top_offset, "jitlock.top.addr");
+  Value *Top = loadRelaxed(B, I32, TopAddr, "jitlock.top");
+  Value *Full = B.CreateICmpUGE(Top, B.getInt32(L.lock_stack_end_offset),
+                                "jitlock.stack.full");
+  branch(B, Full, Slow, CheckHeader, Unlikely);
+  B.SetInsertPoint(CheckHeader);
   // Heavy: no fast lock. A monitor (exactly 10) takes M1 below; every other
   // state goes to the runtime, which inflates.
-  Value *IsMonitor =
-      Heavy ? isMonitor(B, H)
-            : emitFastLock(B, Fast, Obj, Thread, HeaderAddr, H, Slow, Done);
+  Value *IsMonitor = Heavy ? isMonitor(B, H)
+                           : emitFastLock(B, Fast, Obj, Thread, HeaderAddr, H,
+                                          TopAddr, Top, Slow, Done);
 
   // M1: a monitor (exactly 10): test, then CAS. The owner word is loaded
   // first (relaxed: the CAS is the acquire); only a free monitor (0) is
@@ -243,7 +257,6 @@ void MonitorLowering::lowerEnter(CallBase &CB) {
 MonitorLowering::FastLockBlocks
 MonitorLowering::createFastLockBlocks(Function *F, BasicBlock *Done) {
   FastLockBlocks Fast;
-  Fast.CheckFull = newBlock(F, "jitlock.enter.stack", Done);
   Fast.CheckTop = newBlock(F, "jitlock.enter.top", Done);
   Fast.Cas = newBlock(F, "jitlock.enter.cas", Done);
   Fast.Push = newBlock(F, "jitlock.enter.push", Done);
@@ -254,20 +267,12 @@ MonitorLowering::createFastLockBlocks(Function *F, BasicBlock *Done) {
 Value *MonitorLowering::emitFastLock(IRBuilder<> &B, const FastLockBlocks &Fast,
                                      Value *Obj, Value *Thread,
                                      Value *HeaderAddr, Value *H,
+                                     Value *TopAddr, Value *Top,
                                      BasicBlock *Slow, BasicBlock *Done) {
-  // E2: bit 1 set means a monitor (10) or the embedder's state (11).
+  // E3: bit 1 set means a monitor (10) or the embedder's state (11).
   Value *NotLockable = B.CreateICmpNE(B.CreateAnd(H, L.monitor_value),
                                       B.getInt64(0), "jitlock.has.monitor");
-  branch(B, NotLockable, Fast.Inflated, Fast.CheckFull, Unlikely);
-
-  // E3: a full lock stack goes to the runtime, which inflates the oldest.
-  B.SetInsertPoint(Fast.CheckFull);
-  Value *TopAddr =
-      byteAddr(B, Thread, L.lock_stack_top_offset, "jitlock.top.addr");
-  Value *Top = loadRelaxed(B, I32, TopAddr, "jitlock.top");
-  Value *Full = B.CreateICmpUGE(Top, B.getInt32(L.lock_stack_end_offset),
-                                "jitlock.stack.full");
-  branch(B, Full, Slow, Fast.CheckTop, Unlikely);
+  branch(B, NotLockable, Fast.Inflated, Fast.CheckTop, Unlikely);
 
   // E4: the top entry (the sentinel when empty) is obj: recursion, no atomic.
   B.SetInsertPoint(Fast.CheckTop);

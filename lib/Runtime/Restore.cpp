@@ -134,7 +134,7 @@ void Restorer::releaseAcquired() {
 }
 
 /// One more hold of an object the owner holds fast-locked, placed on top of
-/// the lock stack the way monitor enter (E3-E4 and the slow path) would.
+/// the lock stack the way monitor enter (E2, E4 and the slow path) would.
 void Restorer::addFastHold(void *Obj) {
   for (;;) {
     Monitor *M = monitorOwnedBy(Owner, Obj, loadStableHeader(Obj));

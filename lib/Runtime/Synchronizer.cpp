@@ -5,8 +5,11 @@
 //
 // Monitor enter, inline part (E1-E5), then enter() below for the rest:
 //   E1  h = load header (relaxed: the CAS in E5 or M1 orders the acquire)
-//   E2  if h has bit 1 set: 10 goes to M1-M2, 11 (the embedder's) to enter()
-//   E3  if the lock stack is full: enter() (which inflates the oldest entry)
+//   E2  if the lock stack is full: enter() (which inflates the oldest entry).
+//       Before E3, whatever h holds: a thread that is not attached has a
+//       lock stack that reads as full, and must reach enter(), which refuses
+//       it, instead of taking a monitor in M1.
+//   E3  if h has bit 1 set: 10 goes to M1-M2, 11 (the embedder's) to enter()
 //   E4  if the top entry is obj: push obj; done. Recursion needs no atomic:
 //       obj is fast-locked by this thread, which alone pushes and pops here.
 //   E5  CAS header (h with bits 01) -> (h with bits 00), acquire: it is the
@@ -45,7 +48,7 @@
 //       all three go to exit().
 //
 // Heavy mode (Config.locking_mode == JITLOCK_LOCKING_HEAVY), runtime enter:
-//   H1  after E1-E2, if h's bits are 01: create a monitor owned by self
+//   H1  after E1-E3, if h's bits are 01: create a monitor owned by self
 //       (recursions 0, displaced header h) and CAS header h -> monitor|10,
 //       acq_rel: acquire as the lock acquisition, release to publish the
 //       monitor's fields. On failure free it and start over at E1.
@@ -457,7 +460,11 @@ void unlockUnlisted(jitlock_thread &T, void *Obj) {
   auto Header = headerOf(Obj);
   for (;;) {
     uint64_t H = loadStableHeader(Obj); // E1
-    if (hasMonitor(H)) {                // E2
+    if (LS.isFull()) {                  // E2: make room, then start over.
+      inflateOwned(T, LS.at(0));
+      continue;
+    }
+    if (hasMonitor(H)) { // E3
       if (enterMonitor(T, *monitorOf(H), Obj))
         return JITLOCK_OK;
       spinPause(); // Being deflated: the header changes soon.
@@ -466,10 +473,6 @@ void unlockUnlisted(jitlock_thread &T, void *Obj) {
     if (Config.locking_mode == JITLOCK_LOCKING_HEAVY && isUnlocked(H)) {
       if (inflateUnlocked(T, Obj, H)) // H1
         return JITLOCK_OK;
-      continue;
-    }
-    if (LS.isFull()) { // E3: make room, then start over.
-      inflateOwned(T, LS.at(0));
       continue;
     }
     if (isFastLocked(H)) {

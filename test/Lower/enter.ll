@@ -22,16 +22,18 @@ entry:
 ; CHECK-NEXT:    %jitlock.thread = getelementptr i8, ptr %jitlock.tp, i64 -320
 ; E1: the header, relaxed. Header offset 0: no GEP.
 ; CHECK-NEXT:    %jitlock.header = load atomic i64, ptr %o monotonic, align 8
-; E2: bit 1 set (10 monitor, 11 embedder) leaves the fast path, unlikely.
-; CHECK-NEXT:    [[BIT1:%.*]] = and i64 %jitlock.header, 2
-; CHECK-NEXT:    %jitlock.has.monitor = icmp ne i64 [[BIT1]], 0
-; CHECK-NEXT:    br i1 %jitlock.has.monitor, label %jitlock.enter.inflated, label %jitlock.enter.stack, !prof [[UNLIKELY:![0-9]+]]
-;
-; E3: a full lock stack (top >= end) goes to the runtime.
-; CHECK:       jitlock.enter.stack:
+; E2: a full lock stack (top >= end) goes to the runtime, unlikely. Before
+; the header's bits are tested: a thread that is not attached has a full
+; lock stack, and must not reach M1.
 ; CHECK-NEXT:    %jitlock.top = load atomic i32, ptr %jitlock.thread monotonic, align 4
 ; CHECK-NEXT:    %jitlock.stack.full = icmp uge i32 %jitlock.top, 128
-; CHECK-NEXT:    br i1 %jitlock.stack.full, label %jitlock.enter.slow, label %jitlock.enter.top, !prof [[UNLIKELY]]
+; CHECK-NEXT:    br i1 %jitlock.stack.full, label %jitlock.enter.slow, label %jitlock.enter.header, !prof [[UNLIKELY:![0-9]+]]
+;
+; E3: bit 1 set (10 monitor, 11 embedder) leaves the fast path, unlikely.
+; CHECK:       jitlock.enter.header:
+; CHECK-NEXT:    [[BIT1:%.*]] = and i64 %jitlock.header, 2
+; CHECK-NEXT:    %jitlock.has.monitor = icmp ne i64 [[BIT1]], 0
+; CHECK-NEXT:    br i1 %jitlock.has.monitor, label %jitlock.enter.inflated, label %jitlock.enter.top, !prof [[UNLIKELY]]
 ;
 ; E4: the entry below top (the sentinel when empty) is obj: recursion.
 ; CHECK:       jitlock.enter.top:

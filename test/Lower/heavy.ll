@@ -1,8 +1,8 @@
-; locking=heavy: the enter has no fast lock (E2-E5) and no lock-stack push.
-; A header that holds a monitor (exactly 10) takes the inline monitor path
-; (M1: CAS owner 0 -> self; M2: recursion by the owner); every other state
-; calls jitlock_rt_monitor_enter, which inflates when the runtime runs in
-; JITLOCK_LOCKING_HEAVY. The exit is the lightweight one, which handles every
+; locking=heavy: the enter has no fast lock (E4-E5) and no lock-stack push.
+; After the full-stack test (E2), a header that holds a monitor (exactly 10)
+; takes the inline monitor path (M1: CAS owner 0 -> self; M2: recursion by
+; the owner); every other state calls jitlock_rt_monitor_enter, which
+; inflates when the runtime runs in JITLOCK_LOCKING_HEAVY. The exit is the lightweight one, which handles every
 ; state, with its first branch weighted for a monitor. The mode comes from
 ; the locking= parameter, the jitlock.locking module flag (string), or the
 ; runtime's layout (lightweight by default); a parameter that disagrees with
@@ -50,8 +50,15 @@
 ; HEAVY-NEXT:  entry:
 ; HEAVY-NEXT:    %jitlock.tp = call ptr @llvm.thread.pointer()
 ; HEAVY-NEXT:    %jitlock.thread = getelementptr i8, ptr %jitlock.tp, i64 -320
-; E1, then M1's test straight away: exactly 10, likely.
+; E1, then E2: a full lock stack goes to the runtime, unlikely. A thread
+; that is not attached has one, and must not reach M1.
 ; HEAVY-NEXT:    %jitlock.header = load atomic i64, ptr %o monotonic, align 8
+; HEAVY-NEXT:    %jitlock.top = load atomic i32, ptr %jitlock.thread monotonic, align 4
+; HEAVY-NEXT:    %jitlock.stack.full = icmp uge i32 %jitlock.top, 128
+; HEAVY-NEXT:    br i1 %jitlock.stack.full, label %jitlock.enter.slow, label %jitlock.enter.header, !prof [[UNLIKELY:![0-9]+]]
+; HEAVY-EMPTY:
+; Then M1's test: exactly 10, likely.
+; HEAVY-NEXT:  jitlock.enter.header:
 ; HEAVY-NEXT:    [[BITS:%.*]] = and i64 %jitlock.header, 3
 ; HEAVY-NEXT:    %jitlock.is.monitor = icmp eq i64 [[BITS]], 2
 ; HEAVY-NEXT:    br i1 %jitlock.is.monitor, label %jitlock.enter.monitor, label %jitlock.enter.slow, !prof [[LIKELY:![0-9]+]]
@@ -90,13 +97,13 @@
 ; HEAVY-NEXT:  jitlock.enter.done:
 ; HEAVY-NEXT:    ret void
 ; HEAVY-NEXT:  }
-; No fast lock and no lock-stack access at all.
-; HEAVY-NOT:   jitlock.enter.{{stack|top|cas|push|inflated}}
+; No fast lock, and no lock-stack access but the full-stack test.
+; HEAVY-NOT:   jitlock.enter.{{top|cas|push|inflated}}
 
 ; The exit: X1 is weighted for a monitor (not on the lock stack).
 ; HEAVY-LABEL: define void @exit(ptr %o) {
 ; HEAVY:         %jitlock.on.top = icmp eq ptr %jitlock.top.entry, %o
-; HEAVY-NEXT:    br i1 %jitlock.on.top, label %jitlock.exit.pop, label %jitlock.exit.inflated, !prof [[UNLIKELY:![0-9]+]]
+; HEAVY-NEXT:    br i1 %jitlock.on.top, label %jitlock.exit.pop, label %jitlock.exit.inflated, !prof [[UNLIKELY]]
 ; HEAVY:       jitlock.exit.cas:
 ; HEAVY:       jitlock.exit.inflated:
 ; N2 counts a recursion down inline when the owner word is self.
@@ -108,8 +115,8 @@
 ; HEAVY:       jitlock.exit.release:
 
 ; HEAVY:       attributes #[[COLD]] = { cold }
-; HEAVY:       [[LIKELY]] = !{!"branch_weights", i32 [[#BIG:]], i32 1}
-; HEAVY:       [[UNLIKELY]] = !{!"branch_weights", i32 1, i32 [[#BIG]]}
+; HEAVY:       [[UNLIKELY]] = !{!"branch_weights", i32 1, i32 [[#BIG:]]}
+; HEAVY:       [[LIKELY]] = !{!"branch_weights", i32 [[#BIG]], i32 1}
 
 ; LIGHT-LABEL: define void @enter(ptr %o) {
 ; LIGHT:         %jitlock.has.monitor = icmp ne i64 {{%.*}}, 0

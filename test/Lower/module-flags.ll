@@ -43,7 +43,7 @@ entry:
 ; ARG:           %jitlock.top = load atomic i32, ptr %t monotonic
 ; default<O2> lowers first, then optimizes: it may add nonnull to the slow
 ; call's operands.
-; ARG:           call i32 @jitlock_rt_monitor_enter(ptr %t, ptr {{(nonnull )?}}%o)
+; ARG:           call i32 @jitlock_rt_monitor_enter(ptr {{(nonnull )?}}%t, ptr {{(nonnull )?}}%o)
 ; ARG-NOT:       @jitlock_rt_code_thread
 ; ARG-NOT:       @llvm.thread.pointer
 ; ARG:         !"jitlock.lowered-thread", !"arg"}

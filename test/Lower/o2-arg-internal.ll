@@ -35,7 +35,7 @@ entry:
 
 ; CHECK-LABEL: define internal {{.*}}void @callee(ptr "jitlock.thread" %t, ptr %o)
 ; CHECK:         load atomic i32, ptr %t monotonic
-; CHECK:         call i32 @jitlock_rt_monitor_enter(ptr %t, ptr {{(nonnull )?}}%o)
+; CHECK:         call i32 @jitlock_rt_monitor_enter(ptr {{(nonnull )?}}%t, ptr {{(nonnull )?}}%o)
 ; CHECK:         call i32 @jitlock_rt_monitor_exit(ptr {{(nonnull )?}}%t, ptr {{(nonnull )?}}%o)
 ; CHECK-NOT:     @jitlock.
 ; CHECK:         ret void

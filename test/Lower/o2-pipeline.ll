@@ -66,7 +66,7 @@ entry:
 ; CHECK-NOT:     cmpxchg ptr %o,
 ; CHECK:         cmpxchg ptr %o, {{.*}} acquire monotonic
 ; CHECK-NOT:     cmpxchg ptr %o,
-; CHECK:         call i32 @jitlock_rt_monitor_enter(ptr %jitlock.thread, ptr {{(nonnull )?}}%o) [[COLD:#[0-9]+]]
+; CHECK:         call i32 @jitlock_rt_monitor_enter(ptr {{(nonnull )?}}%jitlock.thread, ptr {{(nonnull )?}}%o) [[COLD:#[0-9]+]]
 ; CHECK-NOT:     cmpxchg ptr %o,
 ; CHECK:         load i32, ptr %c
 ; CHECK:         store i32 {{.*}}, ptr %c

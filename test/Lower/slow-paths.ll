@@ -20,8 +20,8 @@ entry:
 
 ; CHECK-LABEL: define void @pair(
 ; Taken branch to the slow side: weights 1:N.
-; CHECK:         br i1 %jitlock.has.monitor, label %jitlock.enter.inflated, label %jitlock.enter.stack, !prof [[UNLIKELY:![0-9]+]]
-; CHECK:         br i1 %jitlock.stack.full, label %jitlock.enter.slow, label %jitlock.enter.top, !prof [[UNLIKELY]]
+; CHECK:         br i1 %jitlock.stack.full, label %jitlock.enter.slow, label %jitlock.enter.header, !prof [[UNLIKELY:![0-9]+]]
+; CHECK:         br i1 %jitlock.has.monitor, label %jitlock.enter.inflated, label %jitlock.enter.top, !prof [[UNLIKELY]]
 ; CHECK:         br i1 %jitlock.recursive, label %jitlock.enter.push, label %jitlock.enter.cas{{$}}
 ; Fall-through to the slow side: weights N:1.
 ; CHECK:         br i1 {{%[0-9]+}}, label %jitlock.enter.push, label %jitlock.enter.slow, !prof [[LIKELY:![0-9]+]]

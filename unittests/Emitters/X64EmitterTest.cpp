@@ -129,7 +129,8 @@ private:
            const char *What) {
     ProbeFrame P;
     std::memset(&P, 0, sizeof P);
-    ++Round;
+    // Threads may share a probe.
+    const uint64_t Round = Rounds.fetch_add(1) + 1;
     for (uint32_t Id = 0; Id < 16; ++Id)
       P.GprIn[Id] = 0x5EED000000000000ull | (uint64_t(Id) << 40) | Round;
     P.GprIn[As.Obj.id()] = reinterpret_cast<uint64_t>(Obj);
@@ -160,7 +161,7 @@ private:
   ProbeOptions Opts;
   RuntimeShim Shim;
   Fn EnterFn = nullptr, ExitFn = nullptr;
-  uint64_t Round = 0;
+  std::atomic<uint64_t> Rounds{0};
 };
 
 //===-- The fixture ------------------------------------------------------===//
@@ -371,7 +372,7 @@ void X64EmitterTest::runPaths(Probe &P) {
   if (::testing::Test::HasFailure())
     return;
 
-  // Full stack: the 9th enter fails E3; the runtime inflates the oldest.
+  // Full stack: the 9th enter fails E2; the runtime inflates the oldest.
   std::vector<void *> O;
   for (unsigned K = 0; K <= L.lock_stack_capacity; ++K)
     O.push_back(object());
@@ -410,6 +411,28 @@ void X64EmitterTest::runPaths(Probe &P) {
   EXPECT_SLOW(0, 0, "full stack, adjacent re-entry: unwind");
   expectStack({}, "full stack, adjacent re-entry: unwind");
   expectLock(O[1], JITLOCK_STATE_INFLATED, nullptr, 0, "full, adjacent");
+
+  // Full stack, and a free monitor: E2 fails before the header is tested,
+  // so M1 is not tried; the runtime makes room first, then takes it.
+  std::vector<void *> N;
+  for (unsigned K = 0; K < L.lock_stack_capacity; ++K) {
+    N.push_back(object());
+    P.enter(self, N.back());
+  }
+  P.enter(self, O[0]);
+  EXPECT_SLOW(1, 0, "full stack, free monitor");
+  expectLock(O[0], JITLOCK_STATE_INFLATED, self, 1, "full, monitor");
+  expectLock(N[0], JITLOCK_STATE_INFLATED, self, 1, "full, monitor");
+  expectStack(std::vector<void *>(N.begin() + 1, N.end()), "full, monitor");
+  P.exit(self, O[0]); // N3 inline
+  for (size_t K = N.size(); K-- > 0;)
+    P.exit(self, N[K]);
+  EXPECT_SLOW(0, 0, "full stack, free monitor: unwind");
+  expectStack({}, "full stack, free monitor: unwind");
+  expectLock(O[0], JITLOCK_STATE_INFLATED, nullptr, 0, "full, monitor");
+  expectLock(N[0], JITLOCK_STATE_INFLATED, nullptr, 0, "full, monitor");
+  if (::testing::Test::HasFailure())
+    return;
 
   // Identity hash: installed before the lock and while fast-locked (X4's
   // CAS must use the header it reloads); it never inflates.
@@ -923,6 +946,35 @@ TEST_F(X64EmitterThreadTest, AnonymousOwnerFixupThenHandover) {
           return;
       }
     }
+}
+
+TEST_F(X64EmitterThreadTest, DetachedThreadEnterOfAFreeMonitorIsRefused) {
+  // A thread that is not attached has a full lock stack: its emitted enter
+  // tests that (E2) before the header, so it never takes a free monitor
+  // (M1) inline, and the runtime refuses it.
+  MisuseLog Log;
+  jitlock_rt_config Cfg;
+  jitlock_rt_default_config(&Cfg);
+  Cfg.misuse_handler = MisuseLog::handler;
+  Cfg.misuse_ctx = &Log;
+  reconfigure(Cfg);
+  std::vector<Assignment> All = sampleAssignmentsOfBothForms();
+  for (size_t I = 0; I < All.size(); ++I) {
+    ProbeOptions O;
+    O.Mode = I % 2 ? SlowPathMode::Labels : SlowPathMode::OutOfLine;
+    O.Level = hostVecLevel();
+    SCOPED_TRACE(describe(All[I], O));
+    Probe P(All[I], O);
+    ASSERT_TRUE(P.built());
+    expectDetachedEnterRefused(
+        object(), Log, [&](jitlock_thread *T, void *Obj) { P.enter(T, Obj); },
+        [&](jitlock_thread *T, void *Obj) { P.exit(T, Obj); });
+    EXPECT_EQ(P.misalignedCalls(), 0u);
+    if (HasFailure())
+      break;
+  }
+  jitlock_rt_default_config(&Cfg);
+  reconfigure(Cfg);
 }
 
 TEST_F(X64EmitterThreadTest, ContendedMutualExclusion) {

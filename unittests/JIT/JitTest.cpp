@@ -10,6 +10,8 @@
 #include "jitlock/Passes.h"
 #include "jitlock/jitlock_rt.h"
 
+#include "../Runtime/RuntimeTestUtil.h"
+
 #include "llvm/IR/Function.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Instructions.h"
@@ -305,6 +307,66 @@ TEST(JitSessionTest, AcceptsItsOwnPreLoweredOutput) {
   EXPECT_TRUE(R->ok()) << describe(*R);
   EXPECT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
 }
+
+//===----------------------------------------------------------------------===//
+// Inline code on a thread that is not attached
+//===----------------------------------------------------------------------===//
+
+class DetachedThreadTest : public ::testing::TestWithParam<LockingMode> {};
+
+TEST_P(DetachedThreadTest, InlineEnterOfAFreeMonitorIsRefused) {
+  // Lowered for either mode, on a runtime in the same mode: the inline enter
+  // of a detached thread must not take the monitor (M1) of an inflated
+  // object, since the lock-stack test (E2) comes first.
+  const bool Heavy = GetParam() == LockingMode::Heavy;
+  jitlock_test::MisuseLog Log;
+  jitlock_rt_config Cfg;
+  jitlock_rt_default_config(&Cfg);
+  Cfg.misuse_handler = jitlock_test::MisuseLog::handler;
+  Cfg.misuse_ctx = &Log;
+  Cfg.locking_mode =
+      Heavy ? JITLOCK_LOCKING_HEAVY : JITLOCK_LOCKING_LIGHTWEIGHT;
+  ASSERT_EQ(jitlock_rt_configure(&Cfg), JITLOCK_OK);
+  JitOptions JO;
+  JO.Locking = GetParam();
+  auto S = JitSession::loadBuffer(R"(
+    declare void @jitlock.monitor.enter(ptr)
+    declare void @jitlock.monitor.exit(ptr)
+    define void @lock(ptr %o) {
+      call void @jitlock.monitor.enter(ptr %o)
+      ret void
+    }
+    define void @unlock(ptr %o) {
+      call void @jitlock.monitor.exit(ptr %o)
+      ret void
+    }
+  )",
+                                  "detached.ll", JO);
+  ASSERT_TRUE(!!S) << toString(S.takeError());
+  EXPECT_EQ((*S)->lockingMode(), GetParam());
+  auto Lock = (*S)->lookupFunction<void(void *)>("lock");
+  ASSERT_TRUE(!!Lock) << toString(Lock.takeError());
+  auto Unlock = (*S)->lookupFunction<void(void *)>("unlock");
+  ASSERT_TRUE(!!Unlock) << toString(Unlock.takeError());
+  // Never freed: a failed run may leave a monitor that names it.
+  auto *O = new jitlock_test::Obj;
+  // The code finds its thread through TLS, whatever the caller passes.
+  jitlock_test::expectDetachedEnterRefused(
+      O, Log, [&](jitlock_thread *, void *P) { (*Lock)(P); },
+      [&](jitlock_thread *, void *P) { (*Unlock)(P); });
+  EXPECT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
+  jitlock_rt_default_config(&Cfg);
+  EXPECT_EQ(jitlock_rt_configure(&Cfg), JITLOCK_OK);
+}
+
+INSTANTIATE_TEST_SUITE_P(Locking, DetachedThreadTest,
+                         ::testing::Values(LockingMode::Lightweight,
+                                           LockingMode::Heavy),
+                         [](const auto &Info) {
+                           return std::string(Info.param == LockingMode::Heavy
+                                                  ? "Heavy"
+                                                  : "Lightweight");
+                         });
 
 //===----------------------------------------------------------------------===//
 // Refusals: an Error with the diagnostics, never a crash

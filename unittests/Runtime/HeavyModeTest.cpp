@@ -63,7 +63,10 @@ struct InlineCode {
 
   Path enter(jitlock_thread *T, void *O) const {
     uint64_t H = header(O).load(std::memory_order_acquire); // E1
-    if ((H & L.lock_mask) == L.monitor_value) {             // E2, M1
+    uint32_t Top = top(T).load(std::memory_order_relaxed);
+    if (Top == L.lock_stack_end_offset) // E2
+      return slow(jitlock_rt_monitor_enter(T, O));
+    if ((H & L.lock_mask) == L.monitor_value) { // E3, M1
       char *M = reinterpret_cast<char *>(H - L.monitor_value);
       uint64_t Expected = 0;
       if (word(M, L.monitor_owner_offset)
@@ -79,10 +82,7 @@ struct InlineCode {
       }
       return slow(jitlock_rt_monitor_enter(T, O));
     }
-    if ((H & L.lock_mask) == L.lock_mask)
-      return slow(jitlock_rt_monitor_enter(T, O));
-    uint32_t Top = top(T).load(std::memory_order_relaxed);
-    if (Top == L.lock_stack_end_offset) // E3
+    if ((H & L.lock_mask) == L.lock_mask) // E3
       return slow(jitlock_rt_monitor_enter(T, O));
     if (slot(T, Top - 8) == uint64_t(uintptr_t(O))) { // E4
       push(T, Top, O);
@@ -530,8 +530,9 @@ TEST_F(HeavyModeTest, InlineMonitorPathsOnHeavyMonitor) {
   EXPECT_EQ(code.exit(self, a), InlineCode::MonitorRelease);
   expectIdleMonitor(a);
   // A full lock stack from inline code, then a runtime enter of a new
-  // object: it gets a monitor and the stack is left alone (H1 needs no
-  // room on it).
+  // object: it gets a monitor (H1), after the runtime made room (E2) as for
+  // any enter with a full stack, so that inline enters, which test for room
+  // first, find some.
   std::vector<Obj *> objs;
   for (size_t i = 0; i < kCapacity; ++i) {
     objs.push_back(newObj());
@@ -540,14 +541,15 @@ TEST_F(HeavyModeTest, InlineMonitorPathsOnHeavyMonitor) {
   Obj *extra = newObj();
   ASSERT_EQ(code.enter(self, extra), InlineCode::Runtime);
   expectOwned(extra, self, 1);
-  EXPECT_EQ(lockStack(self), std::vector<void *>(objs.begin(), objs.end()));
+  expectOwned(objs[0], self, 1);
+  EXPECT_EQ(lockStack(self), std::vector<void *>(objs.begin() + 1, objs.end()));
   EXPECT_EQ(code.exit(self, extra), InlineCode::MonitorRelease);
   for (auto it = objs.rbegin(); it != objs.rend(); ++it)
     code.exit(self, *it);
   for (Obj *o : objs)
     EXPECT_FALSE(jitlock_rt_holds_lock(self, o));
   EXPECT_TRUE(lockStack(self).empty());
-  EXPECT_EQ(jitlock_rt_deflate_idle(), 2u);
+  EXPECT_EQ(jitlock_rt_deflate_idle(), 3u);
   EXPECT_EQ(stats().monitors_alive, 0u);
   for (Obj *o : objs)
     EXPECT_EQ(o->hdr(), kUnlockedHeader);

@@ -517,7 +517,7 @@ TEST(DetachedThreadTest, CodeThreadOfDetachedThreadForcesSlowPathAndRefuses) {
     auto *Base = reinterpret_cast<const char *>(T);
     uint32_t Top;
     std::memcpy(&Top, Base + L.lock_stack_top_offset, sizeof(Top));
-    EXPECT_EQ(Top, L.lock_stack_end_offset) << "E3 must see a full stack";
+    EXPECT_EQ(Top, L.lock_stack_end_offset) << "E2 must see a full stack";
     void *LastSlot;
     std::memcpy(&LastSlot, Base + L.lock_stack_end_offset - 8,
                 sizeof(LastSlot));

@@ -3,7 +3,9 @@
 // Test objects, a per-test fixture that leaves the runtime clean (main thread
 // detached, jitlock_rt_shutdown() called, no monitor alive), an actor-style
 // worker thread whose idle state is "stopped" (blocked on a condition variable
-// of ours), a misuse-handler recorder, and deadline-based polling helpers.
+// of ours), a misuse-handler recorder, deadline-based polling helpers, and
+// the scenario every front door's inline code must pass on a thread that is
+// not attached (expectDetachedEnterRefused).
 //
 // Nothing here relies on sleeps for correctness: whenever a test needs "thread
 // T is now blocked", it polls jitlock_rt_inspect with a generous deadline.
@@ -186,10 +188,12 @@ private:
 // on a condition variable of ours in the `native` state, so that safepoints
 // (jitlock_rt_deflate_idle, jitlock_rt_enumerate_roots) do not wait for it. call() runs a closure and waits for it; post() starts
 // one and returns at once (e.g. an enter that will block); join() waits for
-// the posted closure to finish.
+// the posted closure to finish. Worker(false) never attaches: thread() is
+// then its detached structure (jitlock_rt_code_thread).
 class Worker {
 public:
-  Worker() : thr_([this] { loop(); }) {
+  explicit Worker(bool attach = true)
+      : attach_(attach), thr_([this] { loop(); }) {
     std::unique_lock<std::mutex> g(mu_);
     cv_.wait(g, [&] { return started_; });
   }
@@ -238,7 +242,7 @@ public:
 
 private:
   void loop() {
-    self_ = jitlock_rt_attach();
+    self_ = attach_ ? jitlock_rt_attach() : jitlock_rt_code_thread();
     EXPECT_NE(self_, nullptr);
     {
       std::lock_guard<std::mutex> g(mu_);
@@ -266,6 +270,8 @@ private:
         cv_.notify_all();
       }
     }
+    if (!attach_)
+      return;
     // Release anything a failed test left behind so the process stays sane.
     void *buf[64];
     size_t n;
@@ -285,8 +291,85 @@ private:
   bool done_ = true;
   bool quit_ = false;
   jitlock_thread *self_ = nullptr;
+  bool attach_;
   std::thread thr_;
 };
+
+//===-- Inline code on a thread that is not attached ---------------------===//
+
+// One front door's inline monitor enter or exit, run on the calling thread,
+// whose structure is `t` (attached or not).
+using InlineMonitorOp = std::function<void(jitlock_thread *t, void *obj)>;
+
+// The front doors' regression test for a thread that is not attached. Its
+// lock stack reads as full, so the inline enter must go to the runtime, which
+// refuses it, even when `obj`'s header names a free monitor that the inline
+// monitor path could take. The caller installs `log`'s handler. `obj` is
+// inflated here; an attached thread then contends through the same inline
+// code, and must get the monitor. If it does not (the detached thread took
+// the monitor, and its exit, refused, left it taken), the test fails and
+// the detached thread attaches again to release it, so nothing hangs.
+inline void expectDetachedEnterRefused(void *obj, MisuseLog &log,
+                                       const InlineMonitorOp &enter,
+                                       const InlineMonitorOp &exit) {
+  Worker contender;
+  jitlock_thread *c = contender.thread();
+  // A timed wait inflates; the monitor is left free.
+  contender.call([&] {
+    ASSERT_EQ(jitlock_rt_monitor_enter(c, obj), JITLOCK_OK);
+    EXPECT_EQ(jitlock_rt_wait_timed(c, obj, 0), JITLOCK_ETIMEDOUT);
+    EXPECT_EQ(jitlock_rt_monitor_exit(c, obj), JITLOCK_OK);
+  });
+  jitlock_lock_info i = inspect(obj);
+  ASSERT_EQ(i.state, JITLOCK_STATE_INFLATED) << describe(obj);
+  ASSERT_EQ(i.owner, nullptr) << describe(obj);
+
+  Worker detached(/*attach=*/false);
+  jitlock_thread *t = detached.thread();
+  size_t n0 = log.count();
+  detached.call([&] { enter(t, obj); });
+  i = inspect(obj);
+  EXPECT_EQ(i.owner, nullptr)
+      << "the detached thread took the monitor inline: " << describe(obj);
+  EXPECT_EQ(i.holds, 0u) << describe(obj);
+  EXPECT_EQ(log.count(), n0 + 1) << "the enter never reached the runtime";
+  MisuseRecord r = log.last();
+  EXPECT_EQ(r.status, JITLOCK_ENOT_ATTACHED) << st(r.status);
+  EXPECT_EQ(r.thread, t);
+  EXPECT_EQ(r.obj, obj);
+
+  contender.post([&] {
+    enter(c, obj);
+    exit(c, obj);
+  });
+  // Through, or queued behind the detached thread.
+  EXPECT_TRUE(waitUntil(
+      [&] { return contender.finished() || inspect(obj).entry_queued; }));
+  // Refused as well: the detached thread holds nothing.
+  detached.call([&] { exit(t, obj); });
+  // Through, or stuck: queued on a monitor the detached thread still owns.
+  waitUntil([&] { return contender.finished() || inspect(obj).owner == t; });
+  bool through = contender.finished();
+  EXPECT_TRUE(through) << "the contender never got the monitor: "
+                       << describe(obj);
+  if (!through) {
+    // Attached again, the same structure owns the monitor and can hand it
+    // over.
+    detached.call([&] {
+      ASSERT_EQ(jitlock_rt_attach(), t);
+      EXPECT_EQ(jitlock_rt_monitor_exit(t, obj), JITLOCK_OK);
+      EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+    });
+    EXPECT_TRUE(contender.join()) << describe(obj);
+  }
+  EXPECT_EQ(log.count(), n0 + 2) << "the exit never reached the runtime";
+  r = log.last();
+  EXPECT_EQ(r.status, JITLOCK_ENOT_ATTACHED) << st(r.status);
+  EXPECT_EQ(r.thread, t);
+  i = inspect(obj);
+  EXPECT_EQ(i.owner, nullptr) << describe(obj);
+  EXPECT_EQ(i.entry_queued, 0u) << describe(obj);
+}
 
 //===-- Fixture ----------------------------------------------------------===//
 

@@ -51,13 +51,14 @@ entry:
 ; CHECK-NOT:   TPIDR_EL0
 ; CHECK:       sub [[THR:x[0-9]+]], [[TP]], #320
 ; CHECK-NOT:   {{[[:blank:]](ldaxr|ldxr|stxr|stlxr|casa?l?|bl)[[:blank:]]}}
-; E2.
-; CHECK:       tbnz {{w[0-9]+}}, #1, [[INFLATED:\.LBB[0-9_]+]]
-; E3.
-; CHECK-NEXT:  // %jitlock.enter.stack
+; E1, then E2: the full test comes before the header's bits are tested.
+; CHECK:       ldr [[H:x[0-9]+]], {{\[}}[[OBJ:x[0-9]+]]]
 ; CHECK-NEXT:  ldr [[TOP:w[0-9]+]], {{\[}}[[THR]]]
 ; CHECK-NEXT:  cmp [[TOP]], #127
 ; CHECK-NEXT:  b.hi [[SLOW:\.LBB[0-9_]+]]
+; E3.
+; CHECK-NEXT:  // %jitlock.enter.header
+; CHECK-NEXT:  tbnz {{w[0-9]+}}, #1, [[INFLATED:\.LBB[0-9_]+]]
 ; E4: recursion goes straight to the push.
 ; CHECK-NEXT:  // %jitlock.enter.top
 ; CHECK-NOT:   {{[[:blank:]](ldaxr|ldxr|stxr|stlxr|casa?l?|bl)[[:blank:]]}}
@@ -65,11 +66,11 @@ entry:
 ; E5: the one atomic.
 ; CHECK-NEXT:  // %jitlock.enter.cas
 ; CHECK-NOT:   {{[[:blank:]](ldaxr|ldxr|stxr|stlxr|casa?l?|bl)[[:blank:]]}}
-; LSE:         casa [[SEEN:x[0-9]+]], {{x[0-9]+}}, {{\[}}[[OBJ:x[0-9]+]]]
+; LSE:         casa [[SEEN:x[0-9]+]], {{x[0-9]+}}, {{\[}}[[OBJ]]]
 ; LSE-NEXT:    cmp [[SEEN]], {{x[0-9]+}}
 ; LSE-NEXT:    b.ne [[SLOW]]
 ; LLSC:        [[RETRY:\.LBB[0-9_]+]]: // %cmpxchg.start
-; LLSC:        ldaxr [[SEEN:x[0-9]+]], {{\[}}[[OBJ:x[0-9]+]]]
+; LLSC:        ldaxr [[SEEN:x[0-9]+]], {{\[}}[[OBJ]]]
 ; LLSC-NEXT:   cmp [[SEEN]], {{x[0-9]+}}
 ; LLSC-NEXT:   b.ne [[NOSTORE:\.LBB[0-9_]+]]
 ; LLSC-NEXT:   // %cmpxchg.trystore

@@ -1,12 +1,14 @@
 ; REQUIRES: x86-registered-target
 ; The x86_64 code of the inline fast paths, through llc -O2:
-;  - unlocked -> fast-locked (entry, E3 stack, E4 top, E5 cas, push) has
-;    exactly one atomic RMW, a `lock cmpxchgq` on the header, and no call;
+;  - unlocked -> fast-locked (entry: E1 and E2's full test, E3 header, E4
+;    top, E5 cas, push) has exactly one atomic RMW, a `lock cmpxchgq` on the
+;    header, and no call;
 ;  - recursive re-entry (top -> push) has no atomic at all;
 ;  - fast unlock (X1, pop, X4 unlock + cas) has one `lock cmpxchgq`, and the
 ;    recursive unlock (pop -> done) none;
 ;  - the runtime calls are out of line, after the fast path's ret;
-;  - in tls mode the thread pointer is read by one instruction (%fs:0).
+;  - in tls mode the thread pointer is read by one instruction (%fs:0);
+;    llc may address the lock-stack top through %fs as well.
 ;
 ; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
 ; RUN:   -passes='jitlock-lower<thread=tls;tls-offset=-320>' %s -o %t.bc
@@ -42,16 +44,17 @@ entry:
 ; CHECK-NOT:   {{[[:blank:]](lock|callq)[[:blank:]]}}
 ; The thread: one read of the thread pointer, once.
 ; CHECK:       {{(add|mov)q}} %fs:0, %[[THR:[a-z0-9]+]]
-; CHECK-NOT:   {{[[:blank:]](lock|callq)[[:blank:]]|%fs}}
-; E1-E2: load the header, test bit 1.
+; CHECK-NOT:   {{[[:blank:]](lock|callq)[[:blank:]]|%fs:0}}
+; E1: load the header. E2: the full lock stack test comes before the
+; header's bits are tested (the top is thread+0, %fs:-320).
 ; CHECK:       movq (%[[OBJ:[a-z0-9]+]]), %[[H:[a-z0-9]+]]
-; CHECK-NEXT:  testb $2, %{{[a-z0-9]+}}
-; CHECK-NEXT:  jne [[INFLATED:\.LBB[0-9_]+]]
-; E3.
-; CHECK-NEXT:  # %jitlock.enter.stack
-; CHECK-NEXT:  movl (%[[THR]]), %[[TOP:[a-z0-9]+]]
+; CHECK-NEXT:  movl %fs:-320, %[[TOP:[a-z0-9]+]]
 ; CHECK-NEXT:  cmpl $127, %[[TOP]]
 ; CHECK-NEXT:  ja [[SLOW:\.LBB[0-9_]+]]
+; E3: bit 1.
+; CHECK-NEXT:  # %jitlock.enter.header
+; CHECK-NEXT:  testb $2, %{{[a-z0-9]+}}
+; CHECK-NEXT:  jne [[INFLATED:\.LBB[0-9_]+]]
 ; E4: a recursive enter jumps straight to the push.
 ; CHECK-NEXT:  # %jitlock.enter.top
 ; CHECK-NEXT:  movq -8(%[[THR]],%r[[TOP64:[a-z0-9]+]]), %[[PREV:[a-z0-9]+]]

@@ -1,9 +1,11 @@
 ; REQUIRES: x86-registered-target
-; locking=heavy on x86_64 (llc -O2): the enter tests the header for a
-; monitor (exactly 10), tests its owner word (header + 62) and takes a free
-; one with one `lock cmpxchgq`; it never touches the lock stack, and an object without
-; a monitor goes to jitlock_rt_monitor_enter, out of line. The exit's
-; monitor path (N1-N3) is laid out inline, its lock-stack pop out of line.
+; locking=heavy on x86_64 (llc -O2): the enter tests that the lock stack is
+; not full (E2, before anything else: a thread that is not attached has a
+; full one), then the header for a monitor (exactly 10), tests its owner word
+; (header + 62) and takes a free one with one `lock cmpxchgq`; it pushes
+; nothing, and an object without a monitor goes to jitlock_rt_monitor_enter,
+; out of line. The exit's monitor path (N1-N3) is laid out inline, its
+; lock-stack pop out of line.
 ;
 ; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
 ; RUN:   -passes='jitlock-lower<thread=tls;tls-offset=-320;locking=heavy>' %s \
@@ -25,10 +27,15 @@ entry:
 ; CHECK-LABEL: counter:
 ; CHECK:         addq %fs:0, %[[THR:[a-z0-9]+]]
 ; CHECK-NEXT:    movq (%rdi), %[[H:[a-z0-9]+]]
+; E2: the top is thread+0, %fs:-320.
+; CHECK-NEXT:    movl %fs:-320, %[[TOP:[a-z0-9]+]]
+; CHECK-NEXT:    cmpl $127, %[[TOP]]
+; CHECK-NEXT:    ja [[SLOW:\.LBB[0-9_]+]]
+; CHECK-NEXT:  # %jitlock.enter.header
 ; CHECK-NEXT:    movl %e[[H32:[a-z0-9]+]], %[[BITS:[a-z0-9]+]]
 ; CHECK-NEXT:    andl $3, %[[BITS]]
 ; CHECK-NEXT:    cmpl $2, %[[BITS]]
-; CHECK-NEXT:    jne [[SLOW:\.LBB[0-9_]+]]
+; CHECK-NEXT:    jne [[SLOW]]
 ; M1: test the owner word first; the CAS only for a free monitor, whose 0
 ; is already in rax. Owned (M2's check) goes out of line.
 ; CHECK-NEXT:  # %jitlock.enter.monitor

@@ -1,6 +1,7 @@
 ; REQUIRES: x86-registered-target
 ; How each thread mode reaches the fast path on x86_64 (llc -O2):
-;   tls   one %fs:0 read, no call;
+;   tls   one %fs:0 read, no call (llc may also load the lock-stack top
+;         straight from %fs:-320, which is no thread-pointer read);
 ;   arg   the parameter's register, no %fs and no call;
 ;   call  one call to jitlock_rt_code_thread before the fast path: the one mode
 ;         whose fast path is not call-free.
@@ -25,7 +26,7 @@ entry:
 
 ; TLS-LABEL:  enter:
 ; TLS:        %fs:0
-; TLS-NOT:    {{%fs|callq}}
+; TLS-NOT:    {{%fs:0|callq}}
 ; TLS:        lock cmpxchgq
 ; TLS-NOT:    {{%fs|callq}}
 ; TLS:        retq
