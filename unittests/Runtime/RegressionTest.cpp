@@ -338,7 +338,8 @@ TEST_F(RegressionChildTest, ThreadExitReleasesMonitorPublishedByContender) {
           Obj *o = new Obj[12]; // leaked: the child _exit()s
           size_t before = childMisuses().count();
           std::atomic<jitlock_thread *> dying{nullptr};
-          std::atomic<int> done{0};
+          // Leaked too: contenders abandoned after a failure may still count.
+          auto &done = *new std::atomic<int>(0);
           std::thread dt([&] {
             jitlock_thread *s = jitlock_rt_attach();
             dying = s;
@@ -352,7 +353,7 @@ TEST_F(RegressionChildTest, ThreadExitReleasesMonitorPublishedByContender) {
           });
           std::vector<std::thread> cs;
           for (int k = 0; k < 3; ++k)
-            cs.emplace_back([&, k] {
+            cs.emplace_back([&done, o, k] {
               jitlock_thread *s = jitlock_rt_attach();
               for (int i = 0; i < 11; ++i) {
                 jitlock_rt_monitor_enter(s, &o[(i + k) % 11]);
@@ -361,6 +362,13 @@ TEST_F(RegressionChildTest, ThreadExitReleasesMonitorPublishedByContender) {
               jitlock_rt_detach();
               done.fetch_add(1);
             });
+          // After a failure the contenders may be parked for good: the child
+          // _exit()s with them.
+          auto abandon = [&](int code) {
+            for (auto &t : cs)
+              t.detach();
+            return code;
+          };
           dt.join();
           // Its exit guard has run: nothing may still be owned by it.
           for (int i = 0; i < 12; ++i)
@@ -369,7 +377,7 @@ TEST_F(RegressionChildTest, ThreadExitReleasesMonitorPublishedByContender) {
                       "stress round %u: o%d still owned by the exited "
                       "thread: %s\n",
                       round, i, describe(&o[i]).c_str());
-              return int(kChildStillOwned);
+              return abandon(kChildStillOwned);
             }
           if (!waitUntil([&] { return done.load() == 3; })) {
             fprintf(stderr,
@@ -378,7 +386,7 @@ TEST_F(RegressionChildTest, ThreadExitReleasesMonitorPublishedByContender) {
                     round);
             for (int i = 0; i < 12; ++i)
               fprintf(stderr, "  o%d %s\n", i, describe(&o[i]).c_str());
-            return int(kChildContenderParked);
+            return abandon(kChildContenderParked);
           }
           for (auto &t : cs)
             t.join();
