@@ -17,30 +17,21 @@
 // number of rounds (and a time budget); the round counts are printed.
 // Nothing is random, so there is no seed.
 //
-// The two "published before registered" tests force the old bug's schedule
-// deterministically rather than waiting for it: the monitor registry lock is
-// held from inside a jitlock_rt_enumerate_roots callback (which runs under
-// it), so a contender that inflates an object blocks on the registry. The
-// old runtime had already published the monitor in the header at that point;
-// the fixed one blocks before publishing. When the header does name a
-// monitor while the registry is held (the bug), the owner is let through to
-// its registry scan ahead of the contender: a signal makes the contender
-// re-queue on the registry's futex behind the owner. With the fixed runtime
-// that branch is never taken and the tests only check the behaviour. These
-// levers rely on implementation details (the callback runs under the registry
-// lock, std::mutex is a FIFO futex); if they change, the tests still check
-// the same behaviour, only without forcing the schedule.
+// The two "published before registered" tests used to force the old bug's
+// schedule by holding the monitor registry lock from a
+// jitlock_rt_enumerate_roots callback while a contender inflated an object.
+// enumerate_roots now runs at a safepoint, which waits until every other
+// thread is safe, so no callback can hold a runtime lock while lock code
+// runs. They now run the bug's scenario for a bounded number of rounds and
+// check the same behaviour, without forcing the window. Nothing in them
+// takes a safepoint, so their threads may spin or wait in `managed`.
 //
 //===----------------------------------------------------------------------===//
 #include "RuntimeTestUtil.h"
 
 #include <cinttypes>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <pthread.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,40 +42,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 //===-- Helpers ----------------------------------------------------------===//
-
-pid_t currentTid() { return static_cast<pid_t>(syscall(SYS_gettid)); }
-
-/// The scheduler state of one of our threads ('R', 'S', ...), or 0 if it is
-/// gone or /proc is unavailable.
-char taskState(pid_t tid) {
-  char path[64];
-  snprintf(path, sizeof path, "/proc/self/task/%d/stat", int(tid));
-  FILE *f = fopen(path, "r");
-  if (!f)
-    return 0;
-  char buf[512];
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = 0;
-  const char *p = strrchr(buf, ')');
-  return p && p[1] == ' ' ? p[2] : 0;
-}
-
-/// How many times the thread went to sleep, or -1.
-long voluntarySwitches(pid_t tid) {
-  char path[64];
-  snprintf(path, sizeof path, "/proc/self/task/%d/status", int(tid));
-  FILE *f = fopen(path, "r");
-  if (!f)
-    return -1;
-  char line[256];
-  long v = -1;
-  while (fgets(line, sizeof line, f))
-    if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1)
-      break;
-  fclose(f);
-  return v;
-}
 
 /// Runs `body` in a forked child bounded by alarm(`seconds`). The child never
 /// returns into gtest: it _exit()s with body's result, skipping destructors
@@ -195,73 +152,21 @@ MisuseLog &childMisuses() {
   return log;
 }
 
-/// Counts how a round of the publish-window scenario went.
-struct WindowStats {
-  unsigned rounds = 0;
-  unsigned caught = 0; // the header named an unregistered monitor
-  unsigned forced = 0; // ... and the owner's scan was let through first
-};
-
-/// State shared by one round's threads and the lever.
+/// State shared by one round's threads.
 struct WindowRound {
   Obj *x = nullptr;
-  std::atomic<pid_t> cTid{0}, dTid{0};
-  std::atomic<bool> cAttached{false};
   std::atomic<int> dStage{0}; // 1 fast-locked x, 2 re-entered x
   std::atomic<int> dRc{-1};
   std::atomic<bool> dGaveUp{false};
   std::atomic<bool> cDone{false};
-  std::atomic<bool> cGo{false}; // C contends once the lever holds the registry
-  std::atomic<bool> cEntering{false};
   std::atomic<jitlock_thread *> dSelf{nullptr};
-  pthread_t cHandle{};
-  // Lever state, written by the enumerate_roots callback.
-  bool leverRan = false;
-  bool caught = false;
-  bool forced = false;
 };
-
-void noopSignal(int) {}
-
-/// The enumerate_roots callback: runs (once) under the monitor registry lock
-/// and holds it while the contender inflates x. See the file comment.
-void holdRegistry(void *ctx, void **, uint32_t kind, jitlock_thread *) {
-  auto &r = *static_cast<WindowRound *>(ctx);
-  if (kind != JITLOCK_ROOT_MONITOR || r.leverRan)
-    return;
-  r.leverRan = true;
-  r.cGo = true;
-  constexpr std::chrono::milliseconds kLever{2000};
-  // The contender sleeps: on the registry lock (fixed: before publishing;
-  // old: after), or wherever else; the lever is best effort.
-  if (!waitFor(kLever,
-               [&] { return r.cEntering.load() && taskState(r.cTid) == 'S'; }))
-    return;
-  if ((r.x->hdr() & kLockMask) != kMonitor)
-    return; // Fixed runtime: nothing is published before it is registered.
-  r.caught = true;
-  // The owner re-enters (fixing the owner, emptying its lock stack), then
-  // blocks on the registry in detach or in its exit guard: behind the
-  // contender in the futex queue.
-  if (!waitFor(kLever, [&] {
-        return r.dStage.load() >= 2 && taskState(r.dTid) == 'S';
-      }))
-    return;
-  // A signal takes the contender out of its futex wait; it re-queues behind
-  // the owner, which therefore scans the registry first.
-  long before = voluntarySwitches(r.cTid);
-  if (before < 0 || pthread_kill(r.cHandle, SIGUSR2) != 0)
-    return;
-  r.forced = waitFor(kLever, [&] {
-    return voluntarySwitches(r.cTid) > before && taskState(r.cTid) == 'S';
-  });
-}
 
 /// One round: D fast-locks x; C contends and inflates x anonymously; D
 /// re-enters x (so the monitor is D's and D's lock stack is empty) and then
 /// detaches or exits. Fixed: detach refuses / the exit guard releases x, and
-/// C gets x.
-int publishWindowRound(Leave leave, bool lever, WindowStats &ws) {
+/// C gets x. `round` only labels the diagnostics.
+int publishWindowRound(Leave leave, unsigned round) {
   static std::deque<Obj> arena; // the child _exit()s; nothing is freed
   // On the heap: after a failure, threads left parked may still refer to it.
   auto owned = std::make_unique<WindowRound>();
@@ -270,7 +175,6 @@ int publishWindowRound(Leave leave, bool lever, WindowStats &ws) {
   size_t misusesBefore = childMisuses().count();
 
   std::thread d([&] {
-    r.dTid = currentTid();
     jitlock_thread *t = jitlock_rt_attach();
     r.dSelf = t;
     if (jitlock_rt_monitor_enter(t, r.x) != JITLOCK_OK) {
@@ -297,33 +201,23 @@ int publishWindowRound(Leave leave, bool lever, WindowStats &ws) {
     jitlock_rt_detach();
   });
   std::thread c([&] {
-    r.cTid = currentTid();
     jitlock_thread *t = jitlock_rt_attach();
-    r.cAttached = true;
-    // Spins (never sleeps) so that the lever's "C sleeps" means C blocked.
-    while (!(r.dStage.load() >= 1 && r.cGo.load()) && !r.dGaveUp.load())
+    // Contends once x is fast-locked, so that its enter inflates x.
+    while (r.dStage.load() < 1 && !r.dGaveUp.load())
       std::this_thread::yield();
-    if (r.dGaveUp)
-      return;
-    r.cEntering = true;
-    jitlock_rt_monitor_enter(t, r.x);
-    jitlock_rt_monitor_exit(t, r.x);
+    if (!r.dGaveUp) {
+      jitlock_rt_monitor_enter(t, r.x);
+      jitlock_rt_monitor_exit(t, r.x);
+    }
     jitlock_rt_detach();
     r.cDone = true;
   });
-  r.cHandle = c.native_handle();
 
   auto fail = [&](int code, const char *what) {
     fprintf(stderr,
-            "round %u (%s, %s): %s\n  x: %s\n  misuse reports this round: "
-            "%zu\n",
-            ws.rounds, leave == Leave::Detach ? "detach" : "thread exit",
-            lever ? (r.forced   ? "schedule forced"
-                     : r.caught ? "caught in the window"
-                                : "lever idle")
-                  : "no lever",
-            what, describe(r.x).c_str(),
-            childMisuses().count() - misusesBefore);
+            "round %u (%s): %s\n  x: %s\n  misuse reports this round: %zu\n",
+            round, leave == Leave::Detach ? "detach" : "thread exit", what,
+            describe(r.x).c_str(), childMisuses().count() - misusesBefore);
     fflush(stderr);
     // Threads may be parked for good: leave them to the child's _exit.
     if (d.joinable())
@@ -334,22 +228,12 @@ int publishWindowRound(Leave leave, bool lever, WindowStats &ws) {
     return code;
   };
 
-  if (!waitUntil([&] {
-        return (r.dStage.load() >= 1 || r.dGaveUp.load()) && r.cAttached.load();
-      }) ||
-      r.dGaveUp)
-    return fail(kChildSetup, "owner did not fast-lock x");
-  if (lever)
-    jitlock_rt_enumerate_roots(&holdRegistry, &r);
-  r.cGo = true;
-  ++ws.rounds;
-  ws.caught += r.caught;
-  ws.forced += r.forced;
-
   // D finishes whatever happens (detach returns, or the thread exits).
   d.join();
   if (r.dGaveUp)
-    return fail(kChildSetup, "the contender never inflated x");
+    return fail(kChildSetup, r.dStage.load() < 1
+                                 ? "the owner did not fast-lock x"
+                                 : "the contender never inflated x");
   if (leave == Leave::Detach && r.dRc != JITLOCK_EHOLDING_LOCKS) {
     char msg[128];
     snprintf(msg, sizeof msg,
@@ -363,7 +247,7 @@ int publishWindowRound(Leave leave, bool lever, WindowStats &ws) {
       c.detach();
       owned.release();
     }
-    fprintf(stderr, "round %u: %s\n", ws.rounds, msg);
+    fprintf(stderr, "round %u: %s\n", round, msg);
     return kChildDetachSucceeded;
   }
   // Exactly one EHOLDING_LOCKS report, for D: from detach, or from the exit
@@ -406,34 +290,26 @@ int publishWindowRound(Leave leave, bool lever, WindowStats &ws) {
   return kChildOk;
 }
 
-/// Gives the registry lever a monitor to run its callback on.
-bool makeAnchorMonitor() {
-  static Obj anchor;
-  jitlock_thread *t = jitlock_rt_attach();
-  bool ok = t && jitlock_rt_monitor_enter(t, &anchor) == JITLOCK_OK &&
-            jitlock_rt_wait_timed(t, &anchor, 0) == JITLOCK_ETIMEDOUT &&
-            jitlock_rt_monitor_exit(t, &anchor) == JITLOCK_OK &&
-            inspect(&anchor).state == JITLOCK_STATE_INFLATED;
-  return jitlock_rt_detach() == JITLOCK_OK && ok;
+/// Runs publish-window rounds until `maxRounds` or `budget` is reached;
+/// returns the first failure's exit code, or kChildOk with `rounds` set.
+int runPublishWindowRounds(Leave leave, unsigned maxRounds,
+                           std::chrono::milliseconds budget, unsigned &rounds) {
+  auto start = Clock::now();
+  for (rounds = 0; rounds < maxRounds && Clock::now() - start < budget;
+       ++rounds)
+    if (int rc = publishWindowRound(leave, rounds))
+      return rc;
+  return kChildOk;
 }
 
-/// Installs the misuse recorder and the lever's no-op signal handler.
+/// Installs the misuse recorder.
 bool setUpPublishWindowChild() {
   jitlock_rt_config cfg;
   jitlock_rt_default_config(&cfg);
   cfg.misuse_handler = &MisuseLog::handler;
   cfg.misuse_ctx = &childMisuses();
-  if (jitlock_rt_configure(&cfg) != JITLOCK_OK)
-    return false;
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = &noopSignal;
-  sa.sa_flags = SA_RESTART;
-  sigemptyset(&sa.sa_mask);
-  return sigaction(SIGUSR2, &sa, nullptr) == 0 && makeAnchorMonitor();
+  return jitlock_rt_configure(&cfg) == JITLOCK_OK;
 }
-
-constexpr unsigned kLeverRounds = 16;
 
 // exitguard_dbg: an OS thread exits while owning a monitor that a contender
 // published before registering.
@@ -442,19 +318,18 @@ TEST_F(RegressionChildTest, ThreadExitReleasesMonitorPublishedByContender) {
       [] {
         if (!setUpPublishWindowChild())
           return int(kChildSetup);
-        WindowStats ws;
-        for (unsigned i = 0; i < kLeverRounds; ++i)
-          if (int rc = publishWindowRound(Leave::ExitThread, true, ws))
-            return rc;
-        fprintf(stderr,
-                "[ exit guard ] %u rounds with the registry held: %u saw x's "
-                "monitor published unregistered, %u of them with the "
-                "owner's scan forced first (0 and 0 on a fixed runtime)\n",
-                ws.rounds, ws.caught, ws.forced);
+        // The scenario itself, bounded by rounds and time.
+        unsigned windowRounds = 0;
+        if (int rc = runPublishWindowRounds(Leave::ExitThread, 5000,
+                                            std::chrono::milliseconds(1000),
+                                            windowRounds))
+          return rc;
+        fprintf(stderr, "[ exit guard ] %u publish-window rounds\n",
+                windowRounds);
 
-        // The reproducer's shape, unforced: a thread exits holding a full
-        // lock stack (plus inflated and re-entered monitors) while three
-        // contenders inflate its objects. Bounded by rounds and time.
+        // The reproducer's shape: a thread exits holding a full lock stack
+        // (plus inflated and re-entered monitors) while three contenders
+        // inflate its objects. Bounded by rounds and time.
         constexpr unsigned kRounds = 5000;
         constexpr auto kBudget = std::chrono::milliseconds(1500);
         auto start = Clock::now();
@@ -463,7 +338,8 @@ TEST_F(RegressionChildTest, ThreadExitReleasesMonitorPublishedByContender) {
           Obj *o = new Obj[12]; // leaked: the child _exit()s
           size_t before = childMisuses().count();
           std::atomic<jitlock_thread *> dying{nullptr};
-          std::atomic<int> done{0};
+          // Leaked too: contenders abandoned after a failure may still count.
+          auto &done = *new std::atomic<int>(0);
           std::thread dt([&] {
             jitlock_thread *s = jitlock_rt_attach();
             dying = s;
@@ -477,7 +353,7 @@ TEST_F(RegressionChildTest, ThreadExitReleasesMonitorPublishedByContender) {
           });
           std::vector<std::thread> cs;
           for (int k = 0; k < 3; ++k)
-            cs.emplace_back([&, k] {
+            cs.emplace_back([&done, o, k] {
               jitlock_thread *s = jitlock_rt_attach();
               for (int i = 0; i < 11; ++i) {
                 jitlock_rt_monitor_enter(s, &o[(i + k) % 11]);
@@ -486,6 +362,13 @@ TEST_F(RegressionChildTest, ThreadExitReleasesMonitorPublishedByContender) {
               jitlock_rt_detach();
               done.fetch_add(1);
             });
+          // After a failure the contenders may be parked for good: the child
+          // _exit()s with them.
+          auto abandon = [&](int code) {
+            for (auto &t : cs)
+              t.detach();
+            return code;
+          };
           dt.join();
           // Its exit guard has run: nothing may still be owned by it.
           for (int i = 0; i < 12; ++i)
@@ -494,7 +377,7 @@ TEST_F(RegressionChildTest, ThreadExitReleasesMonitorPublishedByContender) {
                       "stress round %u: o%d still owned by the exited "
                       "thread: %s\n",
                       round, i, describe(&o[i]).c_str());
-              return int(kChildStillOwned);
+              return abandon(kChildStillOwned);
             }
           if (!waitUntil([&] { return done.load() == 3; })) {
             fprintf(stderr,
@@ -503,7 +386,7 @@ TEST_F(RegressionChildTest, ThreadExitReleasesMonitorPublishedByContender) {
                     round);
             for (int i = 0; i < 12; ++i)
               fprintf(stderr, "  o%d %s\n", i, describe(&o[i]).c_str());
-            return int(kChildContenderParked);
+            return abandon(kChildContenderParked);
           }
           for (auto &t : cs)
             t.join();
@@ -523,13 +406,13 @@ TEST_F(RegressionChildTest, ThreadExitReleasesMonitorPublishedByContender) {
             return int(kChildWrongMisuse);
           }
         }
-        fprintf(stderr, "[ exit guard ] %u unforced stress rounds\n", round);
+        fprintf(stderr, "[ exit guard ] %u stress rounds\n", round);
         return int(kChildOk);
       },
       120);
   EXPECT_EQ(rc, kChildOk) << "child exit code (1000+n = signal n); "
-                          << "11 detach succeeded, 12 exit guard saw no "
-                             "lock, 13 contender parked, 14 still owned";
+                          << "12 exit guard saw no lock, 13 contender parked, "
+                             "14 still owned, 15 wrong misuse reports";
 }
 
 // unreg, unreg2: detach succeeded while owning a monitor that a contender
@@ -540,25 +423,12 @@ TEST_F(RegressionChildTest,
       [] {
         if (!setUpPublishWindowChild())
           return int(kChildSetup);
-        WindowStats ws;
-        for (unsigned i = 0; i < kLeverRounds; ++i)
-          if (int rc = publishWindowRound(Leave::Detach, true, ws))
-            return rc;
-        unsigned forcedRounds = ws.rounds;
-        fprintf(stderr,
-                "[ detach ] %u rounds with the registry held: %u saw x's "
-                "monitor published unregistered, %u of them with the "
-                "owner's scan forced first (0 and 0 on a fixed runtime)\n",
-                ws.rounds, ws.caught, ws.forced);
-        // Unforced rounds, as in the reproducer: bounded by rounds and time.
-        constexpr unsigned kRounds = 5000;
-        constexpr auto kBudget = std::chrono::milliseconds(1000);
-        auto start = Clock::now();
-        for (unsigned i = 0; i < kRounds && Clock::now() - start < kBudget; ++i)
-          if (int rc = publishWindowRound(Leave::Detach, false, ws))
-            return rc;
-        fprintf(stderr, "[ detach ] %u unforced rounds\n",
-                ws.rounds - forcedRounds);
+        // The reproducer's shape, bounded by rounds and time.
+        unsigned rounds = 0;
+        if (int rc = runPublishWindowRounds(
+                Leave::Detach, 5000, std::chrono::milliseconds(1000), rounds))
+          return rc;
+        fprintf(stderr, "[ detach ] %u publish-window rounds\n", rounds);
         return int(kChildOk);
       },
       120);
