@@ -115,6 +115,7 @@ constexpr int kMaxDepth = 12;
 constexpr uint64_t kTicketCap = 2;
 constexpr unsigned kLostNotifySeconds = 10;
 constexpr uint64_t kDefaultOps = 1000000;
+constexpr uint64_t kDefaultMinSafepoints = 10000;
 constexpr unsigned kDefaultThreads = 8;
 constexpr unsigned kDefaultWatchdogSeconds = 60;
 
@@ -383,6 +384,9 @@ private:
     State.store(St, std::memory_order_relaxed);
     StateObj.store(Obj ? Obj->Id : -1, std::memory_order_relaxed);
   }
+  /// P1 of the safepoint protocol, through the layout, as compiled code
+  /// does it.
+  void poll();
   void countOp() {
     ++C.Ops;
     DiagOps.store(C.Ops, std::memory_order_relaxed);
@@ -445,6 +449,12 @@ struct Stress {
   uint64_t Seed = 0;
   uint64_t TotalOps = 0;
   unsigned NumThreads = 0;
+  // The VM thread's safepoints: at least MinSafepoints while the workers
+  // run, each with a deflation and a root scan inside, and a handshake with
+  // every thread after every fourth.
+  uint64_t MinSafepoints = 0;
+  std::atomic<uint64_t> Safepoints{0}, Handshakes{0}, DeflatedAtSafepoints{0};
+  std::atomic<bool> VmDone{false};
   unsigned WatchdogSeconds = 0;
   Clock::time_point Start;
   jitlock_rt_layout Layout{};
@@ -791,11 +801,15 @@ void Worker::run() {
   PrivateUsed.store(kPrivate, std::memory_order_relaxed);
   Target = pickTarget();
   Ph = Grow;
+  // The mix polls between operations, as compiled code would; once its
+  // budget is spent it unwinds, then polls alone until the VM thread has
+  // taken its safepoints.
   while (C.Ops < Budget || Depth > 0) {
     if (C.Ops >= Budget)
       unlockOp(); // the budget is spent: unwind
     else
       step();
+    poll();
   }
 
   void *Entries[16];
@@ -813,6 +827,8 @@ void Worker::run() {
            Held[I]->Id);
   }
   setState(WsDone);
+  while (!S->VmDone.load(std::memory_order_acquire))
+    poll();
   int Rc = jitlock_rt_detach();
   if (Rc != JITLOCK_OK)
     fail("jitlock_rt_detach returned %s", statusName(Rc));
@@ -849,6 +865,13 @@ void Worker::refreshPrivate() {
            Private[P]->Id, lockStateName(Info.state));
     }
   }
+}
+
+void Worker::poll() {
+  auto *Word = reinterpret_cast<std::atomic<uint64_t> *>(
+      reinterpret_cast<char *>(Self) + S->Layout.poll_word_offset);
+  if (Word->load(std::memory_order_relaxed) & S->Layout.poll_armed_bit)
+    jitlock_rt_safepoint_poll(Self);
 }
 
 void Worker::step() {
@@ -1407,7 +1430,7 @@ struct MainThread {
         retire(int(Retirements % kObjects));
       if (!Quiescent) {
         std::fill(Pending.begin(), Pending.end(), 0);
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        nap();
         continue;
       }
       size_t Used = S.PoolUsed.load(std::memory_order_relaxed);
@@ -1445,10 +1468,85 @@ struct MainThread {
         }
         exit(Ob);
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      nap();
     }
   }
+
+  // Sleeps in native, so that safepoints do not wait for the sleep.
+  void nap() {
+    if (jitlock_rt_enter_native(Self) != JITLOCK_OK)
+      S.fatal("main", "enter native failed", false);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (jitlock_rt_leave_native(Self) != JITLOCK_OK)
+      S.fatal("main", "leave native failed", false);
+  }
 };
+
+/// What a handshake with every thread counts: one run per target.
+struct HandshakeTally {
+  std::mutex Mu;
+  std::vector<jitlock_thread *> Targets;
+  static void fn(void *Ctx, jitlock_thread *Target) {
+    auto *T = static_cast<HandshakeTally *>(Ctx);
+    std::lock_guard<std::mutex> G(T->Mu);
+    T->Targets.push_back(Target);
+  }
+};
+
+/// The VM thread (not attached): safepoints back to back, each deflating
+/// idle monitors and checking that every lock-stack root is an object of
+/// the pool, and a handshake with every thread after every fourth, until it
+/// has taken MinSafepoints and the workers are done.
+void vmLoop(Stress &S, const std::atomic<unsigned> &WorkersLeft) {
+  struct RootCheck {
+    Stress *S;
+    uint64_t Bad = 0;
+    static void fn(void *Ctx, void **Slot, uint32_t Kind, jitlock_thread *) {
+      auto *C = static_cast<RootCheck *>(Ctx);
+      auto *Ob = static_cast<StressObject *>(*Slot);
+      if (Kind == JITLOCK_ROOT_LOCK_STACK &&
+          (Ob < &C->S->Pool[0] || Ob >= &C->S->Pool[C->S->PoolSize]))
+        ++C->Bad;
+    }
+  };
+  for (uint64_t N = 0;
+       N < S.MinSafepoints || WorkersLeft.load(std::memory_order_acquire);
+       ++N) {
+    if (int Rc = jitlock_rt_safepoint_begin())
+      S.fatal("vm", std::string("safepoint begin: ") + statusName(Rc), true);
+    // Stopped means stopped: no worker completes an operation meanwhile.
+    auto OpsNow = [&] {
+      uint64_t Sum = 0;
+      for (const auto &W : S.Workers)
+        Sum += W->DiagOps.load(std::memory_order_relaxed);
+      return Sum;
+    };
+    uint64_t OpsAtBegin = OpsNow();
+    S.DeflatedAtSafepoints.fetch_add(jitlock_rt_deflate_idle());
+    RootCheck Roots{&S};
+    jitlock_rt_enumerate_roots(&RootCheck::fn, &Roots);
+    if (Roots.Bad)
+      S.fatal("vm", "a lock-stack root is not an object of the test", false);
+    if (OpsNow() != OpsAtBegin)
+      S.fatal("vm", "a worker ran an operation during a safepoint", false);
+    if (int Rc = jitlock_rt_safepoint_end())
+      S.fatal("vm", std::string("safepoint end: ") + statusName(Rc), true);
+    S.Safepoints.fetch_add(1, std::memory_order_relaxed);
+    if (N % 4 == 3) {
+      HandshakeTally Tally;
+      if (int Rc = jitlock_rt_handshake_all(&HandshakeTally::fn, &Tally))
+        S.fatal("vm", std::string("handshake: ") + statusName(Rc), true);
+      std::sort(Tally.Targets.begin(), Tally.Targets.end());
+      if (std::adjacent_find(Tally.Targets.begin(), Tally.Targets.end()) !=
+          Tally.Targets.end())
+        S.fatal("vm", "a handshake ran twice for one thread", false);
+      S.Handshakes.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (N + 1 == S.MinSafepoints)
+      S.VmDone.store(true, std::memory_order_release);
+  }
+  S.VmDone.store(true, std::memory_order_release);
+}
 
 //===-- The test ----------------------------------------------------------===//
 
@@ -1463,10 +1561,13 @@ TEST(JitlockStress, RandomOpsOverSharedObjects) {
   S.NumThreads = unsigned(envU64("JITLOCK_STRESS_THREADS", kDefaultThreads));
   S.WatchdogSeconds =
       unsigned(envU64("JITLOCK_STRESS_WATCHDOG_S", kDefaultWatchdogSeconds));
+  S.MinSafepoints = envU64("JITLOCK_STRESS_SAFEPOINTS", kDefaultMinSafepoints);
   const uint32_t Mode = lockingModeFromEnv();
-  std::printf("jitlock stress seed=%llu threads=%u ops=%llu slots=%d mode=%s\n",
+  std::printf("jitlock stress seed=%llu threads=%u ops=%llu slots=%d mode=%s "
+              "safepoints>=%llu\n",
               (unsigned long long)S.Seed, S.NumThreads,
-              (unsigned long long)S.TotalOps, kObjects, modeName(Mode));
+              (unsigned long long)S.TotalOps, kObjects, modeName(Mode),
+              (unsigned long long)S.MinSafepoints);
   std::fflush(stdout);
   ASSERT_GE(S.NumThreads, 1u);
   ASSERT_GE(S.TotalOps, 1u);
@@ -1538,11 +1639,23 @@ TEST(JitlockStress, RandomOpsOverSharedObjects) {
     std::this_thread::yield();
   S.Go.store(true, std::memory_order_release);
 
+  std::atomic<unsigned> WorkersLeft{S.NumThreads};
+  std::thread Vm(vmLoop, std::ref(S), std::cref(WorkersLeft));
   MainThread M{S, Main};
   M.run();
+  ASSERT_EQ(jitlock_rt_enter_native(Main), JITLOCK_OK);
   for (auto &W : S.Workers)
     W->Thread.join();
+  WorkersLeft.store(0, std::memory_order_release);
+  Vm.join();
+  ASSERT_EQ(jitlock_rt_leave_native(Main), JITLOCK_OK);
   double RunSeconds = secondsSince(S.Start);
+  std::printf("  safepoints %llu (handshakes %llu), deflated inside them "
+              "%llu\n",
+              (unsigned long long)S.Safepoints.load(),
+              (unsigned long long)S.Handshakes.load(),
+              (unsigned long long)S.DeflatedAtSafepoints.load());
+  EXPECT_GE(S.Safepoints.load(), S.MinSafepoints);
   {
     std::lock_guard<std::mutex> G(S.StopMu);
     S.Stop = true;
