@@ -77,10 +77,11 @@
 // that the header no longer names once the enterer has taken it, is not the
 // object's lock any more; the enterer gives back what it took and starts
 // over at E1. Inline M1 fails on DEFLATER (nonzero) and comes here.
-// Deflating while other threads run would need a handshake between D3 and
-// D4, so that no thread still holds m's address from an earlier header load
-// when m is reused: inline M1/N1 cannot re-check the header. For now the
-// caller provides it: nobody else runs monitor code during the call.
+// D1-D4 run inside a safepoint (Safepoint.cpp): inline M1/N1 cannot
+// re-check the header, so no thread may hold m's address from an earlier
+// header load when m is reused. Inline code never polls between its header
+// load and its CAS, and a thread parked on m is in m's queues, which D2
+// leaves alone; so once every thread is stopped, none holds such an address.
 //
 // Everything else lives here: inflation (contention with an anonymous owner,
 // non-adjacent re-entry, a full lock stack, wait), the anonymous owner
