@@ -57,7 +57,8 @@
 ; The runtime's default layout: header at [[HEADER]], bits 11/01/00/10, lock
 ; stack top at thread+0 with slots from +64 to +128, monitor owner at +64 and
 ; recursions at +72, anonymous owner 2, queued bit 1, the stack-bang
-; watermark at thread+24, the host's page size and 20 shadow pages.
+; watermark at thread+24, the host's page size and 20 shadow pages, and the
+; safepoint poll word (on a cache line of its own) with armed bit 1.
 ; CHECK:       !llvm.module.flags = !{[[STAMP:![0-9]+]], [[THREADFLAG:![0-9]+]]}
 ; CHECK:       [[STAMP]] = !{i32 1, !"jitlock.lowered-layout", !"abi=3;header=[[HEADER]];mask=3;top=0;base=64;end=128;owner=64;recursions=72;anonymous=2;queued=1;watermark=24;page={{[0-9]+}};shadow=20;poll={{[0-9]+}};armed=1"}
 ; CHECK-NEXT:  [[THREADFLAG]] = !{i32 1, !"jitlock.lowered-thread", !"[[THREAD]]"}
