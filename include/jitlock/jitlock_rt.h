@@ -317,7 +317,8 @@ int jitlock_rt_enter_native(jitlock_thread *self);
 /* native -> managed. While a safepoint is in progress, or a handshake for
  * `self` is being run, it blocks until that ends; then it runs any handshake
  * still pending for `self`. Errors as jitlock_rt_enter_native, with
- * JITLOCK_ESTATE unless `self` is in `native`. */
+ * JITLOCK_ESTATE unless `self` is in `native`, and while `self` holds a
+ * safepoint (end it first). */
 int jitlock_rt_leave_native(jitlock_thread *self);
 /* managed -> runtime and back, for VM work that is not yet safe but is not
  * managed code either (it need not poll). jitlock_rt_leave_runtime stops at a

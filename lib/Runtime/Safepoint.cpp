@@ -437,6 +437,10 @@ static int transition(jitlock_thread *Self, uint32_t From, uint32_t To,
     return misuse(JITLOCK_ENOT_ATTACHED, Self, nullptr, What);
   if (Self->State.load(std::memory_order_relaxed) != From)
     return misuse(JITLOCK_ESTATE, Self, nullptr, What);
+  // Its own safepoint would stop it at T1 for good.
+  if (To != JITLOCK_THREAD_NATIVE && HoldsSafepoint)
+    return misuse(JITLOCK_ESTATE, Self, nullptr,
+                  "leaving native while holding a safepoint");
   if (To == JITLOCK_THREAD_NATIVE)
     Self->State.store(To, SeqCst); // T2
   else

@@ -46,6 +46,8 @@ TEST_F(SafepointTest, BeginAndEndCheckTheCaller) {
   jitlock_rt_get_stats(&s);
   EXPECT_EQ(jitlock_rt_deflate_idle(), 0u);
   EXPECT_EQ(jitlock_rt_detach(), JITLOCK_ESTATE);
+  EXPECT_EQ(jitlock_rt_leave_native(self), JITLOCK_ESTATE)
+      << "its own safepoint would stop it for good";
   ASSERT_EQ(jitlock_rt_safepoint_end(), JITLOCK_OK);
   EXPECT_FALSE(jitlock_rt_in_safepoint());
   EXPECT_EQ(jitlock_rt_safepoint_end(), JITLOCK_ESTATE);
