@@ -444,4 +444,48 @@ TEST_F(SafepointTest, EntryPointsTakeTheirOwnSafepoint) {
   }
 }
 
+// A background thread deflates while mutators inflate (by a zero timed wait),
+// lock, count and notify: nothing is lost, and the monitors really go.
+TEST_F(SafepointTest, BackgroundDeflationWhileMutatorsRun) {
+  constexpr int kThreads = 4, kIters = 100000;
+  Obj *shared = newObj();
+  uint64_t counter = 0; // guarded by shared's lock
+  std::atomic<bool> done{false};
+  std::atomic<uint64_t> deflated{0};
+  std::thread deflater([&] {
+    while (!done.load())
+      deflated.fetch_add(jitlock_rt_deflate_idle());
+  });
+  std::vector<std::thread> mutators;
+  for (int i = 0; i < kThreads; ++i)
+    mutators.emplace_back([&, i] {
+      jitlock_thread *t = jitlock_rt_attach();
+      for (int n = 0; n < kIters; ++n) {
+        EXPECT_EQ(jitlock_rt_monitor_enter(t, shared), JITLOCK_OK);
+        ++counter;
+        if (n % 64 == i)
+          EXPECT_EQ(jitlock_rt_wait_timed(t, shared, 0), JITLOCK_ETIMEDOUT);
+        if (n % 16 == 0)
+          EXPECT_EQ(jitlock_rt_notify_all(t, shared), JITLOCK_OK);
+        EXPECT_EQ(jitlock_rt_monitor_exit(t, shared), JITLOCK_OK);
+        pollAsCompiledCode(t);
+      }
+      EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+    });
+  {
+    NativeScope joining(self);
+    for (auto &m : mutators)
+      m.join();
+    done = true;
+    deflater.join();
+  }
+  EXPECT_EQ(counter, uint64_t(kThreads) * kIters) << "lost updates";
+  EXPECT_GT(deflated.load(), 0u);
+  jitlock_rt_deflate_idle();
+  EXPECT_EQ(stats().monitors_alive, 0u);
+  EXPECT_EQ(shared->hdr(), kUnlockedHeader) << "header restored";
+  std::printf("  %" PRIu64 " monitors deflated in the background\n",
+              deflated.load());
+}
+
 } // namespace
