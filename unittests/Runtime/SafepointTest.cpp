@@ -463,8 +463,11 @@ TEST_F(SafepointTest, BackgroundDeflationWhileMutatorsRun) {
       for (int n = 0; n < kIters; ++n) {
         EXPECT_EQ(jitlock_rt_monitor_enter(t, shared), JITLOCK_OK);
         ++counter;
-        if (n % 64 == i)
-          EXPECT_EQ(jitlock_rt_wait_timed(t, shared, 0), JITLOCK_ETIMEDOUT);
+        if (n % 64 == i) {
+          // Times out, unless another thread's notifyAll came first.
+          int rc = jitlock_rt_wait_timed(t, shared, 0);
+          EXPECT_TRUE(rc == JITLOCK_ETIMEDOUT || rc == JITLOCK_OK) << st(rc);
+        }
         if (n % 16 == 0)
           EXPECT_EQ(jitlock_rt_notify_all(t, shared), JITLOCK_OK);
         EXPECT_EQ(jitlock_rt_monitor_exit(t, shared), JITLOCK_OK);
