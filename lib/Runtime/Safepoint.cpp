@@ -107,12 +107,14 @@ struct HandshakeOp {
   jitlock_handshake_fn Fn;
   void *Arg;
   jitlock_thread *Target;
-  /// K5: set, with release, after Fn returned.
-  std::atomic<bool> Done{false};
+  /// K5: set to 1, with release, after Fn returned; a futex word, so that
+  /// a requester sleeping on it wakes as soon as the target ran it.
+  std::atomic<uint32_t> Done{0};
 
   void run() {
     Fn(Arg, Target);
-    Done.store(true, std::memory_order_release);
+    Done.store(1, std::memory_order_release);
+    wakeAll(Done);
   }
 };
 
@@ -149,15 +151,22 @@ static bool isSafe(const jitlock_thread &T, uint64_t CurrentId) {
 /// running (spin) or waiting for a core (yield, sleep).
 class Backoff {
 public:
-  void pause() {
+  /// Waits a little longer each call. Past the spinning and yielding, it
+  /// sleeps on `Word` while it holds `Value` (when given), so that a store
+  /// and wake-up there end the sleep early.
+  void pause(std::atomic<uint32_t> *Word = nullptr, uint32_t Value = 0) {
     ++Rounds;
     if (Rounds < 64) {
       spinPause();
     } else if (Rounds < 128) {
       sched_yield();
     } else {
-      timespec Nap{0, long(SleepNs)};
-      nanosleep(&Nap, nullptr);
+      if (Word) {
+        parkWhile(*Word, Value, monotonicNowNs() + SleepNs);
+      } else {
+        timespec Nap{0, long(SleepNs)};
+        nanosleep(&Nap, nullptr);
+      }
       SleepNs = SleepNs * 2 > 1000000 ? 1000000 : SleepNs * 2;
     }
   }
@@ -220,6 +229,15 @@ uint32_t enterBlocked(jitlock_thread &T) {
 }
 
 void leaveBlocked(jitlock_thread &T, uint32_t Prev) { becomeUnsafe(T, Prev); }
+
+void restoreThreadState(jitlock_thread &T, uint32_t State) {
+  if (T.State.load(std::memory_order_relaxed) == State)
+    return;
+  if (State == JITLOCK_THREAD_NATIVE || State == JITLOCK_THREAD_BLOCKED)
+    T.State.store(State, SeqCst); // T2
+  else
+    becomeUnsafe(T, State); // T1
+}
 
 bool parkBlocked(jitlock_thread &T, std::atomic<uint32_t> &Word, uint32_t Value,
                  uint64_t DeadlineNs) {
@@ -361,11 +379,11 @@ static void handshakeLocked(std::deque<HandshakeOp> &Ops) {
       Op.run();
   Backoff Wait;
   for (;;) {
-    bool AllDone = true;
+    HandshakeOp *NotDone = nullptr;
     for (HandshakeOp &Op : Ops) {
       if (Op.Done.load(std::memory_order_acquire))
         continue;
-      AllDone = false;
+      NotDone = &Op;
       jitlock_thread &T = *Op.Target;
       if (!T.Handshake.Lock.try_lock())
         continue;
@@ -378,9 +396,11 @@ static void handshakeLocked(std::deque<HandshakeOp> &Ops) {
       }
       T.Handshake.Lock.unlock();
     }
-    if (AllDone)
+    if (!NotDone)
       return;
-    Wait.pause();
+    // Running targets finish at their next poll: sleep until one of them
+    // does (or the period ends, to look at the safe ones again).
+    Wait.pause(&NotDone->Done, 0);
   }
 }
 

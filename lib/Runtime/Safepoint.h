@@ -34,6 +34,11 @@ uint32_t enterBlocked(jitlock_thread &T);
 /// in progress and running a handshake pending for `T`.
 void leaveBlocked(jitlock_thread &T, uint32_t Prev);
 
+/// Puts the calling thread `T` back in `State` after its frames were
+/// abandoned in whatever state they were in: T1 into an unsafe state, T2
+/// into a safe one.
+void restoreThreadState(jitlock_thread &T, uint32_t State);
+
 /// parkWhile (Parker.h), with the calling thread `T` blocked while it sleeps.
 bool parkBlocked(jitlock_thread &T, std::atomic<uint32_t> &Word, uint32_t Value,
                  uint64_t DeadlineNs);

@@ -28,6 +28,7 @@
 
 #include "Config.h"
 #include "Monitor.h"
+#include "Safepoint.h"
 #include "Synchronizer.h"
 
 #include <algorithm>
@@ -741,9 +742,13 @@ int jitlock_rt_call_guarded(jitlock_thread *Self, void (*Fn)(void *), void *Arg,
   S.Innermost.store(&C, std::memory_order_relaxed);
   // The handler reads Innermost from a signal on this thread.
   std::atomic_signal_fence(std::memory_order_seq_cst);
+  // An overflow may abandon frames in any thread state (a runtime call,
+  // native code the entry point made); the caller gets its own state back.
+  const uint32_t EntryState = Self->State.load(std::memory_order_relaxed);
   if (sigsetjmp(C.Env, 0) == 0) {
     Fn(Arg);
     return JITLOCK_OK;
   }
+  restoreThreadState(*Self, EntryState);
   return recover(*Self, C, Result);
 }
