@@ -86,6 +86,15 @@ struct JitOptions {
   /// configure the runtime before loading). Either mode runs correctly on a
   /// runtime in either mode; matching them is only faster.
   std::optional<LockingMode> Locking;
+  /// Which safepoint polls the lowering emits (LoweringConfig::Polls). Set
+  /// and different from the module's jitlock.polls flag: the module is
+  /// refused. Unset: the module's flag, else PollsDefault.
+  std::optional<PollMode> Polls;
+  /// The polls when neither Polls nor the module's flag chooses. jitlock-run
+  /// --safepoint-every makes it Auto, so that every loop reaches a poll.
+  /// Code that came pre-lowered keeps the polls it was lowered with: neither
+  /// field applies to it (a Polls set anyway is reported as a warning).
+  PollMode PollsDefault = PollMode::Explicit;
 };
 
 /// One lock object of the module: a global, or one element of a global
@@ -140,6 +149,22 @@ public:
   /// pre-lowered keeps the modes it was lowered with.)
   BangMode bangMode() const;
   LockingMode lockingMode() const;
+  /// The polls mode the lowering used; meaningless for pre-lowered code,
+  /// which keeps the polls it came with.
+  PollMode pollMode() const;
+
+  /// The safepoint polls in the lowered code: its calls to
+  /// jitlock_rt_safepoint_poll, which every lowered poll makes on its slow
+  /// path, inline or not (so pre-lowered code counts the same way). A
+  /// thread running code with none stops at a safepoint only once it blocks
+  /// in the runtime or leaves the code.
+  unsigned safepointPollCount() const;
+  /// The defined functions with a loop that can run without ever polling:
+  /// the function holds no poll and no call that may poll (a call to
+  /// anything but an intrinsic or the runtime), and polls=auto did not place
+  /// its polls (no "jitlock-polls-placed"). A thread looping there delays a
+  /// safepoint for as long as the loop runs.
+  std::vector<std::string> functionsWithUnpolledLoops() const;
 
   /// Whether the module defines function `Name` (after optimization).
   bool definesFunction(llvm::StringRef Name) const;
@@ -181,7 +206,40 @@ struct ExampleOptions {
   /// Stored into @jitlock_example_iterations before setup; an error when the
   /// module has no such global.
   std::optional<int64_t> Iterations;
+  /// When set, a VM thread (not attached) stops the run() threads while they
+  /// run: one operation every SafepointEvery microseconds, the first as the
+  /// threads are released, alternately a safepoint and a
+  /// jitlock_rt_handshake_all whose operation checks that it runs exactly
+  /// once per target; every DeflateEvery-th safepoint calls
+  /// jitlock_rt_deflate_idle while it holds the threads. It stops when the
+  /// last run() thread has finished. An error when the lowered code has no
+  /// safepoint poll (JitSession::safepointPollCount): a safepoint would then
+  /// wait for each thread until its run() returned or blocked, or forever
+  /// when it spins on a thread already stopped.
+  std::optional<uint64_t> SafepointEvery;
+  unsigned DeflateEvery = 4;
 };
+
+/// What ExampleOptions::SafepointEvery's VM thread did.
+struct SafepointReport {
+  uint64_t EveryMicros = 0;
+  /// Time-to-safepoint, one sample per safepoint: how long
+  /// jitlock_rt_safepoint_begin took, in microseconds.
+  std::vector<double> TimeToSafepointUs;
+  /// How long each jitlock_rt_handshake_all took, in microseconds.
+  std::vector<double> HandshakeUs;
+  /// Operations the handshakes ran (one per target).
+  uint64_t HandshakeOps = 0;
+  /// Safepoints that called jitlock_rt_deflate_idle, and the monitors it
+  /// deflated in them.
+  uint64_t Deflations = 0;
+  uint64_t Deflated = 0;
+  size_t safepoints() const { return TimeToSafepointUs.size(); }
+  size_t handshakes() const { return HandshakeUs.size(); }
+};
+
+/// The nearest-rank percentile `P` (0 < P <= 1) of `Samples`; 0 when empty.
+double percentile(std::vector<double> Samples, double P);
 
 /// A stack overflow that jitlock_rt_call_guarded caught in one entry point.
 struct StackOverflowReport {
@@ -208,8 +266,13 @@ struct ExampleResult {
   /// could not detach because run() returned holding a lock.
   std::vector<std::string> Problems;
   /// Stack overflows caught in an entry point (each left its thread with no
-  /// lock taken inside it). An overflow in setup skips run and check.
+  /// lock taken inside it), in the order setup, run (by thread), check,
+  /// result. An overflow in setup skips run and check.
   std::vector<StackOverflowReport> Overflows;
+  /// Set with ExampleOptions::SafepointEvery. A handshake operation that ran
+  /// other than once for a target, or a runtime call of the VM thread that
+  /// failed, is one of Problems.
+  std::optional<SafepointReport> Safepoints;
   bool ok() const {
     return Check == 0 && Problems.empty() && Overflows.empty();
   }
@@ -219,8 +282,15 @@ struct ExampleResult {
 /// together, each detached after), then check and result, each inside
 /// jitlock_rt_call_guarded. The calling
 /// thread is attached for setup and check, and detached again at the end if
-/// it was not attached before. Does not call jitlock_rt_shutdown: the caller
+/// it was not attached before; an attached caller must be in `managed`.
+/// Does not call jitlock_rt_shutdown: the caller
 /// does, after inspecting the objects and before destroying the session.
+///
+/// Every wait outside JIT code is made `native`, so that a safepoint never
+/// waits for it: the calling thread from the end of setup to the start of
+/// check (it starts, releases and joins the threads meanwhile) and while the
+/// JIT compiles, and each run() thread at the gate that releases them
+/// together. Detaching waits `blocked`, in the runtime.
 llvm::Expected<ExampleResult> runExample(JitSession &S,
                                          const ExampleOptions &Opts);
 

@@ -1,13 +1,38 @@
 //===- ExampleRunner.cpp - Running the example convention -----------------===//
+//
+// runExample (include/jitlock/JIT.h), and the VM thread that takes
+// safepoints and handshakes while run() runs (ExampleOptions::SafepointEvery).
+//
+// Every wait here that is not in JIT code or in the runtime is made `native`
+// first, or a safepoint would wait for it (the rule of docs/safepoints.md):
+//
+//   * the calling thread, when it was attached before, while the JIT
+//     compiles (an attached thread is otherwise `managed`);
+//   * the calling thread from the end of setup() to the start of check():
+//     it starts the run() threads, waits for them to attach, releases them,
+//     and joins them and the VM thread;
+//   * each run() thread at the gate that releases them all together.
+//
+// The runtime's own waits need nothing: detaching waits for the operation
+// lock `blocked`, and a guarded call waits for nothing (its recovery releases
+// locks through the normal exit, which never parks). The overflow reports of
+// the run() threads go to a slot per thread, so that no thread takes a lock
+// of the runner's while `managed`.
+//
+//===----------------------------------------------------------------------===//
 #include "jitlock/JIT.h"
 
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/Module.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cmath>
+#include <condition_variable>
 #include <cstring>
 #include <latch>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -71,9 +96,228 @@ static jitlock_rt_stats statsSince(const jitlock_rt_stats &Before) {
   return D;
 }
 
+/// Makes the calling thread `native` for a wait outside the runtime, when it
+/// is attached and `managed`; back to `managed` at the end of the scope
+/// (which waits out a safepoint in progress).
+class NativeScope {
+public:
+  NativeScope() : Self(jitlock_rt_current()) {
+    if (Self && jitlock_rt_thread_state(Self) == JITLOCK_THREAD_MANAGED)
+      Entered = jitlock_rt_enter_native(Self) == JITLOCK_OK;
+  }
+  ~NativeScope() {
+    if (Entered)
+      jitlock_rt_leave_native(Self);
+  }
+  NativeScope(const NativeScope &) = delete;
+  NativeScope &operator=(const NativeScope &) = delete;
+
+private:
+  jitlock_thread *Self;
+  bool Entered = false;
+};
+
+double percentile(std::vector<double> Samples, double P) {
+  if (Samples.empty())
+    return 0;
+  // Nearest rank: the smallest sample with at least P of them at or below.
+  size_t Rank = size_t(std::ceil(P * double(Samples.size())));
+  size_t I = std::clamp<size_t>(Rank, 1, Samples.size()) - 1;
+  std::nth_element(Samples.begin(), Samples.begin() + I, Samples.end());
+  return Samples[I];
+}
+
+namespace {
+
+/// Counts how often a handshake operation ran for each target. Targets run
+/// their own operation at their polls while the requester runs others', so
+/// the tally takes a lock; nothing else is taken while it is held.
+struct HandshakeTally {
+  std::mutex Lock;
+  std::vector<std::pair<jitlock_thread *, unsigned>> Runs;
+
+  static void count(void *Arg, jitlock_thread *Target) {
+    auto &Tally = *static_cast<HandshakeTally *>(Arg);
+    std::lock_guard<std::mutex> Hold(Tally.Lock);
+    for (auto &[Thread, N] : Tally.Runs)
+      if (Thread == Target) {
+        ++N;
+        return;
+      }
+    Tally.Runs.push_back({Target, 1});
+  }
+
+  unsigned runsFor(const jitlock_thread *Target) const {
+    for (const auto &[Thread, N] : Runs)
+      if (Thread == Target)
+        return N;
+    return 0;
+  }
+};
+
+/// The VM thread of ExampleOptions::SafepointEvery. It is not attached, so
+/// it may begin a safepoint whenever it likes, and its own waits (for the
+/// next period) delay no one.
+class SafepointDriver {
+public:
+  /// `Main` is the calling thread of runExample (attached throughout);
+  /// `Workers[I]` the run() threads, and `Leaving[I]` set by each just
+  /// before it detaches.
+  SafepointDriver(const ExampleOptions &Opts, jitlock_thread *Main,
+                  std::vector<jitlock_thread *> Workers,
+                  const std::atomic<bool> *Leaving)
+      : Every(*Opts.SafepointEvery), DeflateEvery(Opts.DeflateEvery),
+        Main(Main), Workers(std::move(Workers)), Leaving(Leaving) {
+    Report.EveryMicros = Every.count();
+  }
+
+  void start() {
+    Thread = std::thread([this] { loop(); });
+  }
+
+  /// Stops after the operation in progress, if any.
+  void stop() {
+    {
+      std::lock_guard<std::mutex> Hold(Lock);
+      Stopping = true;
+    }
+    Wake.notify_one();
+    Thread.join();
+  }
+
+  SafepointReport Report;
+  std::vector<std::string> Problems;
+
+private:
+  using Clock = std::chrono::steady_clock;
+
+  void loop();
+  bool safepoint(bool Deflate);
+  bool handshake();
+  void problem(std::string Text) {
+    constexpr size_t MaxProblems = 10;
+    if (Problems.size() < MaxProblems)
+      Problems.push_back("safepoint thread: " + std::move(Text));
+  }
+  static double microsSince(Clock::time_point Start) {
+    return std::chrono::duration<double, std::micro>(Clock::now() - Start)
+        .count();
+  }
+
+  std::chrono::microseconds Every;
+  unsigned DeflateEvery;
+  jitlock_thread *Main;
+  std::vector<jitlock_thread *> Workers;
+  const std::atomic<bool> *Leaving;
+
+  std::thread Thread;
+  std::mutex Lock;
+  std::condition_variable Wake;
+  bool Stopping = false;
+};
+
+void SafepointDriver::loop() {
+  Clock::time_point Next = Clock::now();
+  for (uint64_t Period = 0;; ++Period) {
+    bool Ok;
+    if (Period % 2 == 0) {
+      uint64_t Safepoint = Period / 2;
+      Ok = safepoint(DeflateEvery &&
+                     Safepoint % DeflateEvery == DeflateEvery - 1);
+    } else {
+      Ok = handshake();
+    }
+    if (!Ok)
+      return;
+    // A period overrun by its operation starts the next one at once, with
+    // no burst to catch up.
+    Next = std::max(Next + Every, Clock::now());
+    std::unique_lock<std::mutex> Hold(Lock);
+    if (Wake.wait_until(Hold, Next, [this] { return Stopping; }))
+      return;
+  }
+}
+
+bool SafepointDriver::safepoint(bool Deflate) {
+  Clock::time_point Start = Clock::now();
+  if (int Rc = jitlock_rt_safepoint_begin()) {
+    problem(std::string("jitlock_rt_safepoint_begin failed with ") +
+            jitlock_rt_status_name(Rc));
+    return false;
+  }
+  Report.TimeToSafepointUs.push_back(microsSince(Start));
+  if (Deflate) {
+    Report.Deflated += jitlock_rt_deflate_idle();
+    ++Report.Deflations;
+  }
+  if (int Rc = jitlock_rt_safepoint_end()) {
+    problem(std::string("jitlock_rt_safepoint_end failed with ") +
+            jitlock_rt_status_name(Rc));
+    return false;
+  }
+  return true;
+}
+
+bool SafepointDriver::handshake() {
+  HandshakeTally Tally;
+  Clock::time_point Start = Clock::now();
+  if (int Rc = jitlock_rt_handshake_all(HandshakeTally::count, &Tally)) {
+    problem(std::string("jitlock_rt_handshake_all failed with ") +
+            jitlock_rt_status_name(Rc));
+    return false;
+  }
+  Report.HandshakeUs.push_back(microsSince(Start));
+  // A run() thread that is not leaving even now, after the handshake, was
+  // attached all through it (it attached before this thread started), so it
+  // must have been one of its targets. (Asked before the call, the answer
+  // could be stale: a thread may leave while the call waits for the
+  // operation lock.) One that is leaving may have detached first.
+  std::vector<bool> MustRun(Workers.size());
+  for (size_t I = 0; I != Workers.size(); ++I)
+    MustRun[I] = !Leaving[I].load();
+
+  uint64_t Number = Report.HandshakeUs.size();
+  auto Name = [&](const jitlock_thread *T) {
+    if (T == Main)
+      return std::string("the main thread");
+    for (size_t I = 0; I != Workers.size(); ++I)
+      if (Workers[I] == T)
+        return "run() thread " + std::to_string(I);
+    char Buf[48];
+    std::snprintf(Buf, sizeof Buf, "thread %p (not the runner's)",
+                  static_cast<const void *>(T));
+    return std::string(Buf);
+  };
+  for (const auto &[Target, N] : Tally.Runs) {
+    Report.HandshakeOps += N;
+    if (N != 1)
+      problem("handshake " + std::to_string(Number) + ": the operation ran " +
+              std::to_string(N) + " times for " + Name(Target));
+  }
+  if (Main && Tally.runsFor(Main) == 0)
+    problem("handshake " + std::to_string(Number) +
+            ": the operation did not run for " + Name(Main));
+  for (size_t I = 0; I != Workers.size(); ++I)
+    if (MustRun[I] && Tally.runsFor(Workers[I]) == 0)
+      problem("handshake " + std::to_string(Number) +
+              ": the operation did not run for " + Name(Workers[I]));
+  return true;
+}
+
+} // namespace
+
 Expected<ExampleResult> runExample(JitSession &S, const ExampleOptions &Opts) {
   if (Opts.Threads == 0)
     return runnerError("--threads must be at least 1");
+  if (Opts.SafepointEvery && *Opts.SafepointEvery == 0)
+    return runnerError("--safepoint-every must be at least 1 microsecond");
+
+  // An attached caller runs setup and check in JIT code: it must be managed.
+  jitlock_thread *Caller = jitlock_rt_current();
+  bool WasAttached = Caller != nullptr;
+  if (Caller && jitlock_rt_thread_state(Caller) != JITLOCK_THREAD_MANAGED)
+    return runnerError("the calling thread is attached but not in managed "
+                       "state: it cannot call JIT code");
 
   // Check every signature before calling anything: calling JIT code through
   // a mismatched type would be undefined behaviour, not an error.
@@ -97,49 +341,64 @@ Expected<ExampleResult> runExample(JitSession &S, const ExampleOptions &Opts) {
                                "non-constant global i64 @") +
                          ExampleIterations);
   }
+  // Threads that never poll keep a safepoint waiting until they return or
+  // block, or forever when one spins on a thread that stopped: refuse that
+  // rather than measure it or hang.
+  if (Opts.SafepointEvery && S.safepointPollCount() == 0)
+    return runnerError(
+        "--safepoint-every needs safepoint polls, and the lowered code has "
+        "none (no call to jitlock_rt_safepoint_poll): a safepoint would wait "
+        "for each thread until its run() returned, or forever. Lower it "
+        "with polls=auto (or leave the lowering to this JIT), or call "
+        "jitlock.safepoint.poll in its loops");
 
   SetupFn *Setup = nullptr;
   ResultFn *Result = nullptr;
-  if (HasSetup) {
-    auto F = S.lookupFunction<SetupFn>(ExampleSetup);
-    if (!F)
-      return F.takeError();
-    Setup = *F;
-  }
-  auto Run = S.lookupFunction<RunFn>(ExampleRun);
-  if (!Run)
-    return Run.takeError();
-  auto Check = S.lookupFunction<CheckFn>(ExampleCheck);
-  if (!Check)
-    return Check.takeError();
-  if (HasResult) {
-    auto F = S.lookupFunction<ResultFn>(ExampleResultFn);
-    if (!F)
-      return F.takeError();
-    Result = *F;
-  }
-  if (Opts.Iterations) {
-    auto Addr = S.lookup(ExampleIterations);
-    if (!Addr)
-      return Addr.takeError();
-    int64_t N = *Opts.Iterations;
-    std::memcpy(*Addr, &N, sizeof N);
+  RunFn *Run = nullptr;
+  CheckFn *Check = nullptr;
+  {
+    // Compiling takes a while: an attached caller is native meanwhile.
+    NativeScope Compiling;
+    if (HasSetup) {
+      auto F = S.lookupFunction<SetupFn>(ExampleSetup);
+      if (!F)
+        return F.takeError();
+      Setup = *F;
+    }
+    auto RunF = S.lookupFunction<RunFn>(ExampleRun);
+    if (!RunF)
+      return RunF.takeError();
+    Run = *RunF;
+    auto CheckF = S.lookupFunction<CheckFn>(ExampleCheck);
+    if (!CheckF)
+      return CheckF.takeError();
+    Check = *CheckF;
+    if (HasResult) {
+      auto F = S.lookupFunction<ResultFn>(ExampleResultFn);
+      if (!F)
+        return F.takeError();
+      Result = *F;
+    }
+    if (Opts.Iterations) {
+      auto Addr = S.lookup(ExampleIterations);
+      if (!Addr)
+        return Addr.takeError();
+      int64_t N = *Opts.Iterations;
+      std::memcpy(*Addr, &N, sizeof N);
+    }
   }
 
   ExampleResult R;
-  bool WasAttached = jitlock_rt_current() != nullptr;
-  jitlock_rt_attach();
+  jitlock_thread *Main = jitlock_rt_attach();
   jitlock_rt_stats Before;
   jitlock_rt_get_stats(&Before);
 
   // Each entry point runs guarded: a stack overflow in JIT code abandons
   // it and is reported instead of ending the process.
-  std::mutex OverflowsLock;
-  auto Guarded = [&](auto &&Fn, StringRef Phase, int64_t Tid) {
-    std::optional<StackOverflowReport> Report = callGuarded(Fn, Phase, Tid);
+  auto Guarded = [&](auto &&Fn, StringRef Phase) {
+    std::optional<StackOverflowReport> Report = callGuarded(Fn, Phase, -1);
     if (!Report)
       return true;
-    std::lock_guard<std::mutex> Hold(OverflowsLock);
     R.Overflows.push_back(std::move(*Report));
     return false;
   };
@@ -152,7 +411,7 @@ Expected<ExampleResult> runExample(JitSession &S, const ExampleOptions &Opts) {
             jitlock_rt_status_name(Rc) + " (setup or check left a lock held)");
   };
 
-  if (Setup && !Guarded([&] { Setup(); }, "setup", -1)) {
+  if (Setup && !Guarded([&] { Setup(); }, "setup")) {
     Finish();
     return R;
   }
@@ -160,37 +419,65 @@ Expected<ExampleResult> runExample(JitSession &S, const ExampleOptions &Opts) {
   // All threads attach first, then start run() together.
   unsigned N = Opts.Threads;
   R.RunReturns.assign(N, 0);
-  std::vector<std::string> DetachFailures(N);
+  std::vector<std::string> ThreadProblems(N);
+  std::vector<std::optional<StackOverflowReport>> RunOverflows(N);
+  std::vector<jitlock_thread *> Workers(N);
+  auto Leaving = std::make_unique<std::atomic<bool>[]>(N);
   std::latch Attached(N), Go(1);
   std::vector<std::thread> Threads;
   Threads.reserve(N);
-  for (unsigned T = 0; T != N; ++T)
-    Threads.emplace_back([&, T] {
-      jitlock_rt_attach();
-      Attached.count_down();
-      Go.wait();
-      Guarded([&] { R.RunReturns[T] = (*Run)(int64_t(T), int64_t(N)); }, "run",
-              int64_t(T));
-      if (int Rc = jitlock_rt_detach())
-        DetachFailures[T] =
-            "thread " + std::to_string(T) + ": jitlock_rt_detach failed with " +
-            jitlock_rt_status_name(Rc) + " (run returned holding a lock)";
-    });
-  Attached.wait();
-  auto Start = std::chrono::steady_clock::now();
-  Go.count_down();
-  for (std::thread &T : Threads)
-    T.join();
-  R.Seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - Start)
-          .count();
-  for (std::string &F : DetachFailures)
+  std::optional<SafepointDriver> Driver;
+  {
+    // From here until every thread is joined, this thread only waits.
+    NativeScope Waiting;
+    for (unsigned T = 0; T != N; ++T)
+      Threads.emplace_back([&, T] {
+        jitlock_thread *Self = jitlock_rt_attach();
+        Workers[T] = Self;
+        // At the gate: safe, so that a safepoint need not wait for it.
+        jitlock_rt_enter_native(Self);
+        Attached.count_down();
+        Go.wait();
+        jitlock_rt_leave_native(Self);
+        auto RunIt = [&] { R.RunReturns[T] = Run(int64_t(T), int64_t(N)); };
+        RunOverflows[T] = callGuarded(RunIt, "run", int64_t(T));
+        Leaving[T].store(true);
+        if (int Rc = jitlock_rt_detach())
+          ThreadProblems[T] = "thread " + std::to_string(T) +
+                              ": jitlock_rt_detach failed with " +
+                              jitlock_rt_status_name(Rc) +
+                              " (run returned holding a lock)";
+      });
+    Attached.wait();
+    if (Opts.SafepointEvery)
+      Driver.emplace(Opts, Main, Workers, Leaving.get());
+    auto Start = std::chrono::steady_clock::now();
+    Go.count_down();
+    if (Driver)
+      Driver->start();
+    for (std::thread &T : Threads)
+      T.join();
+    R.Seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - Start)
+            .count();
+    if (Driver)
+      Driver->stop();
+  }
+  for (std::optional<StackOverflowReport> &O : RunOverflows)
+    if (O)
+      R.Overflows.push_back(std::move(*O));
+  for (std::string &F : ThreadProblems)
     if (!F.empty())
       R.Problems.push_back(std::move(F));
+  if (Driver) {
+    R.Safepoints = std::move(Driver->Report);
+    for (std::string &P : Driver->Problems)
+      R.Problems.push_back(std::move(P));
+  }
 
-  Guarded([&] { R.Check = (*Check)(int64_t(N)); }, "check", -1);
+  Guarded([&] { R.Check = Check(int64_t(N)); }, "check");
   if (Result)
-    Guarded([&] { R.Result = Result(); }, "result", -1);
+    Guarded([&] { R.Result = Result(); }, "result");
   Finish();
   return R;
 }

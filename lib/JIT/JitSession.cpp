@@ -9,6 +9,7 @@
 #include "jitlock/Passes.h"
 
 #include "llvm/ADT/SmallString.h"
+#include "llvm/Analysis/CFG.h"
 #include "llvm/AsmParser/Parser.h"
 #include "llvm/ExecutionEngine/Orc/Core.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
@@ -19,6 +20,7 @@
 #include "llvm/IR/DiagnosticHandler.h"
 #include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/DiagnosticPrinter.h"
+#include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/LLVMContext.h"
@@ -135,6 +137,7 @@ struct JitSession::Impl {
   bool PreLowered = false;
   BangMode Bang = BangMode::Watermark;
   LockingMode Locking = LockingMode::Lightweight;
+  PollMode Polls = PollMode::Explicit;
 
   LLVMContext &ctx() { return *TSCtx.getContext(); }
   Error load(MemoryBufferRef Buf);
@@ -275,11 +278,26 @@ Error JitSession::Impl::lower() {
     Config.Inline = false;
   Config.Bang = Opts.Bang;
   Config.Locking = Opts.Locking;
+  // Pre-lowered code keeps its polls: placing more would materialize the
+  // thread again, in this JIT's mode rather than the one it was lowered with.
+  if (PreLowered) {
+    if (Opts.Polls)
+      Diags.Warnings.push_back(
+          ("polls=" + pollModeName(*Opts.Polls) +
+           " is ignored: the module came pre-lowered and keeps the polls it "
+           "was lowered with")
+              .str());
+  } else {
+    Config.Polls = Opts.Polls;
+    if (!Config.Polls && !M->getModuleFlag("jitlock.polls"))
+      Config.Polls = Opts.PollsDefault;
+  }
   // The modes the lowering will use; a configuration it cannot resolve is
   // reported by the lowering itself, below.
   if (Expected<ResolvedConfig> R = resolveConfig(*M, Config)) {
     Bang = R->Bang;
     Locking = R->Locking;
+    Polls = R->Polls;
   } else {
     consumeError(R.takeError());
   }
@@ -421,6 +439,50 @@ bool JitSession::wasPreLowered() const { return P->PreLowered; }
 BangMode JitSession::bangMode() const { return P->Bang; }
 
 LockingMode JitSession::lockingMode() const { return P->Locking; }
+
+PollMode JitSession::pollMode() const { return P->Polls; }
+
+/// The slow path every lowered poll calls (P2).
+static constexpr StringLiteral RuntimePoll = "jitlock_rt_safepoint_poll";
+
+unsigned JitSession::safepointPollCount() const {
+  const Function *Poll = P->M->getFunction(RuntimePoll);
+  if (!Poll)
+    return 0;
+  unsigned N = 0;
+  for (const User *U : Poll->users())
+    if (const auto *CB = dyn_cast<CallBase>(U))
+      N += CB->getCalledOperand() == Poll;
+  return N;
+}
+
+std::vector<std::string> JitSession::functionsWithUnpolledLoops() const {
+  // What may poll, by the rule polls=auto places polls by: any call but one
+  // to an intrinsic or to the runtime's other entry points.
+  auto MayPoll = [](const Instruction &I) {
+    const auto *CB = dyn_cast<CallBase>(&I);
+    if (!CB || CB->isInlineAsm())
+      return false;
+    const Function *Callee = CB->getCalledFunction();
+    if (!Callee)
+      return true;
+    if (Callee->getName() == RuntimePoll)
+      return true;
+    return !Callee->isIntrinsic() &&
+           !Callee->getName().starts_with("jitlock_rt_");
+  };
+  std::vector<std::string> Out;
+  for (const Function &F : *P->M) {
+    if (F.isDeclaration() || F.hasFnAttribute(PollsPlacedAttr))
+      continue;
+    SmallVector<std::pair<const BasicBlock *, const BasicBlock *>, 4> Back;
+    FindFunctionBackedges(F, Back);
+    if (Back.empty() || any_of(instructions(F), MayPoll))
+      continue;
+    Out.push_back(F.getName().str());
+  }
+  return Out;
+}
 
 bool JitSession::definesFunction(StringRef Name) const {
   const Function *F = P->M->getFunction(Name);

@@ -11,6 +11,15 @@
 // in JIT code ("jitlock-stack-bang" functions, or the runtime's guard zones)
 // is reported, with the locks it released, instead of killing the process.
 //
+// With --safepoint-every=US a VM thread stops the run() threads every US
+// microseconds while they run, alternately with a safepoint and with a
+// handshake (ExampleOptions::SafepointEvery), and the module is lowered with
+// polls=auto unless --polls or the module's jitlock.polls flag says
+// otherwise. Code with no poll at all (a pre-lowered module lowered without
+// polls, or --polls=none) is refused with status 2: a safepoint would wait
+// for each thread until its run() returned, or forever. A function whose
+// loops cannot poll gets a warning.
+//
 // Exit status: 0 when check() returned 0; 1 when the invariant failed (or
 // the runtime reported misuse); 2 on usage, load or compile errors; 3 when
 // an entry point overflowed its stack (this wins over 1).
@@ -59,6 +68,17 @@ void usage(FILE *Out) {
       "  --locking=MODE   lightweight (default) or heavy: heavy lowers enters\n"
       "                   without the fast lock and runs the runtime in its\n"
       "                   heavy mode, which inflates every locked object\n"
+      "  --polls=MODE     safepoint polls: none, explicit (the module's own;\n"
+      "                   the default) or auto (also on loop back-edges and\n"
+      "                   at returns; the default with --safepoint-every)\n"
+      "  --safepoint-every=US\n"
+      "                   while run() runs, a VM thread takes a safepoint or\n"
+      "                   (in turn) a handshake with every thread each US\n"
+      "                   microseconds, deflating idle monitors in every\n"
+      "                   4th safepoint, and prints how many and how long:\n"
+      "                   'safepoints: N  ttsp median X us  p99 Y us',\n"
+      "                   'handshakes: N  median X us  p99 Y us'. Code\n"
+      "                   without polls is refused (status 2)\n"
       "  --emit=ll        print the lowered IR instead of running\n"
       "  --emit=asm       print the host assembly instead of running\n"
       "  --layout         print the runtime's thread and monitor layout\n"
@@ -67,8 +87,10 @@ void usage(FILE *Out) {
       "\n"
       "exit status:\n"
       "  0  the invariant held\n"
-      "  1  the invariant failed, or the runtime reported misuse\n"
-      "  2  usage, load or compile error\n"
+      "  1  the invariant failed, or the runtime reported misuse (or, with\n"
+      "     --safepoint-every, a handshake ran other than once per thread)\n"
+      "  2  usage, load or compile error (also: --safepoint-every on code\n"
+      "     without safepoint polls)\n"
       "  3  stack overflow: an entry point overflowed its thread's stack and\n"
       "     was abandoned, its locks released (reported on stderr; wins\n"
       "     over 1)\n");
@@ -97,6 +119,8 @@ struct Options {
   bool NoInline = false;
   std::optional<jitlock::BangMode> Bang;
   std::optional<jitlock::LockingMode> Locking;
+  std::optional<jitlock::PollMode> Polls;
+  std::optional<uint64_t> SafepointEvery;
   std::string Emit;
   bool Layout = false;
   bool Remarks = false;
@@ -155,6 +179,22 @@ Options parseArgs(int Argc, char **Argv) {
         O.Locking = jitlock::LockingMode::Heavy;
       else
         usageError("--locking must be lightweight or heavy, got '" + M + "'");
+    } else if (Is("--polls")) {
+      std::string M = Value("--polls");
+      if (M == "none")
+        O.Polls = jitlock::PollMode::None;
+      else if (M == "explicit")
+        O.Polls = jitlock::PollMode::Explicit;
+      else if (M == "auto")
+        O.Polls = jitlock::PollMode::Auto;
+      else
+        usageError("--polls must be none, explicit or auto, got '" + M + "'");
+    } else if (Is("--safepoint-every")) {
+      auto N = parseInt(Value("--safepoint-every"));
+      if (!N || *N < 1 || *N > 10000000)
+        usageError("--safepoint-every needs a number of microseconds from 1 "
+                   "to 10000000");
+      O.SafepointEvery = uint64_t(*N);
     } else if (A == "--no-inline") {
       O.NoInline = true;
     } else if (A == "--layout") {
@@ -267,6 +307,22 @@ void printStats(const jitlock_rt_stats &S) {
   Row("monitors alive", S.monitors_alive);
 }
 
+/// Two lines that stay greppable: "safepoints: N  ttsp median X us  p99 Y
+/// us" and "handshakes: N  median X us  p99 Y us".
+void printSafepoints(const jitlock::SafepointReport &R) {
+  using jitlock::percentile;
+  std::printf("safepoints: %zu  ttsp median %.1f us  p99 %.1f us  (one "
+              "safepoint or handshake every %" PRIu64 " us; %" PRIu64
+              " monitor%s deflated in %" PRIu64 " of them)\n",
+              R.safepoints(), percentile(R.TimeToSafepointUs, 0.5),
+              percentile(R.TimeToSafepointUs, 0.99), R.EveryMicros, R.Deflated,
+              R.Deflated == 1 ? "" : "s", R.Deflations);
+  std::printf("handshakes: %zu  median %.1f us  p99 %.1f us  (%" PRIu64
+              " operations run)\n",
+              R.handshakes(), percentile(R.HandshakeUs, 0.5),
+              percentile(R.HandshakeUs, 0.99), R.HandshakeOps);
+}
+
 } // namespace
 
 int main(int Argc, char **Argv) {
@@ -298,6 +354,10 @@ int main(int Argc, char **Argv) {
   JO.Remarks = O.Remarks;
   JO.Bang = O.Bang;
   JO.Locking = O.Locking;
+  JO.Polls = O.Polls;
+  // A safepoint completes only once every thread has reached a poll.
+  if (O.SafepointEvery)
+    JO.PollsDefault = jitlock::PollMode::Auto;
   auto Loaded = jitlock::JitSession::loadFile(O.File, JO);
   if (!Loaded) {
     errs() << "jitlock-run: " << toString(Loaded.takeError()) << "\n";
@@ -319,9 +379,17 @@ int main(int Argc, char **Argv) {
     return ExitOk;
   }
 
+  // (Code with no poll at all is refused by runExample.)
+  if (O.SafepointEvery && S.safepointPollCount() != 0)
+    for (const std::string &F : S.functionsWithUnpolledLoops())
+      errs() << "jitlock-run: warning: function '" << F
+             << "' has a loop that never polls: a thread looping there "
+                "delays every safepoint until it leaves the loop\n";
+
   jitlock::ExampleOptions EO;
   EO.Threads = O.Threads;
   EO.Iterations = O.Iterations;
+  EO.SafepointEvery = O.SafepointEvery;
   auto Ran = jitlock::runExample(S, EO);
   if (!Ran) {
     errs() << "jitlock-run: " << toString(Ran.takeError()) << "\n";
@@ -330,14 +398,17 @@ int main(int Argc, char **Argv) {
   const jitlock::ExampleResult &R = *Ran;
 
   std::printf("jitlock-run: %s: %u thread%s, %s, stack-bang=%s, "
-              "locking=%s\n",
+              "locking=%s, polls=%s (%u in the code)\n",
               O.File.c_str(), O.Threads, O.Threads == 1 ? "" : "s",
               S.wasPreLowered()
                   ? "pre-lowered module (layout stamp matches this runtime)"
               : O.NoInline ? "runtime-only lowering (--no-inline)"
                            : "inline fast paths",
               jitlock::bangModeName(S.bangMode()).data(),
-              jitlock::lockingModeName(S.lockingMode()).data());
+              jitlock::lockingModeName(S.lockingMode()).data(),
+              S.wasPreLowered() ? "as pre-lowered"
+                                : jitlock::pollModeName(S.pollMode()).data(),
+              S.safepointPollCount());
   if (R.Result)
     std::printf("result:  %" PRId64 "\n", *R.Result);
   int64_t RunSum = 0;
@@ -347,6 +418,8 @@ int main(int Argc, char **Argv) {
   std::printf("check:   %" PRId64 " (%s)\n", R.Check,
               R.Check == 0 ? "invariant holds" : "INVARIANT FAILED");
   std::printf("elapsed: %.3f ms (the concurrent run phase)\n", R.Seconds * 1e3);
+  if (R.Safepoints)
+    printSafepoints(*R.Safepoints);
   printStats(R.Stats);
   std::fflush(stdout);
 

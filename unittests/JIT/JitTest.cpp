@@ -124,6 +124,15 @@ std::optional<Outcome> runOnce(const std::string &Name, bool Inline,
   return O;
 }
 
+/// `Threads` threads, with `Iterations` stored first if set.
+ExampleOptions threads(unsigned Threads,
+                       std::optional<int64_t> Iterations = std::nullopt) {
+  ExampleOptions EO;
+  EO.Threads = Threads;
+  EO.Iterations = Iterations;
+  return EO;
+}
+
 /// The error runExample reports for `S`, or "" when it runs.
 std::string runError(JitSession &S, const ExampleOptions &EO = {}) {
   auto R = runExample(S, EO);
@@ -266,7 +275,7 @@ TEST(JitSessionTest, PrintsAssembly) {
   ASSERT_FALSE(!!(*S)->printAssembly(OS));
   EXPECT_NE(Asm.find("jitlock_example_run:"), std::string::npos);
   // Printing does not stop the module from running afterwards.
-  auto R = runExample(**S, {1, 100});
+  auto R = runExample(**S, threads(1, 100));
   ASSERT_TRUE(!!R) << toString(R.takeError());
   EXPECT_EQ(R->Check, 0);
   EXPECT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
@@ -285,7 +294,7 @@ TEST(JitSessionTest, RuntimeComesFromTheSymbolTableNotTheProcess) {
   JO.Inline = false;
   auto S = JitSession::loadFile(examplePath("counter"), JO);
   ASSERT_TRUE(!!S) << toString(S.takeError());
-  auto R = runExample(**S, {2, 1000});
+  auto R = runExample(**S, threads(2, 1000));
   ASSERT_TRUE(!!R) << toString(R.takeError());
   EXPECT_EQ(R->Check, 0);
   EXPECT_GE(R->Stats.slow_path_calls, 4000u);
@@ -302,7 +311,7 @@ TEST(JitSessionTest, AcceptsItsOwnPreLoweredOutput) {
   (*S)->printIR(OS);
   auto Again = JitSession::loadBuffer(IR, "bank.lowered.ll");
   ASSERT_TRUE(!!Again) << toString(Again.takeError());
-  auto R = runExample(**Again, {4, 5000});
+  auto R = runExample(**Again, threads(4, 5000));
   ASSERT_TRUE(!!R) << toString(R.takeError());
   EXPECT_TRUE(R->ok()) << describe(*R);
   EXPECT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
@@ -569,7 +578,7 @@ TEST(JitRefusalTest, UndefinedSymbolIsALookupError) {
 TEST(JitRefusalTest, LeakedLockIsAProblemNotACrash) {
   auto S = JitSession::loadFile(inputPath("leaked-lock.ll"));
   ASSERT_TRUE(!!S) << toString(S.takeError());
-  auto R = runExample(**S, {2, std::nullopt});
+  auto R = runExample(**S, threads(2));
   ASSERT_TRUE(!!R) << toString(R.takeError());
   EXPECT_EQ(R->Check, 0);
   ASSERT_EQ(R->Problems.size(), 1u) << describe(*R);

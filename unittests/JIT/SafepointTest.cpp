@@ -17,6 +17,12 @@
 // one on the back-edge. A loop without a poll would never let a safepoint
 // begin: a watchdog fails the test then, instead of hanging.
 //
+// Then runExample under safepoints: its own VM thread
+// (ExampleOptions::SafepointEvery) and, at the same time, one of the test's
+// that takes safepoints back to back for the whole call, compilation, setup
+// and check included, with an attached caller. Every wait of the runner must
+// be native for that to finish; the watchdog fails the test if it does not.
+//
 //===----------------------------------------------------------------------===//
 #include "jitlock/JIT.h"
 #include "jitlock/Passes.h"
@@ -40,6 +46,7 @@
 #include <cstdlib>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -334,6 +341,142 @@ TEST(SafepointJitTest, PollsReachTheRuntimeThroughTheSymbolTable) {
     Listed |= StringRef(Sym.Name) == "jitlock_rt_safepoint_poll" &&
               Sym.Addr == reinterpret_cast<void *>(&jitlock_rt_safepoint_poll);
   EXPECT_TRUE(Listed);
+}
+
+TEST(SafepointJitTest, SessionCountsPollsAndUnpolledLoops) {
+  struct Case {
+    bool ExplicitPoll;
+    const char *PollsFlag;
+    std::optional<PollMode> Polls;
+    PollMode PollsDefault;
+    unsigned ExpectPolls;
+    bool ExpectUnpolled;
+  } Cases[] = {
+      {false, nullptr, std::nullopt, PollMode::Explicit, 0, true},
+      {true, nullptr, std::nullopt, PollMode::Explicit, 1, false},
+      {false, "auto", std::nullopt, PollMode::Explicit, 2, false},
+      // PollsDefault applies only when nothing else chooses.
+      {false, nullptr, std::nullopt, PollMode::Auto, 2, false},
+      {false, "explicit", std::nullopt, PollMode::Auto, 0, true},
+      {true, nullptr, PollMode::None, PollMode::Auto, 0, true},
+  };
+  for (const Case &C : Cases) {
+    JitOptions Opts;
+    Opts.Polls = C.Polls;
+    Opts.PollsDefault = C.PollsDefault;
+    std::string Name = std::string("count-") + (C.ExplicitPoll ? "poll-" : "") +
+                       (C.PollsFlag ? C.PollsFlag : "noflag") + "-" +
+                       pollModeName(C.Polls.value_or(C.PollsDefault)).str();
+    auto S = JitSession::loadBuffer(countIR(C.ExplicitPoll, C.PollsFlag), Name,
+                                    Opts);
+    ASSERT_TRUE(!!S) << Name << ": " << toString(S.takeError());
+    EXPECT_EQ((*S)->safepointPollCount(), C.ExpectPolls) << Name;
+    std::vector<std::string> Unpolled = (*S)->functionsWithUnpolledLoops();
+    EXPECT_EQ(Unpolled, C.ExpectUnpolled ? std::vector<std::string>{"count"}
+                                         : std::vector<std::string>{})
+        << Name;
+  }
+}
+
+TEST(SafepointJitTest, ConflictingPollsAreRefused) {
+  JitOptions Opts;
+  Opts.Polls = PollMode::None;
+  auto S =
+      JitSession::loadBuffer(countIR(false, "auto"), "count-conflict", Opts);
+  ASSERT_FALSE(!!S);
+  EXPECT_NE(toString(S.takeError()).find("conflicting configuration"),
+            std::string::npos);
+}
+
+TEST(SafepointJitTest, RunExampleRefusesCodeWithoutPolls) {
+  JitOptions Opts;
+  Opts.Polls = PollMode::None;
+  auto S = JitSession::loadFile(JITLOCK_EXAMPLES_DIR "/counter.ll", Opts);
+  ASSERT_TRUE(!!S) << toString(S.takeError());
+  ExampleOptions EO;
+  EO.Threads = 2;
+  EO.SafepointEvery = 100;
+  auto R = runExample(**S, EO);
+  ASSERT_FALSE(!!R);
+  EXPECT_NE(toString(R.takeError()).find("needs safepoint polls"),
+            std::string::npos);
+}
+
+/// A VM thread, not attached, that takes safepoints back to back until it
+/// goes out of scope.
+class BackToBackSafepoints {
+public:
+  BackToBackSafepoints()
+      : Thread([this] {
+          while (!Done.load()) {
+            if (jitlock_rt_safepoint_begin() != JITLOCK_OK) {
+              ADD_FAILURE() << "jitlock_rt_safepoint_begin failed";
+              return;
+            }
+            jitlock_rt_safepoint_end();
+            Taken.fetch_add(1);
+            std::this_thread::sleep_for(std::chrono::microseconds(20));
+          }
+        }) {}
+  ~BackToBackSafepoints() {
+    Done.store(true);
+    Thread.join();
+  }
+  uint64_t taken() const { return Taken.load(); }
+
+private:
+  std::atomic<bool> Done{false};
+  std::atomic<uint64_t> Taken{0};
+  std::thread Thread;
+};
+
+/// runExample on `Example` from an attached caller, with its VM thread and
+/// the test's at the same time.
+void runUnderSafepoints(const char *Example) {
+  JitOptions Opts;
+  Opts.PollsDefault = PollMode::Auto;
+  auto S = JitSession::loadFile(
+      std::string(JITLOCK_EXAMPLES_DIR "/") + Example + ".ll", Opts);
+  ASSERT_TRUE(!!S) << toString(S.takeError());
+  {
+    BackToBackSafepoints Vm;
+    // An attached caller: runExample must make its waits native itself,
+    // compilation included.
+    jitlock_thread *Caller = jitlock_rt_attach();
+    ASSERT_NE(Caller, nullptr);
+    ExampleOptions EO;
+    EO.Threads = 4;
+    EO.SafepointEvery = 100;
+    EO.DeflateEvery = 1;
+    auto R = runExample(**S, EO);
+    uint64_t Taken = Vm.taken();
+    // Still attached, and back in managed.
+    EXPECT_EQ(jitlock_rt_current(), Caller);
+    EXPECT_EQ(jitlock_rt_thread_state(Caller), JITLOCK_THREAD_MANAGED);
+    // Detaching waits for the test's safepoints, blocked.
+    EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+    ASSERT_TRUE(!!R) << toString(R.takeError());
+    EXPECT_EQ(R->Check, 0);
+    EXPECT_TRUE(R->Problems.empty())
+        << (R->Problems.empty() ? "" : R->Problems[0]);
+    ASSERT_TRUE(R->Safepoints.has_value());
+    EXPECT_GT(R->Safepoints->safepoints(), 0u);
+    EXPECT_EQ(R->Safepoints->Deflations, R->Safepoints->safepoints())
+        << "DeflateEvery = 1 deflates in every safepoint";
+    EXPECT_GT(Taken, 0u);
+  }
+  // Inflated headers live in the session's memory: restored before it goes.
+  EXPECT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
+}
+
+TEST(SafepointJitTest, RunExampleWaitsNativeUnderSafepoints) {
+  ASSERT_EQ(jitlock_rt_current(), nullptr);
+  Watchdog Dog(std::chrono::seconds(90));
+  for (const char *Example : {"counter", "prodcons", "bank"}) {
+    Dog.phase(std::string("runExample on ") + Example);
+    SCOPED_TRACE(Example);
+    runUnderSafepoints(Example);
+  }
 }
 
 } // namespace
