@@ -4,17 +4,20 @@
 //
 //   declare void @jitlock.monitor.enter(ptr)
 //   declare void @jitlock.monitor.exit(ptr)
+//   declare void @jitlock.safepoint.poll()
 //   declare ptr  @jitlock.thread()
 //   define ... @f(...) "jitlock-stack-bang"[="<extra frame bytes>"] { ... }
 //
 // and these passes lower the calls into inline x86_64/AArch64 fast paths that
 // call the runtime (include/jitlock/jitlock_rt.h) only on their slow paths.
 //
-// Four passes, one job each, run in this order by `jitlock-lower`:
+// Five passes, one job each, run in this order by `jitlock-lower`:
 //   jitlock-verify            diagnoses bad input; lowers nothing
 //   jitlock-lower-stack-bang  "jitlock-stack-bang" functions -> method-entry
 //                             stack check (docs/stack-banging.md)
 //   jitlock-lower-monitors    enter/exit -> inline fast paths + slow calls
+//   jitlock-lower-safepoints  polls -> inline poll-word test + slow call;
+//                             with polls=auto it places polls first
 //   jitlock-lower-thread      materializes the current thread once per
 //                             function
 //
@@ -79,6 +82,19 @@ enum class LockingMode {
   Heavy,
 };
 
+/// Which safepoint polls the lowering emits.
+enum class PollMode {
+  /// Every jitlock.safepoint.poll() is removed: code that never stops at a
+  /// safepoint, for measuring what the polls cost.
+  None,
+  /// The frontend's polls, and no others.
+  Explicit,
+  /// The frontend's polls, plus one at every function return and on every
+  /// loop back-edge whose iterations do not poll already (see
+  /// lib/Passes/LowerSafepoints.cpp for the rule).
+  Auto,
+};
+
 /// Everything the lowering needs. Every field is optional: an unset field
 /// takes the value from module flags, then from the runtime's layout. A
 /// value set in two places that disagree is a conflicting configuration.
@@ -95,6 +111,8 @@ struct LoweringConfig {
   std::optional<BangMode> Bang;
   /// The enter fast path; default from the runtime layout's locking_mode.
   std::optional<LockingMode> Locking;
+  /// Which safepoint polls are emitted; default Explicit.
+  std::optional<PollMode> Polls;
 
   /// The configuration of a JIT that links the runtime: TLS mode with this
   /// process's offset, and the runtime's layout.
@@ -102,7 +120,7 @@ struct LoweringConfig {
 
   /// Parses `jitlock-lower` pipeline parameters, e.g.
   /// "thread=tls;tls-offset=-320;capacity=8;header-offset=0;inline;
-  /// bang=watermark;locking=lightweight".
+  /// bang=watermark;locking=lightweight;polls=explicit".
   static llvm::Expected<LoweringConfig> parse(llvm::StringRef Params);
 };
 
@@ -113,6 +131,7 @@ struct ResolvedConfig {
   bool Inline;
   BangMode Bang;
   LockingMode Locking;
+  PollMode Polls;
   jitlock_rt_layout Layout; ///< header_offset and capacity included
 };
 
@@ -158,6 +177,17 @@ struct LowerMonitorsPass : llvm::PassInfoMixin<LowerMonitorsPass> {
   LoweringConfig Config;
 };
 
+/// Lowers jitlock.safepoint.poll() to the inline poll (a test of the
+/// thread's poll word, calling jitlock_rt_safepoint_poll when it is armed);
+/// with polls=auto it first places polls at returns and on back-edges, and
+/// with polls=none it removes them.
+struct LowerSafepointsPass : llvm::PassInfoMixin<LowerSafepointsPass> {
+  explicit LowerSafepointsPass(LoweringConfig C = {}) : Config(std::move(C)) {}
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+  static bool isRequired() { return true; }
+  LoweringConfig Config;
+};
+
 /// Replaces jitlock.thread() with the current thread, materialized once per
 /// function in its entry block.
 struct LowerThreadPass : llvm::PassInfoMixin<LowerThreadPass> {
@@ -167,12 +197,14 @@ struct LowerThreadPass : llvm::PassInfoMixin<LowerThreadPass> {
   LoweringConfig Config;
 };
 
-/// Adds verify + lower-stack-bang + lower-monitors + lower-thread to `MPM`.
+/// Adds verify + lower-stack-bang + lower-monitors + lower-safepoints +
+/// lower-thread to `MPM`.
 void addLoweringPasses(llvm::ModulePassManager &MPM,
                        const LoweringConfig &Config);
 
 /// Registers the pipeline names (jitlock-lower<...>, jitlock-verify,
-/// jitlock-lower-stack-bang, jitlock-lower-monitors, jitlock-lower-thread)
+/// jitlock-lower-stack-bang, jitlock-lower-monitors,
+/// jitlock-lower-safepoints, jitlock-lower-thread)
 /// and adds the lowering to the start of the default O1-O3 pipelines
 /// (PipelineStartEP).
 /// A JIT calls this with LoweringConfig::forThisProcess().
@@ -194,13 +226,20 @@ inline constexpr const char *StackBangAttr = "jitlock-stack-bang";
 /// more than any thread stack).
 inline constexpr uint64_t MaxStackBangExtra = uint64_t(1) << 30;
 
-/// "watermark", "always", "none"; "lightweight", "heavy".
+/// The function attribute polls=auto adds to each function it placed polls
+/// in, so that lowering the output again places none twice.
+inline constexpr const char *PollsPlacedAttr = "jitlock-polls-placed";
+
+/// "watermark", "always", "none"; "lightweight", "heavy"; "none",
+/// "explicit", "auto".
 llvm::StringRef bangModeName(BangMode M);
 llvm::StringRef lockingModeName(LockingMode M);
+llvm::StringRef pollModeName(PollMode M);
 
 /// A printable summary of every layout value compiled into lowered code:
-/// the header and lock-stack fields, the monitor fields, and the stack-bang
-/// watermark offset, page size and shadow page count. The locking mode is
+/// the header and lock-stack fields, the monitor fields, the stack-bang
+/// watermark offset, page size and shadow page count, and the poll word's
+/// offset and armed bit. The locking mode is
 /// not one: code lowered for either mode runs correctly on both.
 std::string layoutFingerprint(const jitlock_rt_layout &L);
 

@@ -93,6 +93,28 @@ StringRef lockingModeName(LockingMode M) {
   llvm_unreachable("unknown locking mode");
 }
 
+static std::optional<PollMode> parsePollMode(StringRef S) {
+  if (S == "none")
+    return PollMode::None;
+  if (S == "explicit")
+    return PollMode::Explicit;
+  if (S == "auto")
+    return PollMode::Auto;
+  return std::nullopt;
+}
+
+StringRef pollModeName(PollMode M) {
+  switch (M) {
+  case PollMode::None:
+    return "none";
+  case PollMode::Explicit:
+    return "explicit";
+  case PollMode::Auto:
+    return "auto";
+  }
+  llvm_unreachable("unknown poll mode");
+}
+
 LoweringConfig LoweringConfig::forThisProcess() {
   jitlock_rt_layout L;
   jitlock_rt_get_layout(&L);
@@ -146,10 +168,16 @@ Expected<LoweringConfig> LoweringConfig::parse(StringRef Params) {
       if (!C.Locking)
         return configError("locking must be lightweight or heavy, got '" +
                            Value + "'");
+    } else if (Key == "polls") {
+      C.Polls = parsePollMode(Value);
+      if (!C.Polls)
+        return configError("polls must be none, explicit or auto, got '" +
+                           Value + "'");
     } else {
       return configError("unknown jitlock-lower parameter '" + Key +
                          "' (expected thread, tls-offset, header-offset, "
-                         "capacity, inline, no-inline, bang or locking)");
+                         "capacity, inline, no-inline, bang, locking or "
+                         "polls)");
     }
   }
   return C;
@@ -297,6 +325,18 @@ Expected<ResolvedConfig> resolveConfig(const Module &M,
   R.Locking = Locking->value_or(R.Layout.locking_mode == JITLOCK_LOCKING_HEAVY
                                     ? LockingMode::Heavy
                                     : LockingMode::Lightweight);
+
+  // The safepoint polls: the frontend's unless asked otherwise.
+  auto PollsFlag = modeFlag<PollMode>(M, "polls", parsePollMode,
+                                      "\"none\", \"explicit\" or \"auto\"");
+  if (!PollsFlag)
+    return PollsFlag.takeError();
+  auto Polls =
+      pickOne<PollMode>("polls", Explicit.Polls, *PollsFlag,
+                        [](PollMode P) { return pollModeName(P).str(); });
+  if (!Polls)
+    return Polls.takeError();
+  R.Polls = Polls->value_or(PollMode::Explicit);
   return R;
 }
 

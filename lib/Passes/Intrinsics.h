@@ -28,6 +28,10 @@ inline constexpr llvm::StringLiteral ThreadArgAttr = "jitlock.thread";
 /// verifier diagnoses every call that fails this; the lowerings skip them.
 bool isWellFormedCall(const llvm::CallBase &CB, llvm::StringRef Name);
 
+/// What keeps `F` from providing the thread in `arg` mode (no parameter
+/// marked "jitlock.thread", or a marked one that is not a pointer), or null.
+const char *threadParameterProblem(const llvm::Function &F);
+
 /// "in function 'f': <what>: <instruction>", for diagnostics.
 std::string describe(const llvm::Instruction &I, const llvm::Twine &What);
 

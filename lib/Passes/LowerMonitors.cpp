@@ -155,17 +155,6 @@ private:
   MDNode *Likely, *Unlikely;
 };
 
-/// What keeps `F` from providing the thread in `arg` mode, or null.
-const char *threadParameterProblem(const Function &F) {
-  for (const Argument &A : F.args())
-    if (F.getAttributes().hasParamAttr(A.getArgNo(), ThreadArgAttr))
-      return A.getType()->isPointerTy()
-                 ? nullptr
-                 : "the parameter marked \"jitlock.thread\" is not a pointer";
-  return "thread=arg, but no parameter of the function is marked "
-         "\"jitlock.thread\"";
-}
-
 /// Splits before `CB`, leaving the code before it in a block with no
 /// terminator and returning the block that starts at `CB`.
 BasicBlock *splitAt(CallBase &CB, const Twine &Name) {

@@ -28,6 +28,16 @@ STATISTIC(NumThreadsMaterialized, "Functions given a current-thread value");
 
 namespace jitlock {
 
+const char *threadParameterProblem(const Function &F) {
+  for (const Argument &A : F.args())
+    if (F.getAttributes().hasParamAttr(A.getArgNo(), ThreadArgAttr))
+      return A.getType()->isPointerTy()
+                 ? nullptr
+                 : "the parameter marked \"jitlock.thread\" is not a pointer";
+  return "thread=arg, but no parameter of the function is marked "
+         "\"jitlock.thread\"";
+}
+
 /// The current thread for `F`, computed in its entry block; null (after a
 /// diagnostic) when `arg` mode finds no marked parameter.
 static Value *materialize(Function &F, const ResolvedConfig &C,
@@ -42,17 +52,14 @@ static Value *materialize(Function &F, const ResolvedConfig &C,
                        "jitlock.thread");
   }
   case ThreadMode::Arg:
+    if (const char *Problem = threadParameterProblem(F)) {
+      reportError(FirstUse, Problem);
+      return nullptr;
+    }
     for (Argument &A : F.args())
-      if (F.getAttributes().hasParamAttr(A.getArgNo(), ThreadArgAttr)) {
-        if (A.getType()->isPointerTy())
-          return &A;
-        reportError(FirstUse, "the parameter marked \"jitlock.thread\" is "
-                              "not a pointer");
-        return nullptr;
-      }
-    reportError(FirstUse, "thread=arg, but no parameter of the function is "
-                          "marked \"jitlock.thread\"");
-    return nullptr;
+      if (F.getAttributes().hasParamAttr(A.getArgNo(), ThreadArgAttr))
+        return &A;
+    llvm_unreachable("no problem, so a marked pointer parameter exists");
   case ThreadMode::Call: {
     FunctionCallee Current = M.getOrInsertFunction(
         "jitlock_rt_code_thread", FunctionType::get(B.getPtrTy(), false));

@@ -12,6 +12,9 @@ void addLoweringPasses(ModulePassManager &MPM, const LoweringConfig &Config) {
   // Before lower-thread, which materializes the thread its check requests.
   MPM.addPass(LowerStackBangPass(Config));
   MPM.addPass(LowerMonitorsPass(Config));
+  // After the monitors, whose slow calls it then knows not to poll; before
+  // lower-thread, which materializes the thread its polls request.
+  MPM.addPass(LowerSafepointsPass(Config));
   MPM.addPass(LowerThreadPass(Config));
 }
 
@@ -31,6 +34,8 @@ static LoweringConfig overlay(LoweringConfig Base, const LoweringConfig &Top) {
     Base.Bang = Top.Bang;
   if (Top.Locking)
     Base.Locking = Top.Locking;
+  if (Top.Polls)
+    Base.Polls = Top.Polls;
   return Base;
 }
 
@@ -44,7 +49,8 @@ void registerPasses(PassBuilder &PB, const LoweringConfig &Config) {
         }
         for (StringRef Pass :
              {"jitlock-lower", "jitlock-lower-stack-bang",
-              "jitlock-lower-monitors", "jitlock-lower-thread"}) {
+              "jitlock-lower-monitors", "jitlock-lower-safepoints",
+              "jitlock-lower-thread"}) {
           if (!PassBuilder::checkParametrizedPassName(Name, Pass))
             continue;
           auto Params = PassBuilder::parsePassParameters(LoweringConfig::parse,
@@ -60,21 +66,27 @@ void registerPasses(PassBuilder &PB, const LoweringConfig &Config) {
             MPM.addPass(LowerStackBangPass(C));
           else if (Pass == "jitlock-lower-monitors")
             MPM.addPass(LowerMonitorsPass(C));
+          else if (Pass == "jitlock-lower-safepoints")
+            MPM.addPass(LowerSafepointsPass(C));
           else
             MPM.addPass(LowerThreadPass(C));
           return true;
         }
         return false;
       });
-  // Lower the monitors before the optimizer runs: the thread parameter (arg
-  // mode) is then used before FunctionAttrs or DeadArgElim look at it, and
-  // O1-O3 optimize the fast paths along with the code around them.
+  // Lower the monitors and the polls before the optimizer runs: the thread
+  // parameter (arg mode) is then used before FunctionAttrs or DeadArgElim
+  // look at it, and O1-O3 optimize the fast paths along with the code around
+  // them. polls=auto thus places its polls before inlining: an inlined
+  // callee brings its return poll along, which keeps a loop that polled
+  // through the call polling.
   PB.registerPipelineStartEPCallback(
       [Config](ModulePassManager &MPM, OptimizationLevel) {
         MPM.addPass(VerifyPass());
         MPM.addPass(
             LowerStackBangPass(Config, LowerStackBangPass::Scope::ArgModeOnly));
         MPM.addPass(LowerMonitorsPass(Config));
+        MPM.addPass(LowerSafepointsPass(Config));
         MPM.addPass(LowerThreadPass(Config));
       });
   // The entry checks go in after the optimizer, once per machine frame: an

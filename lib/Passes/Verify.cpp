@@ -4,6 +4,8 @@
 // crash or a silent miscompile:
 //   - a jitlock.* function with the wrong signature, or a call whose operand
 //     is not a pointer;
+//   - a jitlock.* function used other than as the callee of a direct call
+//     (its address taken);
 //   - an unknown jitlock.* name, or a definition of one;
 //   - an exit with no matching enter on some path, in a function that enters
 //     that object itself (structured locking).
@@ -47,6 +49,8 @@ bool isWellFormedCall(const CallBase &CB, StringRef Name) {
            FT->getParamType(0)->isPointerTy();
   if (Name == ThreadName)
     return FT->getReturnType()->isPointerTy() && FT->getNumParams() == 0;
+  if (Name == SafepointPollName)
+    return FT->getReturnType()->isVoidTy() && FT->getNumParams() == 0;
   return false;
 }
 
@@ -93,8 +97,8 @@ namespace {
 /// Checks every call to a jitlock.* function against the contract.
 void checkCalls(Function &Callee) {
   StringRef Name = Callee.getName();
-  bool Known =
-      Name == MonitorEnterName || Name == MonitorExitName || Name == ThreadName;
+  bool Known = Name == MonitorEnterName || Name == MonitorExitName ||
+               Name == ThreadName || Name == SafepointPollName;
   for (Use &Use : Callee.uses()) {
     User *U = Use.getUser();
     auto *CB = dyn_cast<CallBase>(U);
@@ -111,14 +115,13 @@ void checkCalls(Function &Callee) {
                         "functions may only be called directly");
       continue;
     }
-    if (Name == SafepointPollName)
-      reportError(*CB, "jitlock.safepoint.poll is not supported by this "
-                       "version of jitlock");
-    else if (!Known)
+    if (!Known)
       reportError(*CB, "unknown jitlock function '" + Name + "'");
     else if (!isWellFormedCall(*CB, Name))
       reportError(*CB, Name == ThreadName
                            ? "wrong signature: expected 'ptr " + Name + "()'"
+                       : Name == SafepointPollName
+                           ? "wrong signature: expected 'void " + Name + "()'"
                            : "wrong signature or non-pointer operand: "
                              "expected 'void " +
                                  Name + "(ptr)'");
