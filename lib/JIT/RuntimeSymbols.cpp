@@ -32,6 +32,9 @@ static const RuntimeSymbol Table[] = {
     JITLOCK_RT_SYMBOL(jitlock_rt_stack_bang),
     JITLOCK_RT_SYMBOL(jitlock_rt_call_guarded),
     JITLOCK_RT_SYMBOL(jitlock_rt_stack_info),
+    // The safepoint poll slow path (P2), called by lowered polls whose poll
+    // word is armed.
+    JITLOCK_RT_SYMBOL(jitlock_rt_safepoint_poll),
     // Threads (`call` mode materializes the thread with
     // jitlock_rt_code_thread).
     JITLOCK_RT_SYMBOL(jitlock_rt_current),
