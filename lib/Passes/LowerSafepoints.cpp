@@ -35,7 +35,7 @@
 //     polls if it passes through a block that polls.
 //   * Back-edges are the edges to a block on the stack of a depth-first
 //     search of the CFG from the entry block; every cycle that can run has
-//     one, whether or not it is a natural loop (irreducible flow included). For each
+//     one, natural loop or not (irreducible flow included). For each
 //     back-edge U -> H, inner ones first (H deeper in the search first), a
 //     poll goes before U's terminator unless every path from H to U passes
 //     through a block that polls, polls placed so far included. Then every
@@ -76,7 +76,6 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Transforms/Utils/Local.h"
 
-#include <algorithm>
 #include <string>
 
 #define DEBUG_TYPE "jitlock-lower-safepoints"

@@ -108,38 +108,50 @@ unsigned callsTo(const Function &F, StringRef Name) {
   return N;
 }
 
-/// Ends the process with a message when not disarmed in time: a safepoint
-/// that cannot complete (a loop that never polls) would otherwise hang.
+/// Ends the process with a message when a phase takes longer than the
+/// limit: a safepoint that cannot complete (a loop that never polls) would
+/// otherwise hang.
 class Watchdog {
 public:
   explicit Watchdog(std::chrono::seconds Limit)
-      : Thread([this, Limit] {
-          std::unique_lock<std::mutex> Lock(M);
-          if (!CV.wait_for(Lock, Limit, [this] { return Disarmed; })) {
-            fprintf(stderr,
-                    "watchdog: stuck in '%s' for %lld s: a loop that "
-                    "does not poll?\n",
-                    Phase.c_str(), static_cast<long long>(Limit.count()));
-            std::abort();
-          }
-        }) {}
+      : Limit(Limit), Thread([this] { watch(); }) {}
   ~Watchdog() {
     {
       std::lock_guard<std::mutex> Lock(M);
-      Disarmed = true;
+      Done = true;
     }
     CV.notify_one();
     Thread.join();
   }
+  /// Starts the clock again for a new phase.
   void phase(std::string What) {
     std::lock_guard<std::mutex> Lock(M);
     Phase = std::move(What);
+    ++Generation;
+    CV.notify_one();
   }
 
 private:
+  void watch() {
+    std::unique_lock<std::mutex> Lock(M);
+    while (!Done) {
+      uint64_t Seen = Generation;
+      if (!CV.wait_for(Lock, Limit,
+                       [&] { return Done || Generation != Seen; })) {
+        fprintf(stderr,
+                "watchdog: stuck in '%s' for %lld s: a loop that does not "
+                "poll?\n",
+                Phase.c_str(), static_cast<long long>(Limit.count()));
+        std::abort();
+      }
+    }
+  }
+
+  std::chrono::seconds Limit;
   std::mutex M;
   std::condition_variable CV;
-  bool Disarmed = false;
+  bool Done = false;
+  uint64_t Generation = 0;
   std::string Phase = "start";
   std::thread Thread;
 };
