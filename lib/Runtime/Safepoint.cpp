@@ -57,9 +57,9 @@
 //       poll_word |= HandshakeBit | ArmedBit.
 //   K3  requester: until op is done: try target.handshake.lock; holding it,
 //       if op is still pending and the stable load (S4's, id 0) sees the
-//       target safe, take op, clear HandshakeBit and run it there. The target
-//       cannot leave its safe state meanwhile: its T1 sees HandshakeBit and
-//       waits for the lock at K4.
+//       target safe, take op, run it there, then clear HandshakeBit. The
+//       target cannot leave its safe state meanwhile: its T1 sees HandshakeBit
+//       (still set while op runs) and waits for the lock at K4.
 //   K4  target, at P2 or T1: under its own handshake.lock, take op if still
 //       pending, clear HandshakeBit and run it.
 //   K5  whoever ran op marks it done last: the requester may free it then.
@@ -371,8 +371,10 @@ static void handshakeLocked(std::deque<HandshakeOp> &Ops) {
         continue;
       if (T.Handshake.Pending == &Op && isSafe(T, /*CurrentId=*/0)) {
         T.Handshake.Pending = nullptr;
-        disarmPoll(T, poll::HandshakeBit);
+        // The bit stays set while Op runs: a target waking meanwhile must
+        // stop at K4 (waiting for the lock), not pass T1 and run on.
         Op.run();
+        disarmPoll(T, poll::HandshakeBit);
       }
       T.Handshake.Lock.unlock();
     }
