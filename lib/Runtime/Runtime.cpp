@@ -77,13 +77,21 @@ struct RegistryGuard {
   RegistryGuard &operator=(const RegistryGuard &) = delete;
 };
 
+/// The operation lock for the scope, taken as lockWhileSafe does.
+struct OperationGuard {
+  OperationGuard() { lockWhileSafe(operationLock()); }
+  ~OperationGuard() { operationLock().unlock(); }
+  OperationGuard(const OperationGuard &) = delete;
+  OperationGuard &operator=(const OperationGuard &) = delete;
+};
+
 /// Detach's locks: the operation lock first, so that no safepoint or
-/// handshake addresses the thread while it leaves, then the registry.
+/// handshake addresses the thread while it leaves, then the registry. Both
+/// are members, built in this order (a constructor body would run after
+/// the members, taking the registry first: the reverse of a safepoint's
+/// order, S1, and a deadlock with one).
 struct LeaveGuard {
-  LeaveGuard() { lockWhileSafe(operationLock()); }
-  ~LeaveGuard() { operationLock().unlock(); }
-  LeaveGuard(const LeaveGuard &) = delete;
-  LeaveGuard &operator=(const LeaveGuard &) = delete;
+  OperationGuard Operation;
   RegistryGuard Registry;
 };
 } // namespace
