@@ -28,7 +28,8 @@
 // `--dump enter|exit lse|llsc` prints the bytes of one sequence (with the
 // runtime's layout) for llvm-mc-19 --disassemble; docs/emitters.md shows
 // the result. The stack-bang tests are in A64StackBangTest.cpp (and
-// `--dump-stackbang`).
+// `--dump-stackbang`), the safepoint-poll tests in A64SafepointTest.cpp
+// (and `--dump-poll`).
 //
 //===----------------------------------------------------------------------===//
 #include "A64TestUtil.h"
@@ -1272,12 +1273,16 @@ int dump(int Argc, char **Argv) {
 
 // A64StackBangTest.cpp.
 int dumpStackBang(int Argc, char **Argv);
+// A64SafepointTest.cpp.
+int dumpPoll(int Argc, char **Argv);
 
 int main(int Argc, char **Argv) {
   if (Argc >= 2 && !strcmp(Argv[1], "--dump"))
     return dump(Argc, Argv);
   if (Argc >= 2 && !strcmp(Argv[1], "--dump-stackbang"))
     return dumpStackBang(Argc, Argv);
+  if (Argc >= 2 && !strcmp(Argv[1], "--dump-poll"))
+    return dumpPoll(Argc, Argv);
   testing::InitGoogleTest(&Argc, Argv);
   // --header-offset=N: configure the runtime's header offset (before any
   // thread attaches); the emitters take it from the layout.

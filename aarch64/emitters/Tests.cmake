@@ -26,6 +26,20 @@
 #   aarch64.emitters.stackbang.contract    contract violations refused
 #   aarch64.emitters.disassembly.stackbang.{watermark,labels,always}
 #
+# and, labelled `safepoint` too (A64SafepointTest.cpp, with the scenarios
+# of unittests/Emitters/SafepointScenarios.h):
+#
+#   aarch64.emitters.safepoint.probe     the poll word's armed bit, every
+#                                        register around disarmed and armed
+#                                        polls, layouts elsewhere
+#   aarch64.emitters.safepoint.runtime   a thread stopped at its poll by a
+#                                        safepoint and released; a handshake
+#                                        run once at the poll
+#   aarch64.emitters.safepoint.threads   emitted loops under many
+#                                        safepoints and handshakes
+#   aarch64.emitters.safepoint.contract  contract violations refused
+#   aarch64.emitters.disassembly.safepoint.{outofline,labels}
+#
 # Uses from aarch64/CMakeLists.txt: qemu, out, triple, a64_emitter_tests,
 # jitlock_require_program.
 
@@ -101,5 +115,27 @@ foreach(mode watermark labels always)
             -P "${CMAKE_CURRENT_LIST_DIR}/StackBangDisassembly.cmake")
   set_tests_properties(${test} PROPERTIES
     LABELS "aarch64;asmjit;stackbang" TIMEOUT 60
+    REQUIRED_FILES "${a64_emitter_tests}")
+endforeach()
+
+# Safepoint polls. The poll has no atomics: one variant, not LSE and LL/SC.
+function(jitlock_a64_safepoint_test name filter)
+  jitlock_a64_emitter_test(safepoint.${name} "${filter}")
+  set_tests_properties(aarch64.emitters.safepoint.${name} PROPERTIES
+    LABELS "aarch64;asmjit;safepoint")
+endfunction()
+jitlock_a64_safepoint_test(probe "A64PollProbe.*")
+jitlock_a64_safepoint_test(runtime "A64PollRuntime.*")
+jitlock_a64_safepoint_test(threads "A64PollThreads.*")
+jitlock_a64_safepoint_test(contract "A64PollContract.*")
+foreach(mode outofline labels)
+  set(test aarch64.emitters.disassembly.safepoint.${mode})
+  add_test(NAME ${test}
+    COMMAND "${CMAKE_COMMAND}" "-DQEMU=${JITLOCK_QEMU_AARCH64}"
+            "-DTESTS=${a64_emitter_tests}" "-DLLVM_MC=${JITLOCK_LLVM_MC}"
+            -DMODE=${mode} "-DOUT_DIR=${out}"
+            -P "${CMAKE_CURRENT_LIST_DIR}/PollDisassembly.cmake")
+  set_tests_properties(${test} PROPERTIES
+    LABELS "aarch64;asmjit;safepoint" TIMEOUT 60
     REQUIRED_FILES "${a64_emitter_tests}")
 endforeach()

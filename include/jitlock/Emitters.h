@@ -34,8 +34,9 @@
 //     its end (so Done must not be bound already) and emitSlowCall binds
 //     Slow. One SlowPathLabels per sequence.
 //
-// Method-entry stack banging (emitStackBang) has a contract of its own; see
-// "Stack banging" below.
+// Method-entry stack banging (emitStackBang) and safepoint polls
+// (emitSafepointPoll) have contracts of their own; see "Stack banging" and
+// "Safepoint polls" below.
 //
 //===----------------------------------------------------------------------===//
 #ifndef JITLOCK_EMITTERS_H
@@ -59,14 +60,18 @@ struct SlowPathLabels {
 };
 
 /// Runtime entry points the slow-path stubs call; by default the runtime's
-/// jitlock_rt_monitor_enter/exit and jitlock_rt_stack_bang. Tests and
-/// embedders may substitute (a substitute for StackBang must behave like it:
-/// return when there is room, else not return).
+/// jitlock_rt_monitor_enter/exit, jitlock_rt_stack_bang and
+/// jitlock_rt_safepoint_poll. Tests and embedders may substitute (a
+/// substitute for StackBang must behave like it: return when there is room,
+/// else not return; one for SafepointPoll must call jitlock_rt_safepoint_poll
+/// or do what it does).
 struct RuntimeEntries {
   const void *Enter = reinterpret_cast<const void *>(&jitlock_rt_monitor_enter);
   const void *Exit = reinterpret_cast<const void *>(&jitlock_rt_monitor_exit);
   const void *StackBang =
       reinterpret_cast<const void *>(&jitlock_rt_stack_bang);
+  const void *SafepointPoll =
+      reinterpret_cast<const void *>(&jitlock_rt_safepoint_poll);
 };
 
 //===----------------------------------------------------------------------===//
@@ -130,6 +135,40 @@ struct RuntimeEntries {
 
 /// How a method entry checks its stack (see above).
 enum class BangMode { Watermark, Always, None };
+
+//===----------------------------------------------------------------------===//
+// Safepoint polls
+//
+// emitSafepointPoll writes the inline poll of the safepoint protocol (P1 at
+// the top of lib/Runtime/Safepoint.cpp): it tests the armed bit of the poll
+// word at [Thread + poll_word_offset] and, when the bit is set, calls
+// RT.SafepointPoll (jitlock_rt_safepoint_poll, P2) with Thread, every
+// register preserved, and continues after it. P2 returns once a safepoint in
+// progress has ended and the handshakes pending for the thread have run.
+// The steady state, disarmed, is one byte load (x86_64: the memory operand
+// of `test`; AArch64: `ldrb`), a bit test and a branch not taken (Labels) or
+// taken over the glue (OutOfLine). Nothing is stored.
+//
+// Where it goes: wherever managed code must reach a poll in bounded time,
+// typically loop back-edges and method returns. An attached thread in the
+// `managed` state that runs a loop without a poll keeps every safepoint
+// waiting. At the poll the thread may hold monitors and live values in any
+// register: the slow path saves everything, and a safepoint or handshake
+// only reads the thread's state.
+//
+// The poll word is read with a plain load (relaxed): P2 re-reads it
+// (seq_cst) and decides, and an arm the load missed is seen by a later poll.
+// The armed bit may be any single bit of the 64-bit word (the runtime's is
+// bit 0): the emitters test the byte that holds it, both targets being
+// little-endian. A layout with another armed mask, another ABI version, or a
+// poll byte beyond INT32_MAX from the thread is refused.
+//
+// Clobbered: x86_64, the flags only (no scratch register at all); AArch64,
+// Scratch and the flags. SlowPathMode and SlowPathLabels work as for the
+// monitor sequences; in Labels mode the caller emits the slow call with
+// emitSafepointPollSlowCall. The glue writes below the stack pointer, as a
+// call would, and works at any stack alignment.
+//===----------------------------------------------------------------------===//
 
 namespace x64 {
 
@@ -204,6 +243,31 @@ asmjit::Error emitStackBangSlowCall(asmjit::x86::Assembler &A,
                                     const SlowPathLabels &Labels,
                                     const RuntimeEntries &RT = {});
 
+/// A 64-bit GPR other than rsp holding the current jitlock_thread; it is
+/// only read. The poll needs no scratch register.
+struct SafepointPollOperands {
+  asmjit::x86::Gp Thread;
+};
+
+/// Emits the safepoint poll (see "Safepoint polls"): `test byte ptr
+/// [Thread + off], bit` then `jnz Labels.Slow` (Labels), or `jz` over the
+/// glue (OutOfLine). Returns kErrorOk, or kErrorInvalidArgument when the
+/// operands, layout or labels break the contract (nothing is emitted then).
+asmjit::Error emitSafepointPoll(asmjit::x86::Assembler &A,
+                                const jitlock_rt_layout &L,
+                                const SafepointPollOperands &Ops,
+                                SlowPathMode Mode,
+                                SlowPathLabels *Labels = nullptr,
+                                const RuntimeEntries &RT = {});
+
+/// For SlowPathMode::Labels: binds Labels.Slow, calls
+/// RT.SafepointPoll(Thread) with every register preserved, and jumps to
+/// Labels.Done.
+asmjit::Error emitSafepointPollSlowCall(asmjit::x86::Assembler &A,
+                                        const SafepointPollOperands &Ops,
+                                        const SlowPathLabels &Labels,
+                                        const RuntimeEntries &RT = {});
+
 } // namespace x64
 
 namespace a64 {
@@ -257,6 +321,27 @@ asmjit::Error emitStackBangSlowCall(asmjit::a64::Assembler &A,
                                     uint32_t ExtraBytes,
                                     const SlowPathLabels &Labels,
                                     const RuntimeEntries &RT = {});
+
+/// Two distinct x registers (x0-x30): Thread is only read; Scratch, not
+/// x18, receives the poll byte and is clobbered (x16 and x17 are allowed).
+struct SafepointPollOperands {
+  asmjit::a64::Gp Thread;
+  asmjit::a64::Gp Scratch;
+};
+
+/// As x64::emitSafepointPoll: `ldrb wScratch, [Thread, #off]` then `tbnz
+/// wScratch, #bit, Labels.Slow` (Labels; the slow call must be within
+/// tbnz's +-32 KiB), or `tbz` over the glue (OutOfLine).
+asmjit::Error emitSafepointPoll(asmjit::a64::Assembler &A,
+                                const jitlock_rt_layout &L,
+                                const SafepointPollOperands &Ops,
+                                SlowPathMode Mode,
+                                SlowPathLabels *Labels = nullptr,
+                                const RuntimeEntries &RT = {});
+asmjit::Error emitSafepointPollSlowCall(asmjit::a64::Assembler &A,
+                                        const SafepointPollOperands &Ops,
+                                        const SlowPathLabels &Labels,
+                                        const RuntimeEntries &RT = {});
 
 } // namespace a64
 

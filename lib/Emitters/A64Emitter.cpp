@@ -30,13 +30,16 @@
 // is refused with kErrorInvalidArgument, as are operands that break the
 // contract in Emitters.h. Nothing is emitted then.
 //
-// The method-entry stack check (emitStackBang, at the end of the file)
+// The method-entry stack check (emitStackBang, near the end of the file)
 // calls jitlock_rt_stack_bang through the same glue, with `need` recomputed
-// from the saved sp.
+// from the saved sp. The safepoint poll (emitSafepointPoll, at the end)
+// calls jitlock_rt_safepoint_poll through it with the thread alone, and
+// gives it one scratch register instead of two.
 //
 //===----------------------------------------------------------------------===//
 #include "jitlock/Emitters.h"
 
+#include "Safepoint.h"
 #include "SlowPath.h"
 #include "StackBang.h"
 
@@ -486,7 +489,8 @@ static_assert(FrameSize % 16 == 0, "sp stays 16-byte aligned");
 
 /// What the glue calls, with which arguments and which two registers it may
 /// clobber: (thread, obj) for the monitor slow paths, (thread, the caller's
-/// sp - Extra) for the stack bang.
+/// sp - Extra) for the stack bang. The safepoint poll passes (thread) alone,
+/// Obj left invalid, and only one register, S1 left invalid.
 struct GlueArgs {
   const void *Target;
   Gp Thread, Obj;
@@ -509,11 +513,19 @@ Error emitGlue(A64::Assembler &A, const GlueArgs &Args) {
       Err = E;
   };
   const Gp S0 = Args.S0, S1 = Args.S1;
+  // With one register, the frame keeps the caller's sp - FrameSize instead
+  // of the caller's sp, and the epilogue adds FrameSize back.
+  const bool OneScratch = !S1.isValid();
   // Align sp down to 16 whatever the caller's alignment: sp may only be a
   // base register when aligned. The caller's sp is kept in the frame.
-  Ok(A.mov(S0, A64::sp));
-  Ok(A.sub(S1, S0, FrameSize));
-  Ok(A.and_(A64::sp, S1, ~uint64_t(15)));
+  if (OneScratch) {
+    Ok(A.sub(S0, A64::sp, FrameSize));
+    Ok(A.and_(A64::sp, S0, ~uint64_t(15)));
+  } else {
+    Ok(A.mov(S0, A64::sp));
+    Ok(A.sub(S1, S0, FrameSize));
+    Ok(A.and_(A64::sp, S1, ~uint64_t(15)));
+  }
   Ok(A.str(S0, A64::ptr(A64::sp, SavedSpSlot)));
   for (unsigned I = 0; I != 18; I += 2)
     Ok(A.stp(A64::x(I), A64::x(I + 1), A64::ptr(A64::sp, GpArea + 8 * I)));
@@ -531,6 +543,10 @@ Error emitGlue(A64::Assembler &A, const GlueArgs &Args) {
     Writer W(A);
     W.subImm(A64::x1, A64::x1, Args.Extra, A64::x16);
     Ok(W.Err);
+  } else if (!Obj.isValid()) {
+    // (thread) alone.
+    if (Thread.id() != 0)
+      Ok(A.mov(A64::x0, Thread));
   } else if (Thread.id() == 1 && Obj.id() == 0) {
     // (thread, obj) -> (x0, x1), whichever registers hold them.
     Ok(A.mov(A64::x16, A64::x0));
@@ -562,7 +578,10 @@ Error emitGlue(A64::Assembler &A, const GlueArgs &Args) {
     Ok(A.ldp(A64::x(I), A64::x(I + 1), A64::ptr(A64::sp, GpArea + 8 * I)));
   Ok(A.ldp(A64::x18, A64::x30, A64::ptr(A64::sp, GpArea + 8 * 18)));
   Ok(A.ldr(S0, A64::ptr(A64::sp, SavedSpSlot)));
-  Ok(A.mov(A64::sp, S0));
+  if (OneScratch)
+    Ok(A.add(A64::sp, S0, FrameSize));
+  else
+    Ok(A.mov(A64::sp, S0));
   return Err;
 }
 
@@ -748,6 +767,97 @@ Error emitStackBangSlowCall(A64::Assembler &A, const StackBangOperands &Ops,
     return kErrorInvalidArgument;
   Error Err = A.bind(Labels.Slow);
   if (Error GErr = emitGlue(A, bangArgs(Ops, ExtraBytes, RT)); !Err)
+    Err = GErr;
+  if (Error BErr = A.b(Labels.Done); !Err)
+    Err = BErr;
+  return Err;
+}
+
+//===----------------------------------------------------------------------===//
+// Safepoint polls
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Thread and Scratch: distinct x registers; Scratch not x18 (x16/x17 are
+/// fine: the glue saves them before it uses x16).
+bool validPollOperands(const SafepointPollOperands &Ops) {
+  return isX(Ops.Thread) && isX(Ops.Scratch) && Ops.Scratch.id() != 18 &&
+         Ops.Thread.id() != Ops.Scratch.id();
+}
+
+GlueArgs pollArgs(const SafepointPollOperands &Ops, const RuntimeEntries &RT) {
+  return {RT.SafepointPoll, Ops.Thread, Gp(), Ops.Scratch, Gp()};
+}
+
+/// wScratch = the byte at [Thread + Offset]: the scaled form takes any
+/// offset below 4096, a larger one goes through Scratch.
+void loadPollByte(A64::Assembler &A, Writer &W,
+                  const SafepointPollOperands &Ops, uint32_t Offset) {
+  const Gp S = Ops.Scratch;
+  if (Offset <= 4095) {
+    W.ok(A.ldrb(S.w(), A64::ptr(Ops.Thread, int32_t(Offset))));
+    return;
+  }
+  W.movImm(S.x(), Offset);
+  W.ok(A.ldrb(S.w(), A64::ptr(Ops.Thread, S.x())));
+}
+
+} // namespace
+
+Error emitSafepointPoll(A64::Assembler &A, const jitlock_rt_layout &L,
+                        const SafepointPollOperands &Ops, SlowPathMode Mode,
+                        SlowPathLabels *Labels, const RuntimeEntries &RT) {
+  safepoint::ArmedByte Armed;
+  if (!usableAssembler(A) || !validPollOperands(Ops) ||
+      !safepoint::armedByte(L, Armed) || !stackbang::isValidSlowPathMode(Mode))
+    return kErrorInvalidArgument;
+  if (Mode == SlowPathMode::OutOfLine && !RT.SafepointPoll)
+    return kErrorInvalidArgument;
+  Label Slow, Done;
+  if (Mode == SlowPathMode::Labels) {
+    if (!Labels)
+      return kErrorInvalidArgument;
+    asmjit::CodeHolder &Code = *A.code();
+    if (Code.isLabelValid(Labels->Done) && Code.isLabelBound(Labels->Done))
+      return kErrorInvalidArgument;
+    if (!Code.isLabelValid(Labels->Slow))
+      Labels->Slow = A.newLabel();
+    if (!Code.isLabelValid(Labels->Done))
+      Labels->Done = A.newLabel();
+    Slow = Labels->Slow;
+    Done = Labels->Done;
+  } else {
+    Slow = A.newLabel();
+    Done = A.newLabel();
+  }
+  Writer W(A);
+  // P1  w = the poll word's armed byte: a plain ldrb (relaxed; P2 re-reads
+  //     the word itself); ArmedBit set: P2.
+  loadPollByte(A, W, Ops, Armed.Offset);
+  if (Mode == SlowPathMode::OutOfLine) {
+    // Disarmed, the steady state: one taken branch over the glue, which
+    // calls P2 and falls through to Done.
+    W.ok(A.tbz(Ops.Scratch.w(), Armed.Bit, Done));
+    W.ok(A.bind(Slow));
+    W.ok(emitGlue(A, pollArgs(Ops, RT)));
+  } else {
+    W.ok(A.tbnz(Ops.Scratch.w(), Armed.Bit, Slow));
+  }
+  W.ok(A.bind(Done));
+  return W.Err;
+}
+
+Error emitSafepointPollSlowCall(A64::Assembler &A,
+                                const SafepointPollOperands &Ops,
+                                const SlowPathLabels &Labels,
+                                const RuntimeEntries &RT) {
+  if (!usableAssembler(A) || !validPollOperands(Ops) || !RT.SafepointPoll ||
+      !slowCallLabelsUsable(*A.code(), Labels))
+    return kErrorInvalidArgument;
+  // P2, then back to the code after the poll.
+  Error Err = A.bind(Labels.Slow);
+  if (Error GErr = emitGlue(A, pollArgs(Ops, RT)); !Err)
     Err = GErr;
   if (Error BErr = A.b(Labels.Done); !Err)
     Err = BErr;

@@ -43,13 +43,16 @@
 // the CPU running the emitter: an emitter for a baseline JIT emits for the
 // machine it runs on.
 //
-// The method-entry stack check (emitStackBang, at the end of the file)
+// The method-entry stack check (emitStackBang, near the end of the file)
 // calls jitlock_rt_stack_bang through the same glue; its second argument is
-// recomputed from the saved rsp instead of taken from a register.
+// recomputed from the saved rsp instead of taken from a register. The
+// safepoint poll (emitSafepointPoll, at the end) calls
+// jitlock_rt_safepoint_poll through it with the thread alone.
 //
 //===----------------------------------------------------------------------===//
 #include "jitlock/Emitters.h"
 
+#include "Safepoint.h"
 #include "SlowPath.h"
 #include "StackBang.h"
 
@@ -222,8 +225,9 @@ Operand savedValue(const x86::Gp &R) {
   return x86::gpq(R.id()); // callee-saved: untouched so far
 }
 
-/// The two arguments the glue passes: (thread, obj) for the monitor slow
-/// paths, or (thread, entry rsp - Extra) for the stack bang.
+/// The arguments the glue passes: (thread, obj) for the monitor slow paths,
+/// (thread, entry rsp - Extra) for the stack bang, or (thread) alone, with
+/// Obj left invalid, for the safepoint poll.
 struct GlueArgs {
   x86::Gp Thread;
   x86::Gp Obj;
@@ -269,7 +273,7 @@ void emitGlue(x86::Assembler &A, const void *Entry, const GlueArgs &Args,
     // need = the rsp of the check (rbx + 8, before `push rbx`) - Extra:
     // recomputed, so no register has to carry it here.
     E(A.lea(x86::rsi, x86::ptr(x86::rbx, 8 - Args.Extra)));
-  } else {
+  } else if (Args.Obj.isValid()) {
     Operand ObjSrc = savedValue(Args.Obj);
     E(ObjSrc.isReg() ? A.mov(x86::rsi, ObjSrc.as<x86::Gp>())
                      : A.mov(x86::rsi, ObjSrc.as<x86::Mem>()));
@@ -627,6 +631,75 @@ Error emitStackBangSlowCall(x86::Assembler &A, const StackBangOperands &Ops,
   E(A.bind(Labels.Slow));
   emitGlue(A, RT.StackBang, {Ops.Thread, x86::Gp(), true, int32_t(ExtraBytes)},
            Labels.Done, E);
+  return E.get();
+}
+
+//===----------------------------------------------------------------------===//
+// Safepoint polls
+//===----------------------------------------------------------------------===//
+
+static bool validPollOperands(const BaseEmitter &A,
+                              const SafepointPollOperands &Ops) {
+  if (!A.code() || A.arch() != Arch::kX64)
+    return false;
+  // gpq(id) builds a 64-bit register of any id: only rax..r15 exist.
+  return Ops.Thread.isGpq() && Ops.Thread.id() < 16 &&
+         Ops.Thread.id() != x86::Gp::kIdSp;
+}
+
+/// P2's one argument; rsi is left alone.
+static GlueArgs pollArgs(const SafepointPollOperands &Ops) {
+  return {Ops.Thread, x86::Gp(), false, 0};
+}
+
+Error emitSafepointPoll(x86::Assembler &A, const jitlock_rt_layout &L,
+                        const SafepointPollOperands &Ops, SlowPathMode Mode,
+                        SlowPathLabels *Labels, const RuntimeEntries &RT) {
+  safepoint::ArmedByte Armed;
+  if (!validPollOperands(A, Ops) || !safepoint::armedByte(L, Armed) ||
+      !stackbang::isValidSlowPathMode(Mode))
+    return kErrorInvalidArgument;
+  if (Mode == SlowPathMode::OutOfLine && !RT.SafepointPoll)
+    return kErrorInvalidArgument;
+  if (Mode == SlowPathMode::Labels) {
+    if (!Labels)
+      return kErrorInvalidArgument;
+    CodeHolder &Code = *A.code();
+    if (Code.isLabelValid(Labels->Done) && Code.isLabelBound(Labels->Done))
+      return kErrorInvalidArgument;
+  }
+  Label Slow, Done;
+  if (Error Err = sequenceLabels(A, Mode, Labels, Slow, Done))
+    return Err;
+  ErrorSink E;
+  // P1: w & ArmedBit, tested in memory: one plain (relaxed) byte load that
+  // writes no register. P2 re-reads the word itself.
+  E(A.test(x86::byte_ptr(Ops.Thread, int32_t(Armed.Offset)),
+           int32_t(1u << Armed.Bit)));
+  if (Mode == SlowPathMode::OutOfLine) {
+    // Disarmed, the steady state: one taken branch over the glue, which
+    // calls P2 and falls through to Done.
+    E(A.jz(Done));
+    E(A.bind(Slow));
+    emitGlue(A, RT.SafepointPoll, pollArgs(Ops), Label(), E);
+  } else {
+    E(A.jnz(Slow));
+  }
+  E(A.bind(Done));
+  return E.get();
+}
+
+Error emitSafepointPollSlowCall(x86::Assembler &A,
+                                const SafepointPollOperands &Ops,
+                                const SlowPathLabels &Labels,
+                                const RuntimeEntries &RT) {
+  if (!validPollOperands(A, Ops) || !RT.SafepointPoll ||
+      !slowCallLabelsUsable(*A.code(), Labels))
+    return kErrorInvalidArgument;
+  ErrorSink E;
+  // P2, then back to the code after the poll.
+  E(A.bind(Labels.Slow));
+  emitGlue(A, RT.SafepointPoll, pollArgs(Ops), Labels.Done, E);
   return E.get();
 }
 

@@ -14,9 +14,10 @@
 //   exit     pop an object; monitorexit (the emitted fast path)
 //   inc      pop an object; add 1 to its counter field (a plain, unguarded
 //            load, add and store: only the monitor makes it safe)
-//   loop L   decrement the iteration count; while it is not zero, jump back
-//            to instruction L (the verifier accepts one loop, the last
-//            instruction, with L = 0: the body runs once per iteration)
+//   loop L   poll for a safepoint; decrement the iteration count; while it
+//            is not zero, jump back to instruction L (the verifier accepts
+//            one loop, the last instruction, with L = 0: the body runs once
+//            per iteration)
 //
 // What the compiler does, as a baseline JIT would:
 //   - it reads the layout once with jitlock_rt_get_layout() and passes it to
@@ -28,6 +29,12 @@
 //   - it asks for SlowPathMode::Labels and emits every slow-path call after
 //     the function's `ret`, out of the way of the straight-line code (the
 //     glue preserves every register and realigns the stack itself);
+//   - every loop back-edge polls (emitSafepointPoll, P1 of the safepoint
+//     protocol), so that a safepoint or a handshake stops a running program
+//     within one iteration; nothing is held across the back-edge, but the
+//     poll would preserve it if it were;
+//   - its threads wait for the start in the `native` state, so that a
+//     safepoint never waits for a thread that is not running code;
 //   - it verifies the bytecode first: stack depths agree at every
 //     instruction, and monitors are balanced and properly nested (enter and
 //     exit of the same object, innermost first) on every path.
@@ -35,6 +42,7 @@
 // Usage:
 //   jitlock-baseline [--threads N] [--iterations K] [--program NAME]...
 //                    [--source TEXT] [--list] [--asm]
+//                    [--safepoints N] [--handshakes N]
 //                    [--dump-sequences DIR]
 //
 // Each thread runs one of the programs (thread i runs program i mod count),
@@ -42,10 +50,18 @@
 // increments the programs made, and every lock must be free. The exit status
 // is 0 when that holds, 1 when it does not, 2 for bad usage.
 //
-// --dump-sequences DIR writes the emitted enter and exit sequences (with the
-// registers above) as raw bytes (DIR/enter.bin, DIR/exit.bin) and as hex
-// text for `llvm-mc-19 --disassemble` (DIR/enter.hex, DIR/exit.hex); see
-// docs/emitters.md.
+// --safepoints N makes the main thread, which is not attached, a VM thread
+// that takes up to N safepoints while the programs run (stopping early when
+// they are all done): while it holds one, no counter may move.
+// --handshakes N runs up to N rounds of jitlock_rt_handshake_all, between
+// the safepoints: within a round, the operation must run at most once for
+// each thread.
+//
+// --dump-sequences DIR writes the emitted enter, exit and safepoint-poll
+// sequences (with the registers above) as raw bytes (DIR/enter.bin,
+// DIR/exit.bin, DIR/poll.bin; DIR/poll.labels.bin is the poll in Labels mode
+// followed by a `ret` and its slow call) and as hex text for `llvm-mc-19
+// --disassemble` (DIR/*.hex); see docs/emitters.md.
 //
 //===----------------------------------------------------------------------===//
 #include "jitlock/Emitters.h"
@@ -55,6 +71,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
@@ -62,7 +79,9 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -284,6 +303,8 @@ void run(CompiledFn Fn, Context *Ctx) {
 /// The registers the baseline tier gives the emitters. rbx holds the
 /// Context, r12 the thread, r13 the object of the monitor operation.
 const jx::MonitorOperands Regs{x86::r13, x86::r12, x86::rax, x86::rcx};
+/// The poll reads the thread and needs no scratch register.
+const jx::SafepointPollOperands PollRegs{Regs.Thread};
 
 Error compile(JitRuntime &RT, const std::vector<Insn> &P, size_t MaxDepth,
               const jitlock_rt_layout &L, CompiledFn &Out, String *Listing) {
@@ -310,9 +331,10 @@ Error compile(JitRuntime &RT, const std::vector<Insn> &P, size_t MaxDepth,
   std::vector<Label> InsnLabels;
   for (size_t I = 0; I < P.size(); ++I)
     InsnLabels.push_back(A.newLabel());
+  enum class StubKind { Enter, Exit, Poll };
   struct ColdStub {
     SlowPathLabels Labels;
-    bool Enter;
+    StubKind Kind;
   };
   std::vector<ColdStub> Cold;
   size_t Depth = 0;
@@ -333,7 +355,9 @@ Error compile(JitRuntime &RT, const std::vector<Insn> &P, size_t MaxDepth,
     case Opcode::Enter:
     case Opcode::Exit: {
       A.mov(Regs.Obj, Slot(--Depth));
-      Cold.push_back({SlowPathLabels{}, X.Op == Opcode::Enter});
+      Cold.push_back({SlowPathLabels{}, X.Op == Opcode::Enter
+                                            ? StubKind::Enter
+                                            : StubKind::Exit});
       SlowPathLabels *Labels = &Cold.back().Labels;
       Error E =
           X.Op == Opcode::Enter
@@ -349,10 +373,17 @@ Error compile(JitRuntime &RT, const std::vector<Insn> &P, size_t MaxDepth,
       A.add(x86::rax, 1);
       A.mov(x86::qword_ptr(x86::rcx, offsetof(Object, Counter)), x86::rax);
       break;
-    case Opcode::Loop:
+    case Opcode::Loop: {
+      // The back-edge polls: a safepoint stops the program here, between
+      // iterations, within one iteration of being requested.
+      Cold.push_back({SlowPathLabels{}, StubKind::Poll});
+      if (Error E = jx::emitSafepointPoll(A, L, PollRegs, SlowPathMode::Labels,
+                                          &Cold.back().Labels))
+        return E;
       A.sub(x86::qword_ptr(x86::rbx, offsetof(Context, Remaining)), 1);
       A.jnz(InsnLabels[X.Arg]);
       break;
+    }
     }
   }
   if (Frame)
@@ -364,7 +395,10 @@ Error compile(JitRuntime &RT, const std::vector<Insn> &P, size_t MaxDepth,
 
   // The cold part: every slow path, after the function's code.
   for (const ColdStub &S : Cold)
-    if (Error E = jx::emitSlowCall(A, S.Enter, Regs, S.Labels))
+    if (Error E = S.Kind == StubKind::Poll
+                      ? jx::emitSafepointPollSlowCall(A, PollRegs, S.Labels)
+                      : jx::emitSlowCall(A, S.Kind == StubKind::Enter, Regs,
+                                         S.Labels))
       return E;
 
   if (Listing)
@@ -376,17 +410,40 @@ Error compile(JitRuntime &RT, const std::vector<Insn> &P, size_t MaxDepth,
   return kErrorOk;
 }
 
-/// Writes one emitted sequence (OutOfLine, this tool's registers) as raw
-/// bytes and as llvm-mc hex text.
-bool dumpSequence(const std::string &Dir, const char *Name, bool Enter,
+/// What --dump-sequences writes.
+enum class Sequence { Enter, Exit, Poll, PollLabels };
+
+/// Writes one emitted sequence (this tool's registers; OutOfLine, except
+/// PollLabels: the poll in Labels mode, a `ret` standing for the rest of the
+/// method, then the poll's slow call) as raw bytes and as llvm-mc hex text.
+bool dumpSequence(const std::string &Dir, const char *Name, Sequence Seq,
                   const jitlock_rt_layout &L) {
   CodeHolder Code;
   Environment Env;
   Env.init(Arch::kX64);
   Code.init(Env);
   x86::Assembler A(&Code);
-  Error E = Enter ? jx::emitMonitorEnter(A, L, Regs, SlowPathMode::OutOfLine)
-                  : jx::emitMonitorExit(A, L, Regs, SlowPathMode::OutOfLine);
+  Error E = kErrorOk;
+  switch (Seq) {
+  case Sequence::Enter:
+    E = jx::emitMonitorEnter(A, L, Regs, SlowPathMode::OutOfLine);
+    break;
+  case Sequence::Exit:
+    E = jx::emitMonitorExit(A, L, Regs, SlowPathMode::OutOfLine);
+    break;
+  case Sequence::Poll:
+    E = jx::emitSafepointPoll(A, L, PollRegs, SlowPathMode::OutOfLine);
+    break;
+  case Sequence::PollLabels: {
+    SlowPathLabels Labels;
+    E = jx::emitSafepointPoll(A, L, PollRegs, SlowPathMode::Labels, &Labels);
+    if (!E)
+      E = A.ret();
+    if (!E)
+      E = jx::emitSafepointPollSlowCall(A, PollRegs, Labels);
+    break;
+  }
+  }
   if (E) {
     fprintf(stderr, "jitlock-baseline: emitting %s: %s\n", Name,
             DebugUtils::errorAsString(E));
@@ -428,7 +485,8 @@ bool dumpSequence(const std::string &Dir, const char *Name, bool Enter,
   fprintf(stderr,
           "usage: jitlock-baseline [--threads N] [--iterations K]\n"
           "                        [--program NAME]... [--source TEXT]\n"
-          "                        [--list] [--asm] [--dump-sequences DIR]\n");
+          "                        [--list] [--asm] [--safepoints N]\n"
+          "                        [--handshakes N] [--dump-sequences DIR]\n");
   exit(2);
 }
 
@@ -440,6 +498,100 @@ struct NamedProgram {
   CompiledFn Fn = nullptr;
 };
 
+//===----------------------------------------------------------------------===//
+// The VM thread
+//===----------------------------------------------------------------------===//
+
+struct VmReport {
+  unsigned Safepoints = 0, Midway = 0, MovedWhileHeld = 0;
+  unsigned Rounds = 0, Twice = 0, Errors = 0;
+  uint64_t Operations = 0;
+  /// Time to safepoint: how long jitlock_rt_safepoint_begin took.
+  uint64_t BeginNsTotal = 0, BeginNsMax = 0;
+};
+
+/// Counters of every object: the compiled code writes them with plain
+/// stores, so they are read here with relaxed atomic loads.
+std::vector<uint64_t> counters(std::vector<Object> &Objects) {
+  std::vector<uint64_t> Out;
+  for (Object &O : Objects)
+    Out.push_back(__atomic_load_n(&O.Counter, __ATOMIC_RELAXED));
+  return Out;
+}
+
+void spinFor(std::chrono::microseconds D) {
+  auto End = std::chrono::steady_clock::now() + D;
+  while (std::chrono::steady_clock::now() < End)
+    std::this_thread::yield();
+}
+
+/// One round of handshakes: the targets it ran for.
+struct HandshakeRound {
+  std::mutex Mu;
+  std::multiset<jitlock_thread *> Targets;
+};
+
+void countHandshake(void *Arg, jitlock_thread *Target) {
+  auto &R = *static_cast<HandshakeRound *>(Arg);
+  std::lock_guard<std::mutex> G(R.Mu);
+  R.Targets.insert(Target);
+}
+
+/// The main thread (not attached) as a VM thread: safepoints, during which
+/// no counter may move (every program thread is stopped at its back-edge
+/// poll, parked on a monitor, or not running code), and handshakes. A
+/// safepoint held while the counters are short of `Total` stopped a program
+/// midway (a thread that has finished its loop no longer needs a poll).
+VmReport runVmThread(std::vector<Object> &Objects, uint64_t Total,
+                     unsigned Threads, const std::atomic<unsigned> &Ready,
+                     const std::atomic<unsigned> &Finished, unsigned Safepoints,
+                     unsigned Handshakes) {
+  VmReport R;
+  while (Ready.load() < Threads)
+    std::this_thread::yield();
+  // Safepoints and handshake rounds alternate, while the programs run.
+  for (unsigned I = 0;
+       I < std::max(Safepoints, Handshakes) && Finished.load() < Threads; ++I) {
+    if (I < Safepoints) {
+      const auto Start = std::chrono::steady_clock::now();
+      if (jitlock_rt_safepoint_begin() != JITLOCK_OK) {
+        ++R.Errors;
+        break;
+      }
+      const uint64_t Ns =
+          uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                       std::chrono::steady_clock::now() - Start)
+                       .count());
+      R.BeginNsTotal += Ns;
+      R.BeginNsMax = std::max(R.BeginNsMax, Ns);
+      ++R.Safepoints;
+      std::vector<uint64_t> Held = counters(Objects);
+      uint64_t Sum = 0;
+      for (uint64_t C : Held)
+        Sum += C;
+      R.Midway += Sum < Total;
+      spinFor(std::chrono::microseconds(100));
+      R.MovedWhileHeld += counters(Objects) != Held;
+      if (jitlock_rt_safepoint_end() != JITLOCK_OK)
+        ++R.Errors;
+      spinFor(std::chrono::microseconds(100));
+    }
+    if (I < Handshakes) {
+      HandshakeRound Round;
+      if (jitlock_rt_handshake_all(countHandshake, &Round) != JITLOCK_OK) {
+        ++R.Errors;
+        break;
+      }
+      ++R.Rounds;
+      R.Operations += Round.Targets.size();
+      for (jitlock_thread *T : Round.Targets)
+        R.Twice += Round.Targets.count(T) > 1;
+      spinFor(std::chrono::microseconds(100));
+    }
+  }
+  return R;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -448,6 +600,7 @@ int main(int argc, char **argv) {
   std::vector<std::pair<std::string, std::string>> Sources;
   bool PrintAsm = false;
   std::string DumpDir;
+  unsigned Safepoints = 0, Handshakes = 0;
   for (int I = 1; I < argc; ++I) {
     std::string Arg = argv[I];
     auto Value = [&]() -> std::string {
@@ -479,6 +632,11 @@ int main(int argc, char **argv) {
       return 0;
     } else if (Arg == "--asm") {
       PrintAsm = true;
+    } else if (Arg == "--safepoints" || Arg == "--handshakes") {
+      long V = strtol(Value().c_str(), nullptr, 10);
+      if (V < 0 || V > 1000000)
+        usage((Arg + " must be between 0 and 1000000").c_str());
+      (Arg == "--safepoints" ? Safepoints : Handshakes) = unsigned(V);
     } else if (Arg == "--dump-sequences") {
       DumpDir = Value();
     } else {
@@ -495,8 +653,10 @@ int main(int argc, char **argv) {
   }
 
   if (!DumpDir.empty())
-    return dumpSequence(DumpDir, "enter", true, L) &&
-                   dumpSequence(DumpDir, "exit", false, L)
+    return dumpSequence(DumpDir, "enter", Sequence::Enter, L) &&
+                   dumpSequence(DumpDir, "exit", Sequence::Exit, L) &&
+                   dumpSequence(DumpDir, "poll", Sequence::Poll, L) &&
+                   dumpSequence(DumpDir, "poll.labels", Sequence::PollLabels, L)
                ? 0
                : 1;
 
@@ -532,7 +692,7 @@ int main(int argc, char **argv) {
   }
 
   std::vector<Object> Objects(NumObjects);
-  std::atomic<unsigned> Ready{0};
+  std::atomic<unsigned> Ready{0}, Finished{0};
   std::atomic<bool> Failed{false};
   std::vector<std::thread> Pool;
   for (unsigned T = 0; T < Threads; ++T)
@@ -542,9 +702,13 @@ int main(int argc, char **argv) {
       Ctx.Remaining = Iterations;
       for (unsigned K = 0; K < NumObjects; ++K)
         Ctx.Objects[K] = &Objects[K];
+      // Waiting for the others, the thread runs no code of ours: native,
+      // so that a safepoint does not wait for it.
+      jitlock_rt_enter_native(Ctx.Thread);
       Ready.fetch_add(1);
       while (Ready.load() < Threads)
         std::this_thread::yield();
+      jitlock_rt_leave_native(Ctx.Thread);
       run(Programs[T % Programs.size()].Fn, &Ctx);
       int RC = jitlock_rt_detach();
       if (RC != JITLOCK_OK) {
@@ -552,15 +716,23 @@ int main(int argc, char **argv) {
                 jitlock_rt_status_name(RC));
         Failed = true;
       }
+      Finished.fetch_add(1);
     });
+  // Every counter must come to exactly the increments made under its
+  // monitor.
+  std::vector<uint64_t> Expected(NumObjects, 0);
+  uint64_t Total = 0;
+  for (unsigned T = 0; T < Threads; ++T)
+    for (unsigned K = 0; K < NumObjects; ++K) {
+      Expected[K] += Programs[T % Programs.size()].Incs[K] * Iterations;
+      Total += Programs[T % Programs.size()].Incs[K] * Iterations;
+    }
+  VmReport Vm;
+  if (Safepoints || Handshakes)
+    Vm = runVmThread(Objects, Total, Threads, Ready, Finished, Safepoints,
+                     Handshakes);
   for (std::thread &T : Pool)
     T.join();
-
-  // Every counter must hold exactly the increments made under its monitor.
-  std::vector<uint64_t> Expected(NumObjects, 0);
-  for (unsigned T = 0; T < Threads; ++T)
-    for (unsigned K = 0; K < NumObjects; ++K)
-      Expected[K] += Programs[T % Programs.size()].Incs[K] * Iterations;
   bool Ok = !Failed;
   printf("%u threads x %" PRIu64 " iterations; programs:", Threads, Iterations);
   for (const NamedProgram &P : Programs)
@@ -589,6 +761,18 @@ int main(int argc, char **argv) {
   printf("runtime: %" PRIu64 " slow-path calls, %" PRIu64
          " inflations, %" PRIu64 " contended enters, %" PRIu64 " parks\n",
          St.slow_path_calls, St.inflations, St.contended_enters, St.parks);
+  if (Safepoints || Handshakes) {
+    printf("vm thread: %u safepoints (%u with programs midway), %u moved "
+           "while held; %u handshake rounds, %" PRIu64
+           " operations, %u run twice for a thread in one round\n",
+           Vm.Safepoints, Vm.Midway, Vm.MovedWhileHeld, Vm.Rounds,
+           Vm.Operations, Vm.Twice);
+    if (Vm.Safepoints)
+      printf("time to safepoint: mean %.1f us, max %.1f us\n",
+             double(Vm.BeginNsTotal) / Vm.Safepoints / 1000.0,
+             double(Vm.BeginNsMax) / 1000.0);
+    Ok &= Vm.MovedWhileHeld == 0 && Vm.Twice == 0 && Vm.Errors == 0;
+  }
   printf("%s\n", Ok ? "OK" : "FAILED");
   for (NamedProgram &P : Programs)
     RT.release(P.Fn);
