@@ -77,8 +77,9 @@ struct RuntimeEntries {
 //===----------------------------------------------------------------------===//
 // Stack banging
 //
-// emitStackBang writes the method-entry stack check of SPEC part 4, the same
-// check as the LLVM lowering (pass parameter bang=watermark|always|none):
+// emitStackBang writes the method-entry stack check (docs/stack-banging.md),
+// the same check as the LLVM lowering (pass parameter
+// bang=watermark|always|none):
 //
 //   Watermark: need = sp - ExtraBytes; if need > [Thread +
 //     stack_watermark_offset] (unsigned) the sequence falls through;

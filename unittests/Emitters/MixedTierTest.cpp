@@ -7,7 +7,7 @@
 // lock states and lock stacks must be consistent afterwards. The anonymous
 // owner fix-up is also driven across tiers deterministically, both ways.
 //
-// The issue requires this suite to pass 100 runs in a row:
+// The suite must pass 100 runs in a row:
 //   MixedTierTest --gtest_repeat=100 --gtest_break_on_failure
 //
 //===----------------------------------------------------------------------===//
