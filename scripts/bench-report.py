@@ -8,12 +8,25 @@
 Each benchmark's value is the median of its repetitions' ns_per_pair (the
 iteration runs when the JSON has them, else the `median` aggregate). The
 markdown has the machine, a shape x path table of ns per pair, the same as
-ratios to the floor, the targets of issue 6 with met/missed, and every run's
+ratios to the floor, the locking targets with met/missed, and every run's
 spread. Without --update it goes to stdout (or --markdown FILE); with
 --update it replaces the part of FILE between the markers
 
     <!-- bench-report:begin -->
     <!-- bench-report:end -->
+
+The safepoint benchmarks (poll/*, ttsp/N, handshake/one|all/N) get a part of
+their own: ns per loop iteration with and without a poll, and the median and
+p99 latencies of safepoints and handshakes (each the median over the
+repetitions, with their range), with the time-to-safepoint target. --update
+puts it between
+
+    <!-- bench-report:safepoints:begin -->
+    <!-- bench-report:safepoints:end -->
+
+Each part is written only when the JSON has its benchmarks, so a run of the
+safepoint benchmarks alone (--benchmark_filter='^(poll|ttsp|handshake)/')
+leaves the locking results as they are.
 
 The plot has one bar group per shape, the paths side by side, and the floor
 as a horizontal line.
@@ -26,12 +39,14 @@ import os
 import statistics
 import sys
 
-from benchjson import canonical_name
+from benchjson import canonical_name, replace_marked
 
 SHAPES = ["simple", "recursive", "serial", "inflated", "churn", "contended2"]
 PATHS = ["llvm", "asmjit", "runtime", "heavy", "pthread", "alloc"]
-BEGIN = "<!-- bench-report:begin -->"
-END = "<!-- bench-report:end -->"
+LOOPERS = [1, 2, 4, 8]
+POLL_PATHS = ["none", "llvm", "unrolled"]
+# Median time-to-safepoint for this many looping threads, in µs.
+TTSP_TARGET = (2, 20.0)
 
 # (label, numerator, denominator, limit, kind): "le" means
 # numerator / denominator <= limit; "ge" means >= limit.
@@ -97,7 +112,7 @@ def fmt(x, digits=2):
     return f"{x:.{digits}f}"
 
 
-def machine_lines(ctx):
+def machine_lines(ctx, safepoints=False):
     cpu = ctx.get("jitlock_cpu_model", "unknown CPU")
     cores = ctx.get("jitlock_cores", ctx.get("num_cpus", "?"))
     mhz = ctx.get("mhz_per_cpu")
@@ -109,9 +124,15 @@ def machine_lines(ctx):
         f"{ctx.get('jitlock_llvm', '?')} (JIT), Google Benchmark library "
         f"{ctx.get('library_build_type', '?')} build",
         f"* **Run:** {ctx.get('date', '?')}; "
-        f"{ctx.get('jitlock_pairs_per_iteration', '100')} pairs per "
-        f"iteration; TLS offset {ctx.get('jitlock_tls_offset', '?')}, "
-        f"lock stack capacity {ctx.get('jitlock_lock_stack_capacity', '?')}",
+        + (f"{ctx.get('jitlock_poll_iterations_per_call', '?')} loop "
+           "iterations per poll benchmark iteration; "
+           if safepoints else
+           f"{ctx.get('jitlock_pairs_per_iteration', '100')} pairs per "
+           "iteration; ")
+        + f"TLS offset {ctx.get('jitlock_tls_offset', '?')}"
+        + ("" if safepoints else
+           ", lock stack capacity "
+           f"{ctx.get('jitlock_lock_stack_capacity', '?')}"),
     ]
     load = ctx.get("load_avg")
     if load:
@@ -253,6 +274,153 @@ def markdown(doc, values, extra, runs):
     return "\n".join(out) + "\n"
 
 
+def collect_safepoints(doc):
+    """name -> the iteration runs (one per repetition) of every safepoint
+    benchmark that ran without an error."""
+    runs = {}
+    for run in doc.get("benchmarks", []):
+        if run.get("error_occurred") or run.get("run_type",
+                                                "iteration") != "iteration":
+            continue
+        name = canonical_name(run)
+        if name.split("/")[0] in ("poll", "ttsp", "handshake"):
+            runs.setdefault(name, []).append(run)
+    return runs
+
+
+def spread(runs, key, digits=2):
+    """The median of `key` over the repetitions, with the range: "5.1" for
+    one repetition, "5.1 (4.8-6.0)" for several; "-" when absent."""
+    vals = [r[key] for r in runs or [] if key in r]
+    if not vals:
+        return "-"
+    med = fmt(statistics.median(vals), digits)
+    if len(vals) == 1:
+        return med
+    return (f"{med} ({fmt(min(vals), digits)}-"
+            f"{fmt(max(vals), digits)})")
+
+
+def median_of(runs, key):
+    vals = [r[key] for r in runs or [] if key in r]
+    return statistics.median(vals) if vals else None
+
+
+def paired_differences(a_runs, b_runs, key):
+    """a - b for each repetition both ran (taken in the same run, interleaved
+    when --benchmark_enable_random_interleaving was on)."""
+    b_by_rep = {r.get("repetition_index", 0): r[key] for r in b_runs}
+    return [r[key] - b_by_rep[r.get("repetition_index", 0)] for r in a_runs
+            if r.get("repetition_index", 0) in b_by_rep]
+
+
+def oversubscription(n, cores):
+    """How n looping threads and the synchronizer share the cores."""
+    if not cores:
+        return ""
+    if n > cores:
+        return f"oversubscribed: {n} looping threads on {cores} cores"
+    if n == cores:
+        return (f"{n} looping threads + the synchronizer on {cores} cores: "
+                "one of them is always waiting for a core")
+    return (f"{n} looping thread{'s' if n > 1 else ''} + the synchronizer: "
+            "a core each")
+
+
+def markdown_safepoints(doc, runs):
+    ctx = doc.get("context", {})
+    try:
+        cores = int(ctx.get("jitlock_cores") or ctx.get("num_cpus") or 0)
+    except ValueError:
+        cores = 0
+    out = machine_lines(ctx, safepoints=True)
+    out.append("")
+    out.append("Each figure is the median over the repetitions, the range "
+               "over them in parentheses.")
+    out.append("")
+
+    polls = {p: runs.get(f"poll/{p}") for p in POLL_PATHS}
+    if any(polls.values()):
+        out.append("**Poll cost**: ns per loop iteration (CPU time; lower is "
+                   "better). *Over poll/none* is the difference to poll/none "
+                   "within each repetition, then the median.")
+        out.append("")
+        out.append("| kernel | ns per iteration | over poll/none | reps |")
+        out.append("| --- | ---: | ---: | ---: |")
+        none = polls["none"]
+        for p in POLL_PATHS:
+            rs = polls[p]
+            if not rs:
+                continue
+            over = ""
+            if p != "none" and none:
+                diffs = paired_differences(rs, none, "ns_per_iter")
+                if diffs:
+                    over = f"{statistics.median(diffs):+.3f}"
+                    if len(diffs) > 1:
+                        over += (f" ({min(diffs):+.3f} to "
+                                 f"{max(diffs):+.3f})")
+            out.append(f"| poll/{p} | {spread(rs, 'ns_per_iter', 3)} | {over} "
+                       f"| {len(rs)} |")
+        out.append("")
+
+    if any(runs.get(f"ttsp/{n}") for n in LOOPERS):
+        out.append("**Time-to-safepoint** (TTSP: `jitlock_rt_safepoint_begin`"
+                   " alone) and **stop+release** (from the call of begin "
+                   "until every thread runs again after "
+                   "`jitlock_rt_safepoint_end`), in µs, one safepoint per "
+                   "sample:")
+        out.append("")
+        out.append("| looping threads | TTSP median | TTSP p99 | stop+release "
+                   "median | stop+release p99 | samples per rep | cores |")
+        out.append("| ---: |" + " ---: |" * 5 + " --- |")
+        for n in LOOPERS:
+            rs = runs.get(f"ttsp/{n}")
+            if not rs:
+                continue
+            samples = statistics.median(r["iterations"] for r in rs)
+            out.append(
+                f"| {n} | {spread(rs, 'ttsp_median_us')} "
+                f"| {spread(rs, 'ttsp_p99_us')} "
+                f"| {spread(rs, 'stop_release_median_us')} "
+                f"| {spread(rs, 'stop_release_p99_us')} | {samples:.0f} "
+                f"| {oversubscription(n, cores)} |")
+        out.append("")
+
+    if any(runs.get(f"handshake/{k}/{n}") for k in ("one", "all")
+           for n in LOOPERS):
+        out.append("**Handshakes**: the latency of `jitlock_rt_handshake` "
+                   "(one looping thread, each in turn) and "
+                   "`jitlock_rt_handshake_all` (every looping thread), in "
+                   "µs:")
+        out.append("")
+        out.append("| looping threads | one: median | one: p99 | all: median "
+                   "| all: p99 |")
+        out.append("| ---: |" + " ---: |" * 4)
+        for n in LOOPERS:
+            one, all_ = runs.get(f"handshake/one/{n}"), runs.get(
+                f"handshake/all/{n}")
+            if not one and not all_:
+                continue
+            out.append(
+                f"| {n} | {spread(one, 'handshake_median_us')} "
+                f"| {spread(one, 'handshake_p99_us')} "
+                f"| {spread(all_, 'handshake_median_us')} "
+                f"| {spread(all_, 'handshake_p99_us')} |")
+        out.append("")
+
+    n, limit = TTSP_TARGET
+    ttsp = median_of(runs.get(f"ttsp/{n}"), "ttsp_median_us")
+    if ttsp is not None:
+        out.append("| target | measured | met? |")
+        out.append("| --- | ---: | --- |")
+        verdict = "met" if ttsp < limit else "**missed**"
+        out.append(f"| median TTSP, {n} threads < {limit:g} µs "
+                   f"| {fmt(ttsp)} µs | {verdict} |")
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
 def ensure_matplotlib():
     """Re-runs the script with a Python that has matplotlib, if need be."""
     try:
@@ -339,28 +507,37 @@ def main():
     # Tolerate text before the JSON (e.g. stderr mixed into a log).
     doc = json.loads(text[text.index("{"):])
     values, extra, runs = collect(doc)
-    if not values:
-        print("bench-report: no ns_per_pair in the input", file=sys.stderr)
+    sp_runs = collect_safepoints(doc)
+    if not values and not sp_runs:
+        print("bench-report: no jitlock-bench results in the input",
+              file=sys.stderr)
         return 1
-    md = markdown(doc, values, extra, runs)
+    # (marker tag, markdown) for each part the input has results for.
+    parts = []
+    if values:
+        parts.append(("bench-report", markdown(doc, values, extra, runs)))
+    if sp_runs:
+        parts.append(("bench-report:safepoints",
+                      markdown_safepoints(doc, sp_runs)))
     if args.update:
-        with open(args.update) as f:
-            old = f.read()
-        if BEGIN not in old or END not in old:
-            print(f"bench-report: {args.update} has no {BEGIN} ... {END}",
-                  file=sys.stderr)
-            return 1
-        head, rest = old.split(BEGIN, 1)
-        _, tail = rest.split(END, 1)
-        with open(args.update, "w") as f:
-            f.write(head + BEGIN + "\n" + md + END + tail)
-    elif args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(md)
+        for tag, md in parts:
+            err = replace_marked(args.update, tag, md)
+            if err:
+                print(f"bench-report: {err}", file=sys.stderr)
+                return 1
     else:
-        sys.stdout.write(md)
+        md = "\n".join(md for _, md in parts)
+        if args.markdown:
+            with open(args.markdown, "w") as f:
+                f.write(md)
+        else:
+            sys.stdout.write(md)
     if args.png:
-        plot(doc, values, args.png)
+        if values:
+            plot(doc, values, args.png)
+        else:
+            print("bench-report: no locking results, no plot",
+                  file=sys.stderr)
     return 0
 
 

@@ -14,7 +14,10 @@ otherwise it checks JSON that jitlock-bench wrote. It checks that
     churn, where the heavy path creates a monitor per object and the "GC"
     must drop them all;
   * churn/heavy really inflated every object, and the lightweight churn
-    paths never inflated one.
+    paths never inflated one;
+  * the safepoint benchmarks (poll/*, ttsp/N, handshake/one|all/N) have
+    their counters, finite and > 0: ns_per_iter for poll/*, the median and
+    p99 latencies otherwise, with the median no larger than the p99.
 
 Exit status 0 when all hold, 1 otherwise.
 """
@@ -35,9 +38,40 @@ SHAPE_PATHS = {
     "churn": ["llvm", "asmjit", "runtime", "heavy", "pthread", "alloc"],
     "contended2": ["llvm", "asmjit", "runtime", "heavy", "pthread"],
 }
-EXPECTED = ["floor", "floor/lockstack"] + [
+LOCKING = ["floor", "floor/lockstack"] + [
     f"{shape}/{path}" for shape, paths in SHAPE_PATHS.items() for path in paths
 ]
+
+# Safepoints: benchmark name -> the counters it must report.
+LOOPERS = [1, 2, 4, 8]
+SAFEPOINT_COUNTERS = {
+    **{f"poll/{p}": ["ns_per_iter"] for p in ("none", "llvm", "unrolled")},
+    **{f"ttsp/{n}": ["ttsp_median_us", "ttsp_p99_us",
+                     "stop_release_median_us", "stop_release_p99_us"]
+       for n in LOOPERS},
+    **{f"handshake/{kind}/{n}": ["handshake_median_us", "handshake_p99_us"]
+       for kind in ("one", "all") for n in LOOPERS},
+}
+EXPECTED = LOCKING + list(SAFEPOINT_COUNTERS)
+
+
+def positive(value):
+    return (isinstance(value, (int, float)) and math.isfinite(value)
+            and value > 0)
+
+
+def check_safepoint_run(name, run):
+    problems = []
+    for counter in SAFEPOINT_COUNTERS[name]:
+        if not positive(run.get(counter)):
+            problems.append(f"{name}: {counter} is {run.get(counter)!r}")
+    for counter in SAFEPOINT_COUNTERS[name]:
+        if counter.endswith("_median_us"):
+            p99 = counter.replace("_median_us", "_p99_us")
+            med, high = run.get(counter), run.get(p99)
+            if positive(med) and positive(high) and med > high:
+                problems.append(f"{name}: {counter} {med} > {p99} {high}")
+    return problems
 
 
 
@@ -58,8 +92,11 @@ def check(doc):
             if run.get("error_occurred"):
                 problems.append(f"{name}: error: {run.get('error_message')}")
                 continue
+            if name in SAFEPOINT_COUNTERS:
+                problems += check_safepoint_run(name, run)
+                continue
             ns = run.get("ns_per_pair")
-            if not isinstance(ns, (int, float)) or not math.isfinite(ns) or ns <= 0:
+            if not positive(ns):
                 problems.append(f"{name}: ns_per_pair is {ns!r}")
             alive = run.get("monitors_alive")
             if alive is None:
@@ -116,8 +153,9 @@ def main():
         print(f"FAIL: {p}")
     if problems:
         return 1
-    print(f"OK: {len(EXPECTED)} benchmarks, every ns_per_pair finite and "
-          "positive, no monitor alive at the end")
+    print(f"OK: {len(EXPECTED)} benchmarks; every ns_per_pair finite and "
+          "positive, no monitor alive at the end; every safepoint counter "
+          "finite and positive")
     return 0
 
 

@@ -16,11 +16,16 @@
 ;
 ; JITLOCK_TOP_OFFSET is replaced, before parsing, by the runtime layout's
 ; lock_stack_top_offset (only floor/lockstack uses it).
+;
+; The safepoint kernels at the end (poll/none, poll/llvm, and the loop the
+; ttsp and handshake threads run) share the same type; their polls are
+; lowered to the inline poll of the thread's poll word (P1).
 
 %Object = type { i64, i64, [48 x i8] }
 
 declare void @jitlock.monitor.enter(ptr)
 declare void @jitlock.monitor.exit(ptr)
+declare void @jitlock.safepoint.poll()
 declare ptr @jitlock.thread()
 declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 
@@ -179,3 +184,97 @@ loop:
 done:
   ret void
 }
+
+; poll/none, poll/llvm and poll/unrolled: %n increments of a's payload. The
+; load and the store are volatile so that the loop stays a loop: without them
+; LLVM folds it into one add of %n (with a poll it cannot, as the poll's slow
+; path may read the payload).
+;
+; poll/llvm has a safepoint poll in every iteration and is otherwise
+; poll/none. LLVM does not unroll a loop with a call in it, and the poll
+; keeps one (on its cold path); it would unroll poll/none 8 times. So
+; poll/none is kept rolled as well (llvm.loop.unroll.disable), and the two
+; differ by the poll alone. poll/unrolled is poll/none as LLVM compiles it
+; by default: what a loop that needs no poll gains from not having one.
+define void @bench_poll_none(ptr %thread, ptr %a, ptr %b, i64 %n) {
+entry:
+  %payload = getelementptr inbounds %Object, ptr %a, i64 0, i32 1
+  %empty = icmp eq i64 %n, 0
+  br i1 %empty, label %done, label %loop
+
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]
+  %v = load volatile i64, ptr %payload
+  %v.next = add i64 %v, 1
+  store volatile i64 %v.next, ptr %payload
+  %i.next = add nuw i64 %i, 1
+  %more = icmp ult i64 %i.next, %n
+  br i1 %more, label %loop, label %done, !llvm.loop !0
+
+done:
+  ret void
+}
+
+define void @bench_poll_llvm(ptr %thread, ptr %a, ptr %b, i64 %n) {
+entry:
+  %payload = getelementptr inbounds %Object, ptr %a, i64 0, i32 1
+  %empty = icmp eq i64 %n, 0
+  br i1 %empty, label %done, label %loop
+
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]
+  %v = load volatile i64, ptr %payload
+  %v.next = add i64 %v, 1
+  store volatile i64 %v.next, ptr %payload
+  call void @jitlock.safepoint.poll()
+  %i.next = add nuw i64 %i, 1
+  %more = icmp ult i64 %i.next, %n
+  br i1 %more, label %loop, label %done, !llvm.loop !2
+
+done:
+  ret void
+}
+
+define void @bench_poll_unrolled(ptr %thread, ptr %a, ptr %b, i64 %n) {
+entry:
+  %payload = getelementptr inbounds %Object, ptr %a, i64 0, i32 1
+  %empty = icmp eq i64 %n, 0
+  br i1 %empty, label %done, label %loop
+
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]
+  %v = load volatile i64, ptr %payload
+  %v.next = add i64 %v, 1
+  store volatile i64 %v.next, ptr %payload
+  %i.next = add nuw i64 %i, 1
+  %more = icmp ult i64 %i.next, %n
+  br i1 %more, label %loop, label %done
+
+done:
+  ret void
+}
+
+; The loop of the ttsp and handshake benchmarks: a managed thread's work
+; until it is told to stop. Every iteration publishes its count in %counter
+; (the synchronizer watches it move to see the thread running) and polls;
+; the loop ends once %stop is nonzero. %n is unused.
+define void @bench_spin(ptr %thread, ptr %counter, ptr %stop, i64 %n) {
+entry:
+  br label %loop
+
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]
+  %i.next = add i64 %i, 1
+  store atomic i64 %i.next, ptr %counter monotonic, align 8
+  call void @jitlock.safepoint.poll()
+  %stopped = load atomic i64, ptr %stop monotonic, align 8
+  %go.on = icmp eq i64 %stopped, 0
+  br i1 %go.on, label %loop, label %done
+
+done:
+  ret void
+}
+
+!0 = distinct !{!0, !1}
+!1 = !{!"llvm.loop.unroll.disable"}
+!2 = distinct !{!2, !1}
