@@ -1,7 +1,7 @@
 //===- jitlock-bench/main.cpp - Locking schemes, measured side by side ----===//
 //
 // The benchmark every performance decision in jitlock is judged by: the
-// shapes of SPEC.md ("The benchmark shapes") through every path that exists,
+// monitor shapes (docs/benchmarks.md, "What is measured") through every path,
 // each reported as the counter ns_per_pair with 100 lock+unlock pairs per
 // benchmark iteration. docs/benchmarks.md has the method and the results.
 //

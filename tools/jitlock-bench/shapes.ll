@@ -1,4 +1,4 @@
-; shapes.ll - the benchmark shapes of /work/shared/SPEC.md as a frontend
+; shapes.ll - the benchmark shapes of docs/benchmarks.md as a frontend
 ; would emit them, for the `llvm` and `heavy` paths of jitlock-bench (and the
 ; floor). jitlock-bench embeds this text at build time and JIT-compiles it
 ; in-process with jitlock::JitSession (TLS mode, this process's layout), once
