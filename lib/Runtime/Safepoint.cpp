@@ -107,14 +107,17 @@ struct HandshakeOp {
   jitlock_handshake_fn Fn;
   void *Arg;
   jitlock_thread *Target;
-  /// K5: set to 1, with release, after Fn returned; a futex word, so that
-  /// a requester sleeping on it wakes as soon as the target ran it.
-  std::atomic<uint32_t> Done{0};
+  /// K5: Ran, with release, after Fn returned. A futex word: a requester
+  /// about to sleep on it marks it Sleeping, and then whoever ran Fn wakes
+  /// it; otherwise running Fn costs no system call.
+  enum : uint32_t { Pending = 0, Ran = 1, Sleeping = 2 };
+  std::atomic<uint32_t> Done{Pending};
 
+  bool ran() const { return Done.load(std::memory_order_acquire) == Ran; }
   void run() {
     Fn(Arg, Target);
-    Done.store(1, std::memory_order_release);
-    wakeAll(Done);
+    if (Done.exchange(Ran, std::memory_order_acq_rel) == Sleeping)
+      wakeAll(Done);
   }
 };
 
@@ -170,6 +173,9 @@ public:
       SleepNs = SleepNs * 2 > 1000000 ? 1000000 : SleepNs * 2;
     }
   }
+
+  /// Whether the next pause() sleeps.
+  bool sleepsNext() const { return Rounds + 1 >= 128; }
 
 private:
   unsigned Rounds = 0;
@@ -381,7 +387,7 @@ static void handshakeLocked(std::deque<HandshakeOp> &Ops) {
   for (;;) {
     HandshakeOp *NotDone = nullptr;
     for (HandshakeOp &Op : Ops) {
-      if (Op.Done.load(std::memory_order_acquire))
+      if (Op.ran())
         continue;
       NotDone = &Op;
       jitlock_thread &T = *Op.Target;
@@ -400,7 +406,12 @@ static void handshakeLocked(std::deque<HandshakeOp> &Ops) {
       return;
     // Running targets finish at their next poll: sleep until one of them
     // does (or the period ends, to look at the safe ones again).
-    Wait.pause(&NotDone->Done, 0);
+    uint32_t Seen = HandshakeOp::Pending;
+    if (Wait.sleepsNext() &&
+        !NotDone->Done.compare_exchange_strong(Seen, HandshakeOp::Sleeping) &&
+        Seen == HandshakeOp::Ran)
+      continue; // It ran meanwhile.
+    Wait.pause(&NotDone->Done, HandshakeOp::Sleeping);
   }
 }
 
