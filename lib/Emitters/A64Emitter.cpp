@@ -592,27 +592,11 @@ Error emitSequence(A64::Assembler &A, const jitlock_rt_layout &L,
   if (!usableAssembler(A) || !validOperands(Ops) || !supportedLayout(L) ||
       (At != Atomics::LSE && At != Atomics::LLSC))
     return kErrorInvalidArgument;
-  Label Slow, Done;
-  if (Mode == SlowPathMode::Labels) {
-    if (!Labels)
-      return kErrorInvalidArgument;
-    // The caller's labels if it made them, fresh ones otherwise.
-    if (!A.code()->isLabelValid(Labels->Slow))
-      Labels->Slow = A.newLabel();
-    if (!A.code()->isLabelValid(Labels->Done))
-      Labels->Done = A.newLabel();
-    if (A.code()->isLabelBound(Labels->Done))
-      return kErrorInvalidArgument;
-    Slow = Labels->Slow;
-    Done = Labels->Done;
-  } else if (Mode == SlowPathMode::OutOfLine) {
-    if (!(Enter ? RT.Enter : RT.Exit))
-      return kErrorInvalidArgument;
-    Slow = A.newLabel();
-    Done = A.newLabel();
-  } else {
+  if (Mode == SlowPathMode::OutOfLine && !(Enter ? RT.Enter : RT.Exit))
     return kErrorInvalidArgument;
-  }
+  Label Slow, Done;
+  if (Error Err = sequenceLabels(A, Mode, Labels, Slow, Done))
+    return Err;
 
   Emitter E(A, L, Ops, At);
   if (Enter)
@@ -719,22 +703,8 @@ Error emitStackBang(A64::Assembler &A, const jitlock_rt_layout &L,
   if (Mode == SlowPathMode::OutOfLine && !RT.StackBang)
     return kErrorInvalidArgument;
   Label Slow, Done;
-  if (Mode == SlowPathMode::Labels) {
-    if (!Labels)
-      return kErrorInvalidArgument;
-    asmjit::CodeHolder &Code = *A.code();
-    if (Code.isLabelValid(Labels->Done) && Code.isLabelBound(Labels->Done))
-      return kErrorInvalidArgument;
-    if (!Code.isLabelValid(Labels->Slow))
-      Labels->Slow = A.newLabel();
-    if (!Code.isLabelValid(Labels->Done))
-      Labels->Done = A.newLabel();
-    Slow = Labels->Slow;
-    Done = Labels->Done;
-  } else {
-    Slow = A.newLabel();
-    Done = A.newLabel();
-  }
+  if (Error Err = sequenceLabels(A, Mode, Labels, Slow, Done))
+    return Err;
   // need = sp - ExtraBytes; need > watermark (unsigned): room, skip. With
   // no extra bytes sp itself is compared (cmp's extended form takes sp).
   const int64_t WatermarkOff = L.stack_watermark_offset;
@@ -815,22 +785,8 @@ Error emitSafepointPoll(A64::Assembler &A, const jitlock_rt_layout &L,
   if (Mode == SlowPathMode::OutOfLine && !RT.SafepointPoll)
     return kErrorInvalidArgument;
   Label Slow, Done;
-  if (Mode == SlowPathMode::Labels) {
-    if (!Labels)
-      return kErrorInvalidArgument;
-    asmjit::CodeHolder &Code = *A.code();
-    if (Code.isLabelValid(Labels->Done) && Code.isLabelBound(Labels->Done))
-      return kErrorInvalidArgument;
-    if (!Code.isLabelValid(Labels->Slow))
-      Labels->Slow = A.newLabel();
-    if (!Code.isLabelValid(Labels->Done))
-      Labels->Done = A.newLabel();
-    Slow = Labels->Slow;
-    Done = Labels->Done;
-  } else {
-    Slow = A.newLabel();
-    Done = A.newLabel();
-  }
+  if (Error Err = sequenceLabels(A, Mode, Labels, Slow, Done))
+    return Err;
   Writer W(A);
   // P1  w = the poll word's armed byte: a plain ldrb (relaxed; P2 re-reads
   //     the word itself); ArmedBit set: P2.

@@ -295,48 +295,17 @@ void emitGlue(x86::Assembler &A, const void *Entry, const GlueArgs &Args,
     E(A.jmp(Done));
 }
 
-/// The labels a sequence branches to: the caller's (Labels mode, created
-/// here when the caller left them invalid; Done must not be bound yet) or
-/// fresh ones.
-Error sequenceLabels(x86::Assembler &A, SlowPathMode Mode,
-                     SlowPathLabels *Labels, Label &Slow, Label &Done) {
-  if (Mode == SlowPathMode::Labels) {
-    CodeHolder &Code = *A.code();
-    if (!Code.isLabelValid(Labels->Slow))
-      Labels->Slow = A.newLabel();
-    if (!Code.isLabelValid(Labels->Done))
-      Labels->Done = A.newLabel();
-    if (Code.isLabelBound(Labels->Done))
-      return kErrorInvalidArgument;
-    Slow = Labels->Slow;
-    Done = Labels->Done;
-  } else {
-    Slow = A.newLabel();
-    Done = A.newLabel();
-  }
-  if (!Slow.isValid() || !Done.isValid())
-    return kErrorOutOfMemory;
-  return kErrorOk;
-}
-
-/// Everything checked before anything is emitted. OutOfLine needs the
+/// The operands, the layout and the entry point, checked before anything is
+/// emitted (sequenceLabels checks the mode and labels). OutOfLine needs the
 /// entry point it calls; Labels mode calls nothing (emitSlowCall does).
 Error checkArguments(x86::Assembler &A, const jitlock_rt_layout &L,
                      const MonitorOperands &Ops, SlowPathMode Mode,
-                     SlowPathLabels *Labels, const void *Entry) {
+                     const void *Entry) {
   if (!validOperands(A, Ops) || !validLayout(L))
     return kErrorInvalidArgument;
-  if (Mode == SlowPathMode::OutOfLine)
-    return Entry ? kErrorOk : kErrorInvalidArgument;
-  if (Mode == SlowPathMode::Labels) {
-    if (!Labels)
-      return kErrorInvalidArgument;
-    CodeHolder &Code = *A.code();
-    if (Code.isLabelValid(Labels->Done) && Code.isLabelBound(Labels->Done))
-      return kErrorInvalidArgument;
-    return kErrorOk;
-  }
-  return kErrorInvalidArgument;
+  if (Mode == SlowPathMode::OutOfLine && !Entry)
+    return kErrorInvalidArgument;
+  return kErrorOk;
 }
 
 } // namespace
@@ -355,7 +324,7 @@ static int32_t monitorFieldOffset(const jitlock_rt_layout &L,
 Error emitMonitorEnter(x86::Assembler &A, const jitlock_rt_layout &L,
                        const MonitorOperands &Ops, SlowPathMode Mode,
                        SlowPathLabels *Labels, const RuntimeEntries &RT) {
-  if (Error Err = checkArguments(A, L, Ops, Mode, Labels, RT.Enter))
+  if (Error Err = checkArguments(A, L, Ops, Mode, RT.Enter))
     return Err;
   Label Slow, Done;
   if (Error Err = sequenceLabels(A, Mode, Labels, Slow, Done))
@@ -444,7 +413,7 @@ Error emitMonitorEnter(x86::Assembler &A, const jitlock_rt_layout &L,
 Error emitMonitorExit(x86::Assembler &A, const jitlock_rt_layout &L,
                       const MonitorOperands &Ops, SlowPathMode Mode,
                       SlowPathLabels *Labels, const RuntimeEntries &RT) {
-  if (Error Err = checkArguments(A, L, Ops, Mode, Labels, RT.Exit))
+  if (Error Err = checkArguments(A, L, Ops, Mode, RT.Exit))
     return Err;
   Label Slow, Done;
   if (Error Err = sequenceLabels(A, Mode, Labels, Slow, Done))
@@ -588,13 +557,6 @@ Error emitStackBang(x86::Assembler &A, const jitlock_rt_layout &L,
   // Watermark.
   if (Mode == SlowPathMode::OutOfLine && !RT.StackBang)
     return kErrorInvalidArgument;
-  if (Mode == SlowPathMode::Labels) {
-    if (!Labels)
-      return kErrorInvalidArgument;
-    CodeHolder &Code = *A.code();
-    if (Code.isLabelValid(Labels->Done) && Code.isLabelBound(Labels->Done))
-      return kErrorInvalidArgument;
-  }
   Label Slow, Done;
   if (Error Err = sequenceLabels(A, Mode, Labels, Slow, Done))
     return Err;
@@ -661,13 +623,6 @@ Error emitSafepointPoll(x86::Assembler &A, const jitlock_rt_layout &L,
     return kErrorInvalidArgument;
   if (Mode == SlowPathMode::OutOfLine && !RT.SafepointPoll)
     return kErrorInvalidArgument;
-  if (Mode == SlowPathMode::Labels) {
-    if (!Labels)
-      return kErrorInvalidArgument;
-    CodeHolder &Code = *A.code();
-    if (Code.isLabelValid(Labels->Done) && Code.isLabelBound(Labels->Done))
-      return kErrorInvalidArgument;
-  }
   Label Slow, Done;
   if (Error Err = sequenceLabels(A, Mode, Labels, Slow, Done))
     return Err;
