@@ -186,10 +186,11 @@ private:
 
 // Runs closures on its own attached OS thread. Between closures it is blocked
 // on a condition variable of ours in the `native` state, so that safepoints
-// (jitlock_rt_deflate_idle, jitlock_rt_enumerate_roots) do not wait for it. call() runs a closure and waits for it; post() starts
-// one and returns at once (e.g. an enter that will block); join() waits for
-// the posted closure to finish. Worker(false) never attaches: thread() is
-// then its detached structure (jitlock_rt_code_thread).
+// (jitlock_rt_deflate_idle, jitlock_rt_enumerate_roots) do not wait for it.
+// call() runs a closure and waits for it; post() starts one and returns at once
+// (e.g. an enter that will block); join() waits for the posted closure to
+// finish. Worker(false) never attaches: thread() is then its detached structure
+// (jitlock_rt_code_thread).
 class Worker {
 public:
   explicit Worker(bool attach = true)
