@@ -1008,8 +1008,9 @@ void runRound(const std::vector<LoopThread> &Ts, uint64_t Iterations,
   EXPECT_EQ(jitlock_rt_monitor_exit(Main, A), JITLOCK_OK);
   for (std::thread &W : Workers)
     W.join();
-  if (!WasAttached)
+  if (!WasAttached) {
     EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+  }
 
   uint64_t Want = uint64_t(Threads) * Iterations;
   EXPECT_EQ(Counters[0], Want) << "lost updates: no mutual exclusion";

@@ -240,11 +240,14 @@ int jitlock_rt_inspect(const void *obj, jitlock_lock_info *info);
  * one of the scan's retries, in which case null. */
 jitlock_thread *jitlock_rt_owner_of(const void *obj);
 
-/* Whether `thread` holds `obj`. Exact when `thread` is the caller. */
+/* Whether `thread` holds `obj`. Exact when `thread` is the caller; 0 when
+ * `thread` is not attached (another thread is read under the registry lock,
+ * so it cannot detach meanwhile). */
 int jitlock_rt_holds_lock(const jitlock_thread *thread, const void *obj);
 
 /* Copies up to `cap` lock stack entries of `thread`, oldest first, and returns
- * the depth. Exact for the caller's own thread or a stopped thread. */
+ * the depth; 0 when `thread` is not attached. Exact for the caller's own
+ * thread or a stopped thread. */
 size_t jitlock_rt_lock_stack(const jitlock_thread *thread, void **out,
                              size_t cap);
 

@@ -86,8 +86,12 @@ jitlock_thread *jitlock_rt_owner_of(const void *Obj) {
 int jitlock_rt_holds_lock(const jitlock_thread *T, const void *Obj) {
   if (!T || !Obj)
     return 0;
-  auto &Thread = const_cast<jitlock_thread &>(*T);
-  if (LockStack(Thread).contains(Obj))
+  bool OnLockStack = false;
+  if (!withAttachedThread(T, [&](jitlock_thread &Thread) {
+        OnLockStack = LockStack(Thread).contains(Obj);
+      }))
+    return 0;
+  if (OnLockStack)
     return 1;
   uint64_t H = headerOf(Obj).load(std::memory_order_acquire);
   if (!header::hasMonitor(H))
@@ -98,12 +102,14 @@ int jitlock_rt_holds_lock(const jitlock_thread *T, const void *Obj) {
 }
 
 size_t jitlock_rt_lock_stack(const jitlock_thread *T, void **Out, size_t Cap) {
-  if (!T)
-    return 0;
-  LockStack LS(const_cast<jitlock_thread &>(*T));
-  size_t Depth = LS.size();
-  for (size_t I = 0; I < Depth && I < Cap; ++I)
-    Out[I] = LS.at(int(I));
+  size_t Depth = 0;
+  // The registry lock keeps another thread attached while we copy.
+  withAttachedThread(T, [&](jitlock_thread &Thread) {
+    LockStack LS(Thread);
+    Depth = LS.size();
+    for (size_t I = 0; I < Depth && I < Cap; ++I)
+      Out[I] = LS.at(int(I));
+  });
   return Depth;
 }
 

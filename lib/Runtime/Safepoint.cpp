@@ -506,15 +506,9 @@ int jitlock_rt_leave_runtime(jitlock_thread *Self) {
 }
 
 int jitlock_rt_thread_state(const jitlock_thread *Thread) {
-  if (!Thread)
-    return -1;
-  if (Thread == currentThread())
-    return int(Thread->State.load(std::memory_order_relaxed));
   int State = -1;
-  forEachThread([&](jitlock_thread &T) {
-    if (&T == Thread)
-      State = int(T.State.load(SeqCst));
-  });
+  withAttachedThread(
+      Thread, [&](jitlock_thread &T) { State = int(T.State.load(SeqCst)); });
   return State;
 }
 

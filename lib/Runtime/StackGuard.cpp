@@ -648,23 +648,8 @@ int jitlock_rt_stack_info(const jitlock_thread *Thread,
   if (!Info)
     return JITLOCK_EINVAL;
   *Info = jitlock_stack_info{};
-  if (!Thread)
-    return JITLOCK_ENOT_ATTACHED;
-  jitlock_thread &Self = currentThreadStorage();
-  if (Thread == &Self) {
-    if (!Self.Attached)
-      return JITLOCK_ENOT_ATTACHED;
-    fillInfo(Self, *Info);
-    return JITLOCK_OK;
-  }
-  // Another thread: the registry lock keeps it attached while we read.
-  bool Found = false;
-  forEachThread([&](jitlock_thread &T) {
-    if (&T == Thread) {
-      fillInfo(T, *Info);
-      Found = true;
-    }
-  });
+  bool Found = withAttachedThread(
+      Thread, [&](jitlock_thread &T) { fillInfo(T, *Info); });
   return Found ? JITLOCK_OK : JITLOCK_ENOT_ATTACHED;
 }
 

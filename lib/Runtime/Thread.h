@@ -264,6 +264,27 @@ template <typename Fn> void forEachThread(Fn &&F) {
   detail::unlockThreadRegistry();
 }
 
+/// Calls `F(jitlock_thread &)` for `T` if it is attached and returns whether
+/// it did. For another thread the registry lock is held during the call, so
+/// that `T` stays attached (and its storage alive) while `F` reads it.
+template <typename Fn>
+bool withAttachedThread(const jitlock_thread *T, Fn &&F) {
+  if (!T)
+    return false;
+  if (T == currentThread()) {
+    F(*currentThread());
+    return true;
+  }
+  bool Found = false;
+  forEachThread([&](jitlock_thread &Other) {
+    if (&Other == T) {
+      F(Other);
+      Found = true;
+    }
+  });
+  return Found;
+}
+
 } // namespace jitlock
 
 #endif

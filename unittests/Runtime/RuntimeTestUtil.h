@@ -254,13 +254,15 @@ private:
       std::function<void()> f;
       {
         // A thread that never attached has no state to change.
-        if (attach_)
+        if (attach_) {
           EXPECT_EQ(jitlock_rt_enter_native(self_), JITLOCK_OK);
+        }
         std::unique_lock<std::mutex> g(mu_);
         cv_.wait(g, [&] { return task_ || quit_; });
         g.unlock();
-        if (attach_)
+        if (attach_) {
           EXPECT_EQ(jitlock_rt_leave_native(self_), JITLOCK_OK);
+        }
         g.lock();
         if (!task_ && quit_)
           break;
