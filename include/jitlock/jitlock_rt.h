@@ -292,7 +292,11 @@ void jitlock_rt_enumerate_roots(jitlock_root_fn fn, void *ctx);
 size_t jitlock_rt_deflate_idle(void);
 
 /*===-- Thread states, safepoints and handshakes --------------------------===*/
-/* Every attached thread is in one of four states. A VM thread stops the
+/* Monitor operations (enter, exit, wait, notify) belong to managed code: call
+ * them in `managed` or `runtime`, never in `native`, where a safepoint counts
+ * the thread as stopped.
+ *
+ * Every attached thread is in one of four states. A VM thread stops the
  * others at a safepoint, or runs an operation for one of them (a handshake),
  * only once each is *safe*: in `native` or `blocked`, where it touches no
  * object and no lock state without first making a transition that checks for
@@ -350,15 +354,22 @@ void jitlock_rt_safepoint_poll(jitlock_thread *self);
  * calls (which then run each operation directly). */
 int jitlock_rt_safepoint_begin(void);
 /* Releases every thread stopped by the caller's safepoint at once.
- * JITLOCK_ESTATE when the caller holds no safepoint. */
+ * JITLOCK_ESTATE when the caller holds no safepoint, or calls it from inside
+ * the runtime (a root enumeration or deflation callback). A guarded call
+ * whose fn took a safepoint and overflowed releases it; a thread that exits
+ * holding one releases it (and reports JITLOCK_ESTATE). */
 int jitlock_rt_safepoint_end(void);
 /* Whether the calling thread holds a safepoint. */
 int jitlock_rt_in_safepoint(void);
 
 /* A handshake operation, run exactly once for `target`: either by the target
  * itself at its next poll or transition, or by the requester while the target
- * is safe (the target cannot leave its safe state meanwhile). It may use the
- * runtime's queries on `target` and read or update `target`'s stacks. */
+ * is safe (the target cannot leave its safe state meanwhile, except into the
+ * registry-protected part of a query it was waiting for). It may use the
+ * runtime's queries on `target` and read or update `target`'s stacks. It may
+ * not start another VM operation: a safepoint, a handshake, deflation, root
+ * enumeration or detach return JITLOCK_ESTATE (0 roots, 0 deflated) there.
+ * A stack overflow inside it cannot be recovered: it is fatal. */
 typedef void (*jitlock_handshake_fn)(void *arg, jitlock_thread *target);
 
 /* Runs fn(arg, target) once for `target` and returns when it has run. The

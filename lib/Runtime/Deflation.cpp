@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "jitlock/jitlock_rt.h"
 
+#include "Config.h"
 #include "Monitor.h"
 #include "ObjectHeader.h"
 #include "Safepoint.h"
@@ -65,5 +66,10 @@ static bool deflateIfIdle(Monitor &M) {
 
 size_t jitlock_rt_deflate_idle(void) {
   SafepointScope Stopped;
+  if (Stopped.refused()) {
+    misuse(JITLOCK_ESTATE, nullptr, nullptr,
+           "deflation from inside a handshake");
+    return 0;
+  }
   return sweepMonitors(deflateIfIdle);
 }

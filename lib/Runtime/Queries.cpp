@@ -229,6 +229,11 @@ void jitlock_rt_enumerate_roots(jitlock_root_fn Fn, void *Ctx) {
   if (!Fn)
     return;
   SafepointScope Stopped;
+  if (Stopped.refused()) {
+    misuse(JITLOCK_ESTATE, nullptr, nullptr,
+           "root enumeration from inside a handshake");
+    return;
+  }
   forEachThread([&](jitlock_thread &T) {
     LockStack LS(T);
     for (unsigned I = 0, E = LS.size(); I != E; ++I)

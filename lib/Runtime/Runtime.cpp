@@ -159,6 +159,11 @@ struct ExitGuard {
     jitlock_thread *T = currentThread();
     if (!T)
       return;
+    if (holdsSafepoint()) {
+      misuse(JITLOCK_ESTATE, T, nullptr,
+             "thread exited while holding a safepoint; released it");
+      releaseSafepointAtExit();
+    }
     if (holdsAnyLock(*T)) {
       misuse(JITLOCK_EHOLDING_LOCKS, T, nullptr,
              "thread exited while attached and holding locks; released them");
@@ -281,9 +286,9 @@ int jitlock_rt_detach(void) {
   if (holdsAnyLock(*T))
     return misuse(JITLOCK_EHOLDING_LOCKS, T, nullptr,
                   "detach while holding locks");
-  if (holdsSafepoint())
+  if (holdsSafepoint() || inHandshake())
     return misuse(JITLOCK_ESTATE, T, nullptr,
-                  "detach while holding a safepoint");
+                  "detach while holding a safepoint or inside a handshake");
   {
     LeaveGuard Guard;
     detachLocked(*T);

@@ -77,6 +77,8 @@
 #include "Parker.h"
 #include "WaitBarrier.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <deque>
 #include <sched.h>
@@ -91,6 +93,20 @@ WaitBarrier Barrier;
 std::mutex OperationMutex;
 /// Set on the OS thread that holds a safepoint (S1-S6).
 thread_local bool HoldsSafepoint = false;
+/// Set while the safepoint held is one jitlock_rt_safepoint_begin took (not
+/// a SafepointScope's): only that one may be ended by the ABI.
+thread_local bool ApiSafepoint = false;
+/// SafepointScopes open on this thread.
+thread_local unsigned OpenScopes = 0;
+/// Nonzero while this thread requests a handshake or runs a handshake
+/// operation: it may then start no other VM operation, since the operation
+/// lock is held for it (by it, or by the requester it runs for).
+thread_local unsigned BusyInOperation = 0;
+
+struct BusyScope {
+  BusyScope() { ++BusyInOperation; }
+  ~BusyScope() { --BusyInOperation; }
+};
 
 /// Set on an attached thread that waited for the registry lock blocked:
 /// it polls once it has released the lock (lockWhileSafe).
@@ -115,14 +131,49 @@ struct HandshakeOp {
 
   bool ran() const { return Done.load(std::memory_order_acquire) == Ran; }
   void run() {
-    Fn(Arg, Target);
+    {
+      BusyScope Busy;
+      Fn(Arg, Target);
+    }
     if (Done.exchange(Ran, std::memory_order_acq_rel) == Sleeping)
       wakeAll(Done);
   }
 };
 
 std::mutex &operationLock() { return OperationMutex; }
+static void endSafepoint();
+
 bool holdsSafepoint() { return HoldsSafepoint; }
+bool inHandshake() { return BusyInOperation != 0; }
+
+OperationMarks operationMarks() {
+  return {HoldsSafepoint, BusyInOperation, OpenScopes};
+}
+
+void releaseSafepointAtExit() {
+  if (!HoldsSafepoint)
+    return;
+  ApiSafepoint = false;
+  OpenScopes = 0;
+  endSafepoint();
+}
+
+void unwindOperations(const OperationMarks &Entry) {
+  if (BusyInOperation > Entry.Busy) {
+    // Its lock and its done flag are left behind with the frames: the
+    // requester, and every later VM operation, would wait for good.
+    fprintf(stderr, "jitlock: fatal: a stack overflow abandoned a handshake "
+                    "operation, which cannot be completed\n");
+    abort();
+  }
+  OpenScopes = Entry.Scopes;
+  // A safepoint taken inside the abandoned frames is released, as the
+  // locks they took are.
+  if (HoldsSafepoint && !Entry.HeldSafepoint) {
+    ApiSafepoint = false;
+    endSafepoint();
+  }
+}
 
 static void armPoll(jitlock_thread &T, uint64_t Reason) {
   T.PollWord.fetch_or(Reason | poll::ArmedBit, SeqCst);
@@ -234,7 +285,13 @@ uint32_t enterBlocked(jitlock_thread &T) {
   return Prev;
 }
 
-void leaveBlocked(jitlock_thread &T, uint32_t Prev) { becomeUnsafe(T, Prev); }
+void leaveBlocked(jitlock_thread &T, uint32_t Prev) {
+  // Back to a safe state (a parked safepoint holder, for one) is T2.
+  if (Prev == JITLOCK_THREAD_NATIVE || Prev == JITLOCK_THREAD_BLOCKED)
+    T.State.store(Prev, SeqCst);
+  else
+    becomeUnsafe(T, Prev);
+}
 
 void restoreThreadState(jitlock_thread &T, uint32_t State) {
   if (T.State.load(std::memory_order_relaxed) == State)
@@ -344,8 +401,13 @@ static void endSafepoint() {
 }
 
 SafepointScope::SafepointScope() {
+  ++OpenScopes;
   if (HoldsSafepoint)
     return;
+  if (BusyInOperation) {
+    Refused = true;
+    return;
+  }
   Caller = currentThread();
   if (Caller) {
     CallerState = Caller->State.load(std::memory_order_relaxed);
@@ -356,6 +418,7 @@ SafepointScope::SafepointScope() {
 }
 
 SafepointScope::~SafepointScope() {
+  --OpenScopes;
   if (!Took)
     return;
   endSafepoint();
@@ -438,6 +501,10 @@ static int handshake(jitlock_thread *Target, jitlock_handshake_fn Fn,
       Op.run();
     return JITLOCK_OK;
   }
+  if (BusyInOperation)
+    return misuse(JITLOCK_ESTATE, Target, nullptr,
+                  "handshake from inside a handshake");
+  BusyScope Busy;
   lockWhileSafe(OperationMutex);
   // Targets stay attached until the operation lock is released (K1).
   detail::lockThreadRegistry();
@@ -522,19 +589,26 @@ int jitlock_rt_safepoint_begin(void) {
   if (HoldsSafepoint)
     return misuse(JITLOCK_ESTATE, nullptr, nullptr,
                   "safepoint begin while holding a safepoint");
+  if (BusyInOperation)
+    return misuse(JITLOCK_ESTATE, nullptr, nullptr,
+                  "safepoint begin from inside a handshake");
   jitlock_thread *Self = currentThread();
   if (Self &&
       Self->State.load(std::memory_order_relaxed) != JITLOCK_THREAD_NATIVE)
     return misuse(JITLOCK_ESTATE, Self, nullptr,
                   "safepoint begin from an attached thread outside native");
   beginSafepoint();
+  ApiSafepoint = true;
   return JITLOCK_OK;
 }
 
 int jitlock_rt_safepoint_end(void) {
-  if (!HoldsSafepoint)
+  if (!HoldsSafepoint || !ApiSafepoint || OpenScopes)
     return misuse(JITLOCK_ESTATE, nullptr, nullptr,
-                  "safepoint end without a safepoint");
+                  HoldsSafepoint ? "safepoint end from inside the runtime's "
+                                   "own safepoint (a callback)"
+                                 : "safepoint end without a safepoint");
+  ApiSafepoint = false;
   endSafepoint();
   return JITLOCK_OK;
 }

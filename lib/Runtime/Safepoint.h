@@ -55,6 +55,24 @@ void pollAfterRegistry();
 /// Whether the calling OS thread holds a safepoint (and with it the thread
 /// registry).
 bool holdsSafepoint();
+/// Whether the calling OS thread requests a handshake or runs a handshake
+/// operation: it may start no other VM operation then.
+bool inHandshake();
+
+/// What VM operations the calling thread is inside, for a guarded call to
+/// put back after a stack overflow abandoned frames.
+struct OperationMarks {
+  bool HeldSafepoint;
+  unsigned Busy;
+  unsigned Scopes;
+};
+OperationMarks operationMarks();
+/// After a stack overflow abandoned frames back to where `Entry` was taken:
+/// releases a safepoint they took, and aborts with a message if they were
+/// running a handshake operation, which nobody could complete.
+void unwindOperations(const OperationMarks &Entry);
+/// Releases a safepoint the calling thread still holds as it exits.
+void releaseSafepointAtExit();
 
 /// Serializes VM operations (safepoints and handshakes) with detach: held by
 /// a safepoint or a handshake throughout, and by a detaching thread while it
@@ -71,8 +89,13 @@ public:
   SafepointScope(const SafepointScope &) = delete;
   SafepointScope &operator=(const SafepointScope &) = delete;
 
+  /// True when the calling thread runs a handshake operation and so cannot
+  /// take a safepoint: the caller must not proceed.
+  bool refused() const { return Refused; }
+
 private:
   bool Took = false;
+  bool Refused = false;
   jitlock_thread *Caller = nullptr;
   uint32_t CallerState = 0;
 };

@@ -730,10 +730,12 @@ int jitlock_rt_call_guarded(jitlock_thread *Self, void (*Fn)(void *), void *Arg,
   // An overflow may abandon frames in any thread state (a runtime call,
   // native code the entry point made); the caller gets its own state back.
   const uint32_t EntryState = Self->State.load(std::memory_order_relaxed);
+  const OperationMarks EntryOperations = operationMarks();
   if (sigsetjmp(C.Env, 0) == 0) {
     Fn(Arg);
     return JITLOCK_OK;
   }
+  unwindOperations(EntryOperations);
   restoreThreadState(*Self, EntryState);
   return recover(*Self, C, Result);
 }

@@ -491,4 +491,99 @@ TEST_F(SafepointTest, BackgroundDeflationWhileMutatorsRun) {
               deflated.load());
 }
 
+// A VM operation cannot be started from inside another: an error code, not
+// a hang on the operation lock.
+TEST_F(SafepointTest, NestedOperationsAreRefused) {
+  struct Probe {
+    jitlock_thread *self;
+    int begin = -1, handshake = -1, detach = -1;
+    size_t deflated = 1;
+    static void noop(void *, jitlock_thread *) {}
+    static void fn(void *ctx, jitlock_thread *) {
+      auto *p = static_cast<Probe *>(ctx);
+      p->begin = jitlock_rt_safepoint_begin();
+      p->handshake = jitlock_rt_handshake_all(&noop, nullptr);
+      p->deflated = jitlock_rt_deflate_idle();
+      p->detach = jitlock_rt_detach();
+    }
+  } probe{self};
+  MisuseLog log;
+  jitlock_rt_config cfg;
+  jitlock_rt_default_config(&cfg);
+  cfg.misuse_handler = &MisuseLog::handler;
+  cfg.misuse_ctx = &log;
+  reconfigure(cfg);
+  probe.self = self;
+  // On the requester's own thread, from a managed requester.
+  ASSERT_EQ(jitlock_rt_handshake(self, &Probe::fn, &probe), JITLOCK_OK);
+  EXPECT_EQ(probe.begin, JITLOCK_ESTATE);
+  EXPECT_EQ(probe.handshake, JITLOCK_ESTATE);
+  EXPECT_EQ(probe.deflated, 0u);
+  EXPECT_EQ(probe.detach, JITLOCK_ESTATE);
+  EXPECT_EQ(jitlock_rt_current(), self) << "still attached";
+  // Run by a polling target, for an unattached requester.
+  {
+    Probe other{nullptr};
+    std::atomic<bool> quit{false};
+    std::atomic<jitlock_thread *> polling{nullptr};
+    std::thread target([&] {
+      jitlock_thread *t = jitlock_rt_attach();
+      polling = t;
+      while (!quit.load())
+        pollAsCompiledCode(t);
+      EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+    });
+    ASSERT_TRUE(waitUntil([&] { return polling.load() != nullptr; }));
+    ASSERT_EQ(jitlock_rt_enter_native(self), JITLOCK_OK);
+    VmThread vm;
+    ASSERT_TRUE(vm.run([&] {
+      return jitlock_rt_handshake(polling.load(), &Probe::fn, &other);
+    }));
+    EXPECT_EQ(other.begin, JITLOCK_ESTATE);
+    EXPECT_EQ(other.handshake, JITLOCK_ESTATE);
+    EXPECT_EQ(other.deflated, 0u);
+    EXPECT_EQ(other.detach, JITLOCK_ESTATE);
+    quit = true;
+    target.join();
+    ASSERT_EQ(jitlock_rt_leave_native(self), JITLOCK_OK);
+  }
+  // Ending the runtime's own safepoint from a callback.
+  struct EndFromCallback {
+    int rc = -1;
+    static void fn(void *ctx, void **, uint32_t, jitlock_thread *) {
+      static_cast<EndFromCallback *>(ctx)->rc = jitlock_rt_safepoint_end();
+    }
+  } end;
+  Obj *o = newObj();
+  ASSERT_EQ(enter(o), JITLOCK_OK);
+  jitlock_rt_enumerate_roots(&EndFromCallback::fn, &end);
+  EXPECT_EQ(end.rc, JITLOCK_ESTATE);
+  ASSERT_EQ(exit(o), JITLOCK_OK);
+  EXPECT_GE(log.count(), 9u);
+}
+
+// A thread that exits holding a safepoint releases it: the others run on.
+TEST_F(SafepointTest, ExitingWhileHoldingASafepointReleasesIt) {
+  PollingThreads mutators(2);
+  std::thread holder([] {
+    jitlock_thread *t = jitlock_rt_attach();
+    EXPECT_EQ(jitlock_rt_enter_native(t), JITLOCK_OK);
+    EXPECT_EQ(jitlock_rt_safepoint_begin(), JITLOCK_OK);
+    // Exits attached and holding it.
+  });
+  {
+    NativeScope joining(self);
+    holder.join();
+  }
+  std::vector<uint64_t> before = mutators.counts();
+  EXPECT_TRUE(waitUntil([&] {
+    std::vector<uint64_t> now = mutators.counts();
+    for (size_t i = 0; i < now.size(); ++i)
+      if (now[i] == before[i])
+        return false;
+    return true;
+  })) << "the mutators stayed stopped";
+  EXPECT_FALSE(jitlock_rt_in_safepoint());
+}
+
 } // namespace
