@@ -56,31 +56,9 @@ int dumpPoll(int Argc, char **Argv);
 
 namespace {
 
-const jitlock_rt_layout &layout() {
-  static const jitlock_rt_layout L = [] {
-    jitlock_rt_layout R;
-    jitlock_rt_get_layout(&R);
-    return R;
-  }();
-  return L;
-}
-
-asmjit::JitRuntime &jit() {
-  static asmjit::JitRuntime R;
-  return R;
-}
-
 const char *modeName(SlowPathMode M) {
   return M == SlowPathMode::OutOfLine ? "OutOfLine" : "Labels";
 }
-
-struct Checked {
-  asmjit::Error Err = asmjit::kErrorOk;
-  void operator()(asmjit::Error E) {
-    if (!Err)
-      Err = E;
-  }
-};
 
 //===----------------------------------------------------------------------===//
 // Shims for the poll's entry

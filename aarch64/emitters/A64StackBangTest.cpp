@@ -50,20 +50,6 @@ int dumpStackBang(int Argc, char **Argv);
 
 namespace {
 
-const jitlock_rt_layout &layout() {
-  static const jitlock_rt_layout L = [] {
-    jitlock_rt_layout R;
-    jitlock_rt_get_layout(&R);
-    return R;
-  }();
-  return L;
-}
-
-asmjit::JitRuntime &jit() {
-  static asmjit::JitRuntime R;
-  return R;
-}
-
 const char *bangName(BangMode B) {
   return B == BangMode::Watermark ? "watermark"
          : B == BangMode::Always  ? "always"
@@ -72,14 +58,6 @@ const char *bangName(BangMode B) {
 const char *modeName(SlowPathMode M) {
   return M == SlowPathMode::OutOfLine ? "OutOfLine" : "Labels";
 }
-
-struct Checked {
-  asmjit::Error Err = asmjit::kErrorOk;
-  void operator()(asmjit::Error E) {
-    if (!Err)
-      Err = E;
-  }
-};
 
 /// x = Value, in movz and movk.
 void movImm(A64::Assembler &A, const A64::Gp &X, uint64_t Value, Checked &Ok) {

@@ -83,9 +83,18 @@ std::vector<uint32_t> freeRegisters(const Assignment &As) {
 //===-- Probes
 //-------------------------------------------------------------===//
 
-static asmjit::JitRuntime &jit() {
+asmjit::JitRuntime &jit() {
   static asmjit::JitRuntime R;
   return R;
+}
+
+const jitlock_rt_layout &layout() {
+  static const jitlock_rt_layout L = [] {
+    jitlock_rt_layout R;
+    jitlock_rt_get_layout(&R);
+    return R;
+  }();
+  return L;
 }
 
 void fillPattern(RegState &S, uint64_t Seed) {
@@ -124,13 +133,6 @@ struct PendingSlowCall {
   SlowPathLabels Labels;
 };
 
-struct Checked {
-  asmjit::Error Err = asmjit::kErrorOk;
-  void operator()(asmjit::Error E) {
-    if (!Err)
-      Err = E;
-  }
-};
 } // namespace
 
 ProbeFn buildProbe(const ProbeSpec &Spec) {

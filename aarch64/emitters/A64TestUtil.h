@@ -43,6 +43,23 @@ using J::SlowPathMode;
 using J::a64::Atomics;
 using J::a64::MonitorOperands;
 
+//===-- What every emitter test emits with --------------------------------===//
+
+/// The runtime's layout, read once.
+const jitlock_rt_layout &layout();
+/// The one JitRuntime that holds every test's code (code is released
+/// through the runtime that added it).
+asmjit::JitRuntime &jit();
+
+/// Keeps the first error of a series of emitter calls.
+struct Checked {
+  asmjit::Error Err = asmjit::kErrorOk;
+  void operator()(asmjit::Error E) {
+    if (!Err)
+      Err = E;
+  }
+};
+
 //===-- Register assignments ----------------------------------------------===//
 
 /// Register ids (0-30) of the object, the thread and the scratch registers.
