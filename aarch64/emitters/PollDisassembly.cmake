@@ -16,34 +16,8 @@
 # mode; the glue keeps sp - 0x2b0 in its frame with the one scratch
 # register and adds it back at the end, passes the thread alone (x0, and
 # nothing into x1), calls once, and stores nothing through the thread.
-foreach(var QEMU TESTS LLVM_MC MODE OUT_DIR)
-  if(NOT DEFINED ${var})
-    message(FATAL_ERROR "PollDisassembly.cmake: -D${var}=... is required")
-  endif()
-endforeach()
-
-set(hex "${OUT_DIR}/emitted.poll.${MODE}.hex")
-execute_process(
-  COMMAND ${QEMU} -cpu max "${TESTS}" --dump-poll ${MODE}
-  OUTPUT_FILE "${hex}" RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "--dump-poll ${MODE} failed (${rc})")
-endif()
-execute_process(
-  COMMAND "${LLVM_MC}" --disassemble -triple=aarch64-linux-gnu "${hex}"
-  OUTPUT_VARIABLE asm ERROR_VARIABLE err RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0 OR err MATCHES "invalid")
-  message(FATAL_ERROR "llvm-mc failed (${rc}):\n${err}")
-endif()
-message("${asm}")
-
-function(count regex want)
-  string(REGEX MATCHALL "${regex}" hits "${asm}")
-  list(LENGTH hits n)
-  if(NOT n EQUAL want)
-    message(FATAL_ERROR "expected ${want} x '${regex}', found ${n}")
-  endif()
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/DisassembleDump.cmake")
+disassemble_dump(PollDisassembly.cmake poll)
 
 set(p1 "^[\t ]*\\.text\n\tldrb\tw16, \\[x28, #[0-9]+\\]\n")
 set(glue "\tsub\tx16, sp, #688\n\tand\tsp, x16, #0xfffffffffffffff0\n\tstr\tx16, \\[sp, #160\\]\n")

@@ -16,34 +16,8 @@
 # with no store before it (b.hi over the glue out of line, b.ls to the glue
 # in Labels mode), and the glue calls once (blr x16). Always is one
 # `str wzr` per shadow page (20 by default) and neither branches nor calls.
-foreach(var QEMU TESTS LLVM_MC MODE OUT_DIR)
-  if(NOT DEFINED ${var})
-    message(FATAL_ERROR "StackBangDisassembly.cmake: -D${var}=... is required")
-  endif()
-endforeach()
-
-set(hex "${OUT_DIR}/emitted.stackbang.${MODE}.hex")
-execute_process(
-  COMMAND ${QEMU} -cpu max "${TESTS}" --dump-stackbang ${MODE}
-  OUTPUT_FILE "${hex}" RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "--dump-stackbang ${MODE} failed (${rc})")
-endif()
-execute_process(
-  COMMAND "${LLVM_MC}" --disassemble -triple=aarch64-linux-gnu "${hex}"
-  OUTPUT_VARIABLE asm ERROR_VARIABLE err RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0 OR err MATCHES "invalid")
-  message(FATAL_ERROR "llvm-mc failed (${rc}):\n${err}")
-endif()
-message("${asm}")
-
-function(count regex want)
-  string(REGEX MATCHALL "${regex}" hits "${asm}")
-  list(LENGTH hits n)
-  if(NOT n EQUAL want)
-    message(FATAL_ERROR "expected ${want} x '${regex}', found ${n}")
-  endif()
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/DisassembleDump.cmake")
+disassemble_dump(StackBangDisassembly.cmake stackbang)
 
 set(check "^[\t ]*\\.text\n\tsub\tx16, sp, #1024\n\tldr\tx17, \\[x28, #[0-9]+\\]\n\tcmp\tx16, x17\n")
 if(MODE STREQUAL "watermark")
