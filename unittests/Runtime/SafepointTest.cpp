@@ -262,20 +262,26 @@ struct HandshakeLog {
   std::mutex mu;
   std::map<jitlock_thread *, int> runs;
   int ranByRequester = 0, ranByTarget = 0, unsafeWhenRunForIt = 0;
+  CompiledCodeMarks *marks = nullptr;
 
   static void fn(void *ctx, jitlock_thread *target) {
     auto *log = static_cast<HandshakeLog *>(ctx);
     bool onTarget = jitlock_rt_current() == target;
     int state = jitlock_rt_thread_state(target);
+    bool inCompiledCode = log->marks && log->marks->isRunning(target);
     std::lock_guard<std::mutex> g(log->mu);
     ++log->runs[target];
     if (onTarget) {
       ++log->ranByTarget;
-    } else {
-      ++log->ranByRequester;
-      if (state != JITLOCK_THREAD_NATIVE && state != JITLOCK_THREAD_BLOCKED)
-        ++log->unsafeWhenRunForIt;
+      return;
     }
+    ++log->ranByRequester;
+    // Without marks the targets are ones whose state does not change while
+    // the handshake runs.
+    bool unsafe = log->marks ? inCompiledCode
+                             : state != JITLOCK_THREAD_NATIVE &&
+                                   state != JITLOCK_THREAD_BLOCKED;
+    log->unsafeWhenRunForIt += unsafe;
   }
 };
 
@@ -346,34 +352,43 @@ TEST_F(SafepointTest, HandshakesWithThreadsAttachingAndDetaching) {
               seed);
   std::atomic<bool> quit{false};
   std::atomic<uint64_t> cycles{0};
+  CompiledCodeMarks marks;
+  PollingThreads stable(2, &marks);
   std::vector<std::thread> churn;
   for (int i = 0; i < 3; ++i)
     churn.emplace_back([&, i] {
       std::mt19937_64 rng(seed + i);
       while (!quit.load()) {
         jitlock_thread *t = jitlock_rt_attach();
+        marks.enter(t);
         for (unsigned n = rng() % 64; n; --n)
           pollAsCompiledCode(t);
         if (rng() % 2) {
+          marks.leave(t);
           EXPECT_EQ(jitlock_rt_enter_native(t), JITLOCK_OK);
           std::this_thread::yield();
           EXPECT_EQ(jitlock_rt_leave_native(t), JITLOCK_OK);
+          marks.enter(t);
+          for (unsigned n = rng() % 8; n; --n)
+            pollAsCompiledCode(t);
         }
+        marks.leave(t);
         EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
         cycles.fetch_add(1);
       }
     });
-  PollingThreads stable(2);
   ASSERT_EQ(jitlock_rt_enter_native(self), JITLOCK_OK);
   int maxTargets = 0;
   for (int round = 0; round < 500; ++round) {
     HandshakeLog log;
+    log.marks = &marks;
     ASSERT_EQ(jitlock_rt_handshake_all(&HandshakeLog::fn, &log), JITLOCK_OK);
     for (auto &[t, n] : log.runs)
       ASSERT_EQ(n, 1) << "round " << round;
     ASSERT_GE(log.runs.size(), 3u) << "self and the two stable threads";
     EXPECT_EQ(log.runs.count(self), 1u);
-    EXPECT_EQ(log.unsafeWhenRunForIt, 0);
+    EXPECT_EQ(log.unsafeWhenRunForIt, 0)
+        << "ran on the requester while its target ran compiled code";
     maxTargets = std::max(maxTargets, int(log.runs.size()));
   }
   quit = true;

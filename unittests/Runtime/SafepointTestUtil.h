@@ -10,6 +10,9 @@
 
 #include "RuntimeTestUtil.h"
 
+#include <mutex>
+#include <set>
+
 namespace jitlock_test {
 
 /// P1, as inline code does it: a load of the poll word through the layout's
@@ -99,19 +102,49 @@ private:
   std::thread thr_;
 };
 
+/// Threads that say when they run compiled code: from the moment attach or
+/// leave_native returns until they call enter_native or detach. A handshake
+/// operation must never run for such a thread on another thread. (Its state
+/// alone cannot tell: a thread leaving native publishes `managed` before it
+/// sees the handshake and waits for it, which is safe.)
+class CompiledCodeMarks {
+  std::mutex mu;
+  std::set<jitlock_thread *> running;
+
+public:
+  void enter(jitlock_thread *t) {
+    std::lock_guard<std::mutex> g(mu);
+    running.insert(t);
+  }
+  void leave(jitlock_thread *t) {
+    std::lock_guard<std::mutex> g(mu);
+    running.erase(t);
+  }
+  bool isRunning(jitlock_thread *t) {
+    std::lock_guard<std::mutex> g(mu);
+    return running.count(t) != 0;
+  }
+};
+
 /// Attached threads that count and poll in a loop, as compiled code with a
-/// poll on its back-edge would, until stopped.
+/// poll on its back-edge would, until stopped. With `marks`, they say they
+/// run compiled code the whole time.
 class PollingThreads {
 public:
-  explicit PollingThreads(unsigned n) : counters_(n) {
+  explicit PollingThreads(unsigned n, CompiledCodeMarks *marks = nullptr)
+      : counters_(n) {
     for (unsigned i = 0; i < n; ++i)
-      threads_.emplace_back([this, i] {
+      threads_.emplace_back([this, i, marks] {
         jitlock_thread *t = jitlock_rt_attach();
+        if (marks)
+          marks->enter(t);
         attached_.fetch_add(1);
         while (!quit_.load(std::memory_order_relaxed)) {
           counters_[i].fetch_add(1, std::memory_order_relaxed);
           pollAsCompiledCode(t);
         }
+        if (marks)
+          marks->leave(t);
         EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
       });
     EXPECT_TRUE(waitUntil([&] { return attached_.load() == n; }));
