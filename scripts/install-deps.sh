@@ -10,6 +10,7 @@ packages=(
   cmake
   ninja-build
   clang-19
+  clang-format-19    # scripts/check-format.sh (run by CI)
   libclang-rt-19-dev # the sanitizer runtimes for the tsan and asan presets
   llvm-19-dev
   llvm-19-tools      # FileCheck and lit
