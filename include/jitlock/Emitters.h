@@ -42,6 +42,7 @@
 #ifndef JITLOCK_EMITTERS_H
 #define JITLOCK_EMITTERS_H
 
+#include "jitlock/StackBang.h"
 #include "jitlock/jitlock_rt.h"
 
 #include <asmjit/arm/a64assembler.h>
@@ -134,8 +135,9 @@ struct RuntimeEntries {
 // until the call.
 //===----------------------------------------------------------------------===//
 
-/// How a method entry checks its stack (see above).
-enum class BangMode { Watermark, Always, None };
+/// How a method entry checks its stack (see above): one enum for both front
+/// doors, so that jitlock::emit::BangMode still names it.
+using jitlock::BangMode;
 
 //===----------------------------------------------------------------------===//
 // Safepoint polls

@@ -25,6 +25,7 @@
 #ifndef JITLOCK_PASSES_H
 #define JITLOCK_PASSES_H
 
+#include "jitlock/StackBang.h"
 #include "jitlock/jitlock_rt.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -54,21 +55,6 @@ enum class ThreadMode {
   /// A call to jitlock_rt_code_thread(): portable, and the default for code
   /// lowered outside the process that runs it.
   Call,
-};
-
-/// What a "jitlock-stack-bang" function checks at its entry.
-enum class BangMode {
-  /// Compare the stack pointer (minus the extra frame bytes) with the
-  /// thread's watermark; call jitlock_rt_stack_bang only at or below it.
-  /// One load, one compare and one branch in the steady state.
-  Watermark,
-  /// Touch every shadow page below the stack pointer on every entry, with
-  /// no watermark: the scheme the watermark replaces, kept as a baseline.
-  /// A touch that lands in a guard zone is caught by the runtime's SIGSEGV
-  /// backstop.
-  Always,
-  /// No check at all.
-  None,
 };
 
 /// Which enter fast path the lowering emits.
