@@ -5,7 +5,7 @@
 // the runtime's layout, which supplies every default.
 //
 //===----------------------------------------------------------------------===//
-#include "Intrinsics.h"
+#include "IRInterface.h"
 #include "jitlock/Passes.h"
 
 #include "llvm/ADT/StringExtras.h"

@@ -15,7 +15,7 @@
 // jitlock-lower-thread then materializes once per function.
 //
 //===----------------------------------------------------------------------===//
-#include "Intrinsics.h"
+#include "IRInterface.h"
 #include "jitlock/Passes.h"
 
 #include "llvm/ADT/SetVector.h"

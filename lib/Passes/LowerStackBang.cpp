@@ -31,7 +31,7 @@
 // jitlock-lower-thread then materializes once per function.
 //
 //===----------------------------------------------------------------------===//
-#include "Intrinsics.h"
+#include "IRInterface.h"
 #include "jitlock/Passes.h"
 
 #include "llvm/ADT/SmallVector.h"

@@ -9,7 +9,7 @@
 //         the slow paths, which refuse)
 //
 //===----------------------------------------------------------------------===//
-#include "Intrinsics.h"
+#include "IRInterface.h"
 #include "jitlock/Passes.h"
 
 #include "llvm/ADT/MapVector.h"

@@ -11,7 +11,7 @@
 //     that object itself (structured locking).
 //
 //===----------------------------------------------------------------------===//
-#include "Intrinsics.h"
+#include "IRInterface.h"
 #include "jitlock/Passes.h"
 
 #include "llvm/ADT/DenseMap.h"

@@ -1,6 +1,13 @@
-//===- Intrinsics.h - The jitlock.* functions a frontend calls --*- C++ -*-===//
-#ifndef JITLOCK_PASSES_INTRINSICS_H
-#define JITLOCK_PASSES_INTRINSICS_H
+//===- IRInterface.h - The jitlock.* calls a frontend makes -----*- C++ -*-===//
+//
+// What the passes share about their input: the names and signatures of the
+// jitlock.* functions a frontend calls, the thread-parameter rule of `arg`
+// mode, the diagnostics that name the offending function and instruction,
+// and the module flag that records the layout lowered code was built for.
+//
+//===----------------------------------------------------------------------===//
+#ifndef JITLOCK_PASSES_IRINTERFACE_H
+#define JITLOCK_PASSES_IRINTERFACE_H
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/IR/Function.h"
