@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Bench.h"
+#include "ToolSupport.h"
 
 #include <benchmark/benchmark.h>
 
@@ -71,23 +72,18 @@ void runPoll(benchmark::State &St, KernelFn Fn, const std::string &Why) {
 
 } // namespace
 
-/// --jitlock-poll-loop=<path>:<n>: one call of a poll kernel with n
-/// iterations, for counting instructions under callgrind
-/// (scripts/poll-instructions.py). Returns the exit status.
 int runPollLoop(KernelFn Fn, const char *Path, uint64_t N) {
   jitlock_thread *T = jitlock_rt_attach();
   if (!T) {
-    fprintf(stderr, "jitlock-bench: jitlock_rt_attach failed\n");
+    tools::error() << "jitlock_rt_attach failed\n";
     return 1;
   }
   Object *A = &Objs[0];
   resetObject(*A);
   callKernel(Fn, T, A, nullptr, N);
   if (A->Payload != N || jitlock_rt_detach() != JITLOCK_OK) {
-    fprintf(stderr,
-            "jitlock-bench: poll/%s: payload %" PRIu64 ", expected %" PRIu64
-            "\n",
-            Path, A->Payload, N);
+    tools::error() << "poll/" << Path << ": payload " << A->Payload
+                   << ", expected " << N << "\n";
     return 1;
   }
   printf("poll/%s: %" PRIu64 " iterations\n", Path, N);

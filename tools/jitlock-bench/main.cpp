@@ -42,26 +42,23 @@
 //            the same threads; one handshake per iteration with one of them
 //            in turn, or with all of them: median, p99 and max latency
 //
-// Extra options, besides Google Benchmark's:
-//   --jitlock-print-code     print the JIT-compiled llvm and heavy kernels
-//                            as assembly and the asmjit kernels as listings,
-//                            then exit (what docs/benchmarks.md discusses)
-//   --jitlock-spin-limit=N   the runtime's spin_limit (default 64): how long
-//                            a contended enter spins before it parks
-//   --jitlock-poll-loop=P:N  run poll/P's loop once for N iterations, then
-//                            exit (instruction counts under callgrind,
-//                            scripts/poll-instructions.py)
+// Options: Google Benchmark's own (every --benchmark_* and --v=N goes to
+// benchmark::Initialize), jitlock-bench's (llvm::cl, see --help), and LLVM's
+// for the lowering of shapes.ll (-debug-pass-manager, -pass-remarks=jitlock,
+// -time-passes, -stats: tools/common/ToolSupport.h).
 //
 // The source: Bench.h lists the files, one per family of kernels or runs.
 //
 //===----------------------------------------------------------------------===//
 #include "Bench.h"
+#include "ToolSupport.h"
 
 #include "jitlock/JIT.h"
 #include "jitlock/Passes.h"
 #include "jitlock/jitlock_rt.h"
 
 #include "llvm/Config/llvm-config.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <benchmark/benchmark.h>
@@ -70,9 +67,9 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -81,7 +78,9 @@
 #define JITLOCK_BUILD_TYPE "unknown"
 #endif
 
+using namespace llvm;
 using namespace jitlock::bench;
+using jitlock::tools::error;
 
 namespace jitlock::bench {
 AsmjitKernels *Asmjit;
@@ -89,6 +88,86 @@ LlvmKernels *Llvm, *Heavy;
 } // namespace jitlock::bench
 
 namespace {
+
+constexpr int ExitOk = 0, ExitFailed = 1, ExitUsage = 2;
+
+//===----------------------------------------------------------------------===//
+// Options
+//===----------------------------------------------------------------------===//
+
+cl::OptionCategory BenchCategory("jitlock-bench options");
+
+cl::opt<bool> PrintCode(
+    "jitlock-print-code",
+    cl::desc("Print the JIT-compiled llvm and heavy kernels as assembly and "
+             "the asmjit kernels as listings, then exit (what "
+             "docs/benchmarks.md discusses)"),
+    cl::cat(BenchCategory));
+
+jitlock::tools::NumberOpt SpinLimit(
+    "jitlock-spin-limit",
+    cl::desc("The runtime's spin_limit: how long a contended enter spins "
+             "before it parks (default: the runtime's, 64)"),
+    cl::value_desc("N"), cl::cat(BenchCategory));
+
+cl::opt<std::string> PollLoop(
+    "jitlock-poll-loop",
+    cl::desc("Run poll/P's loop once for N iterations, then exit (instruction "
+             "counts under callgrind, scripts/poll-instructions.py); P is "
+             "none, llvm or unrolled"),
+    cl::value_desc("P:N"), cl::cat(BenchCategory));
+
+constexpr const char *MoreHelp = R"(
+Google Benchmark's options go to it: every --benchmark_* option (e.g.
+--benchmark_filter=<regex>, --benchmark_min_time=<seconds>,
+--benchmark_repetitions=<n>, --benchmark_format=<console|json|csv>,
+--benchmark_out=<file>, --benchmark_list_tests=true) and --v=<verbosity>.
+
+EXIT STATUS:
+  0  the benchmarks ran (a benchmark that failed its checks says so in its
+     error_message and is skipped)
+  1  this machine or runtime cannot run them as measured
+  2  usage error
+)";
+
+/// Google Benchmark's own options, which its parser takes.
+bool isBenchmarkOption(StringRef Arg) {
+  Arg.consume_front("-");
+  Arg.consume_front("-");
+  return Arg.starts_with("benchmark_") || Arg.starts_with("v=");
+}
+
+/// --jitlock-poll-loop's path and iteration count.
+struct PollLoopSpec {
+  std::string Path;
+  uint64_t Iterations = 0;
+};
+
+/// The options, checked; every problem is a usage error (status 2).
+std::optional<PollLoopSpec> checkOptions() {
+  if (SpinLimit.getNumOccurrences()) {
+    if (SpinLimit < 0 || SpinLimit > UINT32_MAX)
+      jitlock::tools::exitWithUsageError(
+          "--jitlock-spin-limit needs a number from 0 to 4294967295",
+          ExitUsage);
+    BaseConfig.spin_limit = uint32_t(SpinLimit);
+  }
+  if (!PollLoop.getNumOccurrences())
+    return std::nullopt;
+  auto [Path, Count] = StringRef(PollLoop).split(':');
+  PollLoopSpec Spec{Path.str(), 0};
+  if (pollKernel(Spec.Path) == NumKernels || Count.empty() ||
+      Count.getAsInteger(10, Spec.Iterations))
+    jitlock::tools::exitWithUsageError(
+        "--jitlock-poll-loop needs <none|llvm|unrolled>:<n>, got '" + PollLoop +
+            "'",
+        ExitUsage);
+  return Spec;
+}
+
+//===----------------------------------------------------------------------===//
+// The machine context and --jitlock-print-code
+//===----------------------------------------------------------------------===//
 
 std::string cpuModel() {
   std::ifstream In("/proc/cpuinfo");
@@ -153,55 +232,35 @@ int printCode() {
 
 } // namespace
 
-int main(int argc, char **argv) {
-  bool PrintCode = false;
-  std::string PollLoopPath;
-  uint64_t PollLoopIterations = 0;
+int main(int Argc, char **Argv) {
+  // Google Benchmark's options to its parser (which names the tool in its
+  // messages as it is named here), the rest to llvm::cl.
+  char ToolName[] = "jitlock-bench";
+  std::vector<char *> BenchmarkArgs = {ToolName};
+  std::vector<const char *> ToolArgs = {Argv[0]};
+  for (int I = 1; I < Argc; ++I) {
+    if (isBenchmarkOption(Argv[I]))
+      BenchmarkArgs.push_back(Argv[I]);
+    else
+      ToolArgs.push_back(Argv[I]);
+  }
+  jitlock::tools::parseCommandLine(
+      int(ToolArgs.size()), ToolArgs.data(), "jitlock-bench",
+      "The locking schemes measured side by side (docs/benchmarks.md)\n",
+      MoreHelp, BenchCategory, ExitUsage);
   jitlock_rt_default_config(&BaseConfig);
-  std::vector<char *> Args;
-  for (int I = 0; I < argc; ++I) {
-    const char *SpinFlag = "--jitlock-spin-limit=";
-    const char *PollLoopFlag = "--jitlock-poll-loop=";
-    if (I > 0 && strcmp(argv[I], "--jitlock-print-code") == 0) {
-      PrintCode = true;
-    } else if (I > 0 &&
-               strncmp(argv[I], PollLoopFlag, strlen(PollLoopFlag)) == 0) {
-      const char *Spec = argv[I] + strlen(PollLoopFlag);
-      const char *Colon = strchr(Spec, ':');
-      char *End = nullptr;
-      if (Colon) {
-        PollLoopPath.assign(Spec, Colon);
-        PollLoopIterations = strtoull(Colon + 1, &End, 10);
-      }
-      if (!Colon || !End || *End || End == Colon + 1 ||
-          pollKernel(PollLoopPath) == NumKernels) {
-        fprintf(stderr,
-                "jitlock-bench: bad %s (want <none|llvm|unrolled>:<n>)\n",
-                argv[I]);
-        return 2;
-      }
-    } else if (I > 0 && strncmp(argv[I], SpinFlag, strlen(SpinFlag)) == 0) {
-      char *End = nullptr;
-      unsigned long V = strtoul(argv[I] + strlen(SpinFlag), &End, 10);
-      if (!End || *End || V > UINT32_MAX) {
-        fprintf(stderr, "jitlock-bench: bad %s\n", argv[I]);
-        return 2;
-      }
-      BaseConfig.spin_limit = uint32_t(V);
-    } else {
-      Args.push_back(argv[I]);
-    }
-  }
+  std::optional<PollLoopSpec> PollLoopRun = checkOptions();
+  int BenchmarkArgc = int(BenchmarkArgs.size());
+  BenchmarkArgs.push_back(nullptr);
+  benchmark::Initialize(&BenchmarkArgc, BenchmarkArgs.data());
+  if (benchmark::ReportUnrecognizedArguments(BenchmarkArgc,
+                                             BenchmarkArgs.data()))
+    return ExitUsage;
+
   if (int RC = jitlock_rt_configure(&BaseConfig)) {
-    fprintf(stderr, "jitlock-bench: jitlock_rt_configure: %s\n",
-            jitlock_rt_status_name(RC));
-    return 2;
+    error() << "jitlock_rt_configure: " << jitlock_rt_status_name(RC) << "\n";
+    return ExitUsage;
   }
-  int Argc = int(Args.size());
-  Args.push_back(nullptr);
-  benchmark::Initialize(&Argc, Args.data());
-  if (benchmark::ReportUnrecognizedArguments(Argc, Args.data()))
-    return 2;
 
   // A zeroed mutex must be a valid unlocked one: churn's allocator relies on
   // it for the pthread path.
@@ -209,9 +268,8 @@ int main(int argc, char **argv) {
     pthread_mutex_t Init = PTHREAD_MUTEX_INITIALIZER, Zero;
     memset(&Zero, 0, sizeof(Zero));
     if (memcmp(&Init, &Zero, sizeof(Zero)) != 0) {
-      fprintf(stderr, "jitlock-bench: PTHREAD_MUTEX_INITIALIZER is not all "
-                      "zero bytes here\n");
-      return 1;
+      error() << "PTHREAD_MUTEX_INITIALIZER is not all zero bytes here\n";
+      return ExitFailed;
     }
   }
 
@@ -221,38 +279,42 @@ int main(int argc, char **argv) {
   // pthread run measures the atomic path.
   std::thread([] {}).join();
   if (__libc_single_threaded) {
-    fprintf(stderr, "jitlock-bench: the process still counts as "
-                    "single-threaded\n");
-    return 1;
+    error() << "the process still counts as single-threaded\n";
+    return ExitFailed;
   }
 
   jitlock_rt_layout L;
   jitlock_rt_get_layout(&L);
   if (L.header_offset != 0) {
-    fprintf(stderr, "jitlock-bench: the objects put the header at offset 0; "
-                    "the runtime is configured otherwise\n");
-    return 1;
+    error() << "the objects put the header at offset 0; the runtime is "
+               "configured otherwise\n";
+    return ExitFailed;
   }
 
+  // LLVM's -debug-pass-manager for the lowering of shapes.ll.
+  jitlock::JitOptions Lowering;
+  Lowering.DebugPassManager = jitlock::tools::debugPassManager();
   Llvm = new LlvmKernels;
-  Llvm->build(jitlock::LockingMode::Lightweight, "shapes.ll", L, {});
-  if (!PollLoopPath.empty()) {
+  Llvm->build(jitlock::LockingMode::Lightweight, "shapes.ll", L, Lowering);
+  if (PollLoopRun) {
     // Nothing else is compiled: under callgrind, every instruction beyond
     // the loop is the same for every iteration count.
-    KernelFn Fn = Llvm->Fns[pollKernel(PollLoopPath)];
+    KernelFn Fn = Llvm->Fns[pollKernel(PollLoopRun->Path)];
     if (!Fn) {
-      fprintf(stderr, "jitlock-bench: %s\n", Llvm->Error.c_str());
-      return 1;
+      error() << Llvm->Error << "\n";
+      return ExitFailed;
     }
-    return runPollLoop(Fn, PollLoopPath.c_str(), PollLoopIterations);
+    return runPollLoop(Fn, PollLoopRun->Path.c_str(), PollLoopRun->Iterations);
   }
   Asmjit = new AsmjitKernels;
   Asmjit->build(L);
   Heavy = new LlvmKernels;
-  Heavy->build(jitlock::LockingMode::Heavy, "shapes.ll (heavy)", L, {});
+  Heavy->build(jitlock::LockingMode::Heavy, "shapes.ll (heavy)", L, Lowering);
+  // The benchmarks that need a missing kernel fail with this message too.
   for (const std::string *E : {&Asmjit->Error, &Llvm->Error, &Heavy->Error})
     if (!E->empty())
-      fprintf(stderr, "jitlock-bench: %s\n", E->c_str());
+      error() << *E << "\n";
+  jitlock::tools::printStatistics();
 
   if (PrintCode)
     return printCode();
@@ -262,5 +324,5 @@ int main(int argc, char **argv) {
   registerSafepointBenchmarks();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
-  return 0;
+  return ExitOk;
 }
