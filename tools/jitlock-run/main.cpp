@@ -48,7 +48,6 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -207,6 +206,7 @@ void checkOptions() {
     Usage("no input file");
 }
 
+/// The value of an option with choices when it was given; unset otherwise.
 template <typename T>
 std::optional<T>
 given(const cl::opt<T, false, jitlock::tools::ValuesParser<T>> &O) {
