@@ -30,3 +30,11 @@ llvm_config.add_tool_substitutions(
 # aarch64-registered-target.
 for arch in config.targets_to_build.split():
     config.available_features.add(arch.lower() + "-registered-target")
+
+# The tools of this build for test/tools/ (jitlock-run, jitlock-bench in RUN
+# lines), never whatever is on PATH.
+llvm_config.add_tool_substitutions(
+    ["jitlock-run", "jitlock-bench"],
+    [os.path.join(config.jitlock_obj_root, "tools", t)
+     for t in ("jitlock-run", "jitlock-bench")],
+)

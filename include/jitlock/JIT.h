@@ -74,8 +74,13 @@ struct JitOptions {
   /// differential testing.
   bool Inline = true;
   /// Prints the jitlock optimization remarks (what was inlined, what was sent
-  /// to the runtime) to stderr while lowering.
+  /// to the runtime) to stderr while lowering. LLVM's -pass-remarks options,
+  /// when a tool parsed them, select remarks as well.
   bool Remarks = false;
+  /// Prints each pass of the lowering pipeline as it runs, as opt
+  /// -debug-pass-manager does. (LLVM's -time-passes, -print-after-all and
+  /// the like apply whenever a tool parsed them.)
+  bool DebugPassManager = false;
   /// The method-entry check of "jitlock-stack-bang" functions
   /// (LoweringConfig::Bang). Unset: the module's jitlock.stack-bang flag,
   /// else watermark. Set and different from the module's flag: the module is

@@ -29,6 +29,7 @@
 #include "llvm/IR/Verifier.h"
 #include "llvm/IRReader/IRReader.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Passes/StandardInstrumentations.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
@@ -53,13 +54,19 @@ struct DiagState {
 };
 
 /// Collects errors and warnings instead of printing them (the default
-/// handler would print an error and exit the process); prints jitlock
-/// remarks when asked to.
+/// handler would print an error and exit the process); prints the remarks
+/// asked for: jitlock's with JitOptions::Remarks, and those LLVM's own
+/// -pass-remarks, -pass-remarks-missed and -pass-remarks-analysis select.
 class CollectingHandler : public DiagnosticHandler {
 public:
   explicit CollectingHandler(DiagState &S) : S(S) {}
 
   bool handleDiagnostics(const DiagnosticInfo &DI) override {
+    // Once any remark is enabled, every pass builds its remarks and the
+    // context hands them all here.
+    if (auto *R = dyn_cast<DiagnosticInfoOptimizationBase>(&DI);
+        R && !R->isEnabled())
+      return true;
     std::string Text;
     raw_string_ostream OS(Text);
     DiagnosticPrinterRawOStream DP(OS);
@@ -78,24 +85,33 @@ public:
       break;
     case DS_Remark:
     case DS_Note:
-      if (S.Remarks)
+      if (S.Remarks || isa<DiagnosticInfoOptimizationBase>(&DI))
         errs() << "remark: " << Text << "\n";
       break;
     }
     return true;
   }
   bool isAnalysisRemarkEnabled(StringRef Pass) const override {
-    return S.Remarks && Pass == "jitlock";
+    return jitlockRemark(Pass) ||
+           DiagnosticHandler::isAnalysisRemarkEnabled(Pass);
   }
   bool isMissedOptRemarkEnabled(StringRef Pass) const override {
-    return S.Remarks && Pass == "jitlock";
+    return jitlockRemark(Pass) ||
+           DiagnosticHandler::isMissedOptRemarkEnabled(Pass);
   }
   bool isPassedOptRemarkEnabled(StringRef Pass) const override {
-    return S.Remarks && Pass == "jitlock";
+    return jitlockRemark(Pass) ||
+           DiagnosticHandler::isPassedOptRemarkEnabled(Pass);
   }
-  bool isAnyRemarkEnabled() const override { return S.Remarks; }
+  bool isAnyRemarkEnabled() const override {
+    return S.Remarks || DiagnosticHandler::isAnyRemarkEnabled();
+  }
 
 private:
+  bool jitlockRemark(StringRef Pass) const {
+    return S.Remarks && Pass == "jitlock";
+  }
+
   DiagState &S;
 };
 
@@ -306,7 +322,13 @@ Error JitSession::Impl::lower() {
   FunctionAnalysisManager FAM;
   CGSCCAnalysisManager CGAM;
   ModuleAnalysisManager MAM;
-  PassBuilder PB(TM.get());
+  // opt's instrumentation: LLVM's -time-passes, -print-after-all,
+  // -print-changed and the like take effect, and DebugPassManager prints
+  // each pass as it runs.
+  PassInstrumentationCallbacks PIC;
+  StandardInstrumentations SI(ctx(), Opts.DebugPassManager);
+  SI.registerCallbacks(PIC, &MAM);
+  PassBuilder PB(TM.get(), PipelineTuningOptions(), std::nullopt, &PIC);
   registerPasses(PB, Config);
   PB.registerModuleAnalyses(MAM);
   PB.registerCGSCCAnalyses(CGAM);

@@ -450,8 +450,8 @@ PreservedAnalyses LowerMonitorsPass::run(Module &M,
     if (!Resolved->Inline) {
       ORE.emit([&] {
         return OptimizationRemarkMissed("jitlock", "RuntimeCall", CB)
-               << What
-               << " sent to the runtime: inline fast paths are "
+               << What << " in '" << ore::NV("Function", F.getName())
+               << "' sent to the runtime: inline fast paths are "
                   "disabled (no-inline)";
       });
       Lowering.lowerToRuntimeCall(*CB, Enter);
@@ -459,7 +459,8 @@ PreservedAnalyses LowerMonitorsPass::run(Module &M,
     }
     ORE.emit([&] {
       OptimizationRemark R("jitlock", "Inlined", CB);
-      R << What << " lowered to an inline fast path";
+      R << What << " in '" << ore::NV("Function", F.getName())
+        << "' lowered to an inline fast path";
       if (Enter && Resolved->Locking == LockingMode::Heavy)
         R << " (heavy locking: the monitor path only; no fast lock, no "
              "lock-stack push)";

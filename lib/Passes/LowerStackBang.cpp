@@ -269,7 +269,8 @@ PreservedAnalyses LowerStackBangPass::run(Module &M,
       ++NumUnchecked;
       ORE.emit([&] {
         return OptimizationRemarkMissed("jitlock", "NoStackBang", F)
-               << "no method-entry stack check: bang=none ("
+               << "no method-entry stack check in '"
+               << ore::NV("Function", F->getName()) << "': bang=none ("
                << ore::NV("ExtraBytes", Extra) << " extra frame bytes)";
       });
       continue;
@@ -277,8 +278,9 @@ PreservedAnalyses LowerStackBangPass::run(Module &M,
     ++NumChecked;
     ORE.emit([&] {
       return OptimizationRemark("jitlock", "StackBang", F)
-             << "method-entry stack check: bang="
-             << ore::NV("Mode", bangModeName(Mode)) << ", "
+             << "method-entry stack check in '"
+             << ore::NV("Function", F->getName())
+             << "': bang=" << ore::NV("Mode", bangModeName(Mode)) << ", "
              << ore::NV("ExtraBytes", Extra) << " extra frame bytes";
     });
   }

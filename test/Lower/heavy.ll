@@ -126,8 +126,8 @@
 ; LIGHT:         br i1 %jitlock.on.top, label %jitlock.exit.pop, label %jitlock.exit.inflated, !prof [[LIKELY:![0-9]+]]
 ; LIGHT:       [[LIKELY]] = !{!"branch_weights", i32 {{[0-9]+}}, i32 1}
 
-; REMARK: remark: <unknown>:0:0: monitor enter lowered to an inline fast path (heavy locking: the monitor path only; no fast lock, no lock-stack push)
-; REMARK: remark: <unknown>:0:0: monitor exit lowered to an inline fast path{{$}}
+; REMARK: remark: <unknown>:0:0: monitor enter in 'enter' lowered to an inline fast path (heavy locking: the monitor path only; no fast lock, no lock-stack push)
+; REMARK: remark: <unknown>:0:0: monitor exit in 'exit' lowered to an inline fast path{{$}}
 
 ; CONFLICT: error: jitlock: conflicting configuration: locking is lightweight in the pass configuration but heavy in module flag jitlock.locking
 ; BADPARAM: locking must be lightweight or heavy, got 'biased'

@@ -45,8 +45,8 @@ entry:
 ; The layout is stamped all the same.
 ; CHECK:       !{i32 1, !"jitlock.lowered-layout", !"abi=
 
-; REMARK:      remark: {{.*}}monitor enter sent to the runtime: inline fast paths are disabled (no-inline)
-; REMARK-NEXT: remark: {{.*}}monitor exit sent to the runtime: inline fast paths are disabled (no-inline)
+; REMARK:      remark: {{.*}}monitor enter in 'counter' sent to the runtime: inline fast paths are disabled (no-inline)
+; REMARK-NEXT: remark: {{.*}}monitor exit in 'counter' sent to the runtime: inline fast paths are disabled (no-inline)
 ; REMARK-NOT:  remark
 
 ; PASSED-NOT:  remark

@@ -1,6 +1,6 @@
 ; Each monitor operation lowered inline is reported under
 ; -pass-remarks=jitlock, once per operation, naming the function in the
-; remark record; nothing is reported as missed.
+; message and in the remark record; nothing is reported as missed.
 ;
 ; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
 ; RUN:   -passes=jitlock-lower -pass-remarks=jitlock -disable-output %s 2>&1 \
@@ -11,8 +11,8 @@
 ; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
 ; RUN:   -passes=jitlock-lower -pass-remarks-output=%t.yaml -disable-output %s
 ; RUN: FileCheck %s --check-prefix=YAML < %t.yaml
-; RUN: grep -c 'Function: *nested' %t.yaml | FileCheck %s --check-prefix=NESTED
-; RUN: grep -c 'Function: *other' %t.yaml | FileCheck %s --check-prefix=OTHER
+; RUN: grep -c '^Function: *nested' %t.yaml | FileCheck %s --check-prefix=NESTED
+; RUN: grep -c '^Function: *other' %t.yaml | FileCheck %s --check-prefix=OTHER
 ; The same from the default pipeline.
 ; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
 ; RUN:   -passes='default<O2>' -pass-remarks=jitlock -disable-output %s 2>&1 \
@@ -40,13 +40,13 @@ entry:
   ret void
 }
 
-; Three enters and three exits, in the order the pass visits them.
-; CHECK-DAG:     remark: {{.*}}monitor enter lowered to an inline fast path
-; CHECK-DAG:     remark: {{.*}}monitor enter lowered to an inline fast path
-; CHECK-DAG:     remark: {{.*}}monitor enter lowered to an inline fast path
-; CHECK-DAG:     remark: {{.*}}monitor exit lowered to an inline fast path
-; CHECK-DAG:     remark: {{.*}}monitor exit lowered to an inline fast path
-; CHECK-DAG:     remark: {{.*}}monitor exit lowered to an inline fast path
+; Three enters and three exits, each naming its function.
+; CHECK-DAG:     remark: {{.*}}monitor enter in 'nested' lowered to an inline fast path
+; CHECK-DAG:     remark: {{.*}}monitor enter in 'nested' lowered to an inline fast path
+; CHECK-DAG:     remark: {{.*}}monitor enter in 'other' lowered to an inline fast path
+; CHECK-DAG:     remark: {{.*}}monitor exit in 'nested' lowered to an inline fast path
+; CHECK-DAG:     remark: {{.*}}monitor exit in 'nested' lowered to an inline fast path
+; CHECK-DAG:     remark: {{.*}}monitor exit in 'other' lowered to an inline fast path
 ; CHECK-NOT:     remark
 
 ; MISSED-NOT:    remark

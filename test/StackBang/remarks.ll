@@ -31,18 +31,20 @@ define void @unchecked() {
   ret void
 }
 
-; CHECK: remark: <unknown>:0:0: method-entry stack check: bang=[[MODE]], 0 extra frame bytes
-; CHECK: remark: <unknown>:0:0: method-entry stack check: bang=[[MODE]], 8192 extra frame bytes
+; CHECK: remark: <unknown>:0:0: method-entry stack check in 'plain': bang=[[MODE]], 0 extra frame bytes
+; CHECK: remark: <unknown>:0:0: method-entry stack check in 'framed': bang=[[MODE]], 8192 extra frame bytes
 
-; NONE: remark: <unknown>:0:0: no method-entry stack check: bang=none (0 extra frame bytes)
-; NONE: remark: <unknown>:0:0: no method-entry stack check: bang=none (8192 extra frame bytes)
+; NONE: remark: <unknown>:0:0: no method-entry stack check in 'plain': bang=none (0 extra frame bytes)
+; NONE: remark: <unknown>:0:0: no method-entry stack check in 'framed': bang=none (8192 extra frame bytes)
 
 ; YAML:      --- !Passed
 ; YAML-NEXT: Pass:            jitlock
 ; YAML-NEXT: Name:            StackBang
 ; YAML-NEXT: Function:        plain
 ; YAML-NEXT: Args:
-; YAML-NEXT:   - String:          'method-entry stack check: bang='
+; YAML-NEXT:   - String:          'method-entry stack check in '''
+; YAML-NEXT:   - Function:        plain
+; YAML-NEXT:   - String:          ''': bang='
 ; YAML-NEXT:   - Mode:            watermark
 ; YAML-NEXT:   - String:          ', '
 ; YAML-NEXT:   - ExtraBytes:      '0'

@@ -20,14 +20,27 @@
 // for each thread until its run() returned, or forever. A function whose
 // loops cannot poll gets a warning.
 //
-// Exit status: 0 when check() returned 0; 1 when the invariant failed (or
-// the runtime reported misuse); 2 on usage, load or compile errors; 3 when
-// an entry point overflowed its stack (this wins over 1).
+// With --until-contended=N the example runs again, each time on a fresh
+// module with twice the iterations (up to 16 times the first run's), until
+// the runtime counted a contended enter, at most N runs: a run whose threads
+// never met at a lock proves nothing about the lock. (Threads that share
+// few free cores can each finish inside one time slice; longer runs get
+// them preempted inside the lock.)
+//
+// Options are llvm::cl options, so LLVM's own (-stats, -pass-remarks=...,
+// -time-passes, ...) reach the lowering pipeline (tools/common/ToolSupport.h).
+// The exit statuses are in MoreHelp below.
 //
 //===----------------------------------------------------------------------===//
+#include "ToolSupport.h"
+
 #include "jitlock/JIT.h"
 #include "jitlock/jitlock_rt.h"
 
+#include "llvm/IR/Module.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -35,183 +48,171 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 using namespace llvm;
+using jitlock::tools::error;
+using jitlock::tools::note;
+using jitlock::tools::warning;
 
 namespace {
 
 constexpr int ExitOk = 0, ExitInvariant = 1, ExitUsage = 2,
               ExitStackOverflow = 3;
 
-void usage(FILE *Out) {
-  std::fprintf(
-      Out,
-      "usage: jitlock-run [options] file.ll|file.bc\n"
-      "\n"
-      "JIT-compiles a module with the jitlock passes and runs its example\n"
-      "entry points: jitlock_example_setup(), jitlock_example_run(tid, n) on\n"
-      "N threads at once, then jitlock_example_check(n), which returns 0 iff\n"
-      "the invariant holds.\n"
-      "\n"
-      "options:\n"
-      "  --threads N      threads running jitlock_example_run (default 4)\n"
-      "  --iterations N   store N into @jitlock_example_iterations first\n"
-      "  --no-inline      lower every monitor operation to a runtime call\n"
-      "  --stack-bang=MODE\n"
-      "                   the entry check of \"jitlock-stack-bang\" "
-      "functions:\n"
-      "                   watermark (default), always or none\n"
-      "  --locking=MODE   lightweight (default) or heavy: heavy lowers enters\n"
-      "                   without the fast lock and runs the runtime in its\n"
-      "                   heavy mode, which inflates every locked object\n"
-      "  --polls=MODE     safepoint polls: none, explicit (the module's own;\n"
-      "                   the default) or auto (also on loop back-edges and\n"
-      "                   at returns; the default with --safepoint-every)\n"
-      "  --safepoint-every=US\n"
-      "                   while run() runs, a VM thread takes a safepoint or\n"
-      "                   (in turn) a handshake with every thread each US\n"
-      "                   microseconds, deflating idle monitors in every\n"
-      "                   4th safepoint, and prints how many and how long:\n"
-      "                   'safepoints: N  ttsp median X us  p99 Y us',\n"
-      "                   'handshakes: N  median X us  p99 Y us'. Code\n"
-      "                   without polls is refused (status 2)\n"
-      "  --emit=ll        print the lowered IR instead of running\n"
-      "  --emit=asm       print the host assembly instead of running\n"
-      "  --layout         print the runtime's thread and monitor layout\n"
-      "  --remarks        print the jitlock optimization remarks\n"
-      "  -h, --help       this text\n"
-      "\n"
-      "exit status:\n"
-      "  0  the invariant held\n"
-      "  1  the invariant failed, or the runtime reported misuse (or, with\n"
-      "     --safepoint-every, a handshake ran other than once per thread)\n"
-      "  2  usage, load or compile error (also: --safepoint-every on code\n"
-      "     without safepoint polls)\n"
-      "  3  stack overflow: an entry point overflowed its thread's stack and\n"
-      "     was abandoned, its locks released (reported on stderr; wins\n"
-      "     over 1)\n");
+//===----------------------------------------------------------------------===//
+// Options
+//===----------------------------------------------------------------------===//
+
+cl::OptionCategory RunCategory("jitlock-run options");
+
+cl::opt<std::string> InputFile(cl::Positional, cl::desc("<file.ll|file.bc>"),
+                               cl::cat(RunCategory));
+
+/// libLLVM registers an option `threads` of its own, the thread count of
+/// ThinLTO's code generator, which nothing here runs. Two options of one
+/// name abort at start-up, so that one is renamed before ours registers
+/// (static initialization runs in declaration order).
+[[maybe_unused]] const bool LLVMThreadsRenamed = [] {
+  if (cl::Option *O = cl::getRegisteredOptions().lookup("threads"))
+    O->setArgStr("thinlto-codegen-threads");
+  return true;
+}();
+
+jitlock::tools::NumberOpt
+    Threads("threads",
+            cl::desc("Threads running jitlock_example_run, 1 to 1024 "
+                     "(default 4)"),
+            cl::value_desc("N"), cl::init(4), cl::cat(RunCategory));
+
+jitlock::tools::NumberOpt
+    Iterations("iterations",
+               cl::desc("Store N into @jitlock_example_iterations first"),
+               cl::value_desc("N"), cl::cat(RunCategory));
+
+cl::opt<bool>
+    NoInline("no-inline",
+             cl::desc("Lower every monitor operation to a runtime call"),
+             cl::cat(RunCategory));
+
+cl::opt<jitlock::BangMode, false,
+        jitlock::tools::ValuesParser<jitlock::BangMode>>
+    Bang("stack-bang",
+         cl::desc("The entry check of \"jitlock-stack-bang\" functions"),
+         cl::values(clEnumValN(jitlock::BangMode::Watermark, "watermark",
+                               "Compare sp with the thread's watermark "
+                               "(default)"),
+                    clEnumValN(jitlock::BangMode::Always, "always",
+                               "Touch the shadow zone's pages every time"),
+                    clEnumValN(jitlock::BangMode::None, "none", "No check")),
+         cl::cat(RunCategory));
+
+cl::opt<jitlock::LockingMode, false,
+        jitlock::tools::ValuesParser<jitlock::LockingMode>>
+    Locking("locking", cl::desc("The locking mode"),
+            cl::values(clEnumValN(jitlock::LockingMode::Lightweight,
+                                  "lightweight",
+                                  "Fast locks on the lock stack (default)"),
+                       clEnumValN(jitlock::LockingMode::Heavy, "heavy",
+                                  "Lower enters without the fast lock and "
+                                  "run the runtime heavy: every locked "
+                                  "object is inflated")),
+            cl::cat(RunCategory));
+
+cl::opt<jitlock::PollMode, false,
+        jitlock::tools::ValuesParser<jitlock::PollMode>>
+    Polls("polls", cl::desc("Safepoint polls"),
+          cl::values(clEnumValN(jitlock::PollMode::None, "none", "None"),
+                     clEnumValN(jitlock::PollMode::Explicit, "explicit",
+                                "The module's own (the default)"),
+                     clEnumValN(jitlock::PollMode::Auto, "auto",
+                                "Also on loop back-edges and at returns "
+                                "(the default with --safepoint-every)")),
+          cl::cat(RunCategory));
+
+jitlock::tools::NumberOpt SafepointEvery(
+    "safepoint-every",
+    cl::desc("While run() runs, a VM thread takes a safepoint or (in turn) "
+             "a handshake with every thread each US microseconds, deflating "
+             "idle monitors in every 4th safepoint, and prints "
+             "'safepoints: N  ttsp median X us  p99 Y us' and "
+             "'handshakes: N  median X us  p99 Y us'. Code without polls is "
+             "refused (status 2). 1 to 10000000"),
+    cl::value_desc("US"), cl::cat(RunCategory));
+
+enum class EmitKind { Run, IR, Assembly };
+cl::opt<EmitKind, false, jitlock::tools::ValuesParser<EmitKind>>
+    Emit("emit", cl::desc("Print instead of running"), cl::init(EmitKind::Run),
+         cl::values(clEnumValN(EmitKind::IR, "ll", "The lowered IR"),
+                    clEnumValN(EmitKind::Assembly, "asm", "The host assembly")),
+         cl::cat(RunCategory));
+
+cl::opt<bool> Layout("layout",
+                     cl::desc("Print the runtime's thread and monitor layout "
+                              "(the input file is then optional)"),
+                     cl::cat(RunCategory));
+
+cl::opt<bool> Remarks("remarks",
+                      cl::desc("Print the jitlock optimization remarks (as "
+                               "-pass-remarks=jitlock "
+                               "-pass-remarks-missed=jitlock "
+                               "-pass-remarks-analysis=jitlock)"),
+                      cl::cat(RunCategory));
+
+jitlock::tools::NumberOpt UntilContended(
+    "until-contended",
+    cl::desc("Run up to N times, each on a fresh module with twice the "
+             "iterations (up to 16 times the first run's), until the "
+             "runtime counted a contended enter; status 1 when no run had "
+             "one. 1 to 16"),
+    cl::value_desc("N"), cl::cat(RunCategory));
+
+constexpr const char *MoreHelp = R"(
+The module's entry points: jitlock_example_setup() (optional), then
+jitlock_example_run(tid, n) on N threads at once, then
+jitlock_example_check(n), which returns 0 iff the invariant holds.
+
+EXIT STATUS:
+  0  the invariant held
+  1  the invariant failed, or the runtime reported misuse (or, with
+     --safepoint-every, a handshake ran other than once per thread; with
+     --until-contended, no run had a contended enter)
+  2  usage, load or compile error (also: --safepoint-every on code without
+     safepoint polls)
+  3  stack overflow: an entry point overflowed its thread's stack and was
+     abandoned, its locks released (reported on stderr; wins over 1)
+)";
+
+/// The options, checked; every problem is a usage error (status 2).
+void checkOptions() {
+  auto Usage = [](const Twine &Msg) {
+    jitlock::tools::exitWithUsageError(Msg, ExitUsage);
+  };
+  if (Threads < 1 || Threads > 1024)
+    Usage("--threads needs a number from 1 to 1024");
+  if (Iterations.getNumOccurrences() && Iterations < 0)
+    Usage("--iterations needs a non-negative number");
+  if (SafepointEvery.getNumOccurrences() &&
+      (SafepointEvery < 1 || SafepointEvery > 10000000))
+    Usage("--safepoint-every needs a number of microseconds from 1 to "
+          "10000000");
+  if (UntilContended.getNumOccurrences() &&
+      (UntilContended < 1 || UntilContended > 16))
+    Usage("--until-contended needs a number of runs from 1 to 16");
+  if (InputFile.empty() && !Layout)
+    Usage("no input file");
 }
 
-[[noreturn]] void usageError(const std::string &Msg) {
-  std::fprintf(stderr, "jitlock-run: %s\n", Msg.c_str());
-  std::fprintf(stderr, "try 'jitlock-run --help'\n");
-  std::exit(ExitUsage);
-}
-
-std::optional<int64_t> parseInt(const char *S) {
-  if (!S || !*S)
+/// The value of an option with choices when it was given; unset otherwise.
+template <typename T>
+std::optional<T>
+given(const cl::opt<T, false, jitlock::tools::ValuesParser<T>> &O) {
+  if (!O.getNumOccurrences())
     return std::nullopt;
-  char *End = nullptr;
-  errno = 0;
-  long long V = std::strtoll(S, &End, 10);
-  if (errno || *End)
-    return std::nullopt;
-  return V;
-}
-
-struct Options {
-  unsigned Threads = 4;
-  std::optional<int64_t> Iterations;
-  bool NoInline = false;
-  std::optional<jitlock::BangMode> Bang;
-  std::optional<jitlock::LockingMode> Locking;
-  std::optional<jitlock::PollMode> Polls;
-  std::optional<uint64_t> SafepointEvery;
-  std::string Emit;
-  bool Layout = false;
-  bool Remarks = false;
-  std::string File;
-};
-
-Options parseArgs(int Argc, char **Argv) {
-  Options O;
-  for (int I = 1; I < Argc; ++I) {
-    std::string A = Argv[I];
-    // Accepts both "--opt value" and "--opt=value".
-    auto Value = [&](const char *Name) -> const char * {
-      std::string Prefix = std::string(Name) + "=";
-      if (A.rfind(Prefix, 0) == 0)
-        return Argv[I] + Prefix.size();
-      if (I + 1 >= Argc)
-        usageError(std::string(Name) + " needs a value");
-      return Argv[++I];
-    };
-    auto Is = [&](const char *Name) {
-      return A == Name || A.rfind(std::string(Name) + "=", 0) == 0;
-    };
-    if (A == "-h" || A == "--help") {
-      usage(stdout);
-      std::exit(ExitOk);
-    } else if (Is("--threads")) {
-      auto N = parseInt(Value("--threads"));
-      if (!N || *N < 1 || *N > 1024)
-        usageError("--threads needs a number from 1 to 1024");
-      O.Threads = unsigned(*N);
-    } else if (Is("--iterations")) {
-      auto N = parseInt(Value("--iterations"));
-      if (!N || *N < 0)
-        usageError("--iterations needs a non-negative number");
-      O.Iterations = *N;
-    } else if (Is("--emit")) {
-      O.Emit = Value("--emit");
-      if (O.Emit != "ll" && O.Emit != "asm")
-        usageError("--emit must be ll or asm, got '" + O.Emit + "'");
-    } else if (Is("--stack-bang")) {
-      std::string M = Value("--stack-bang");
-      if (M == "watermark")
-        O.Bang = jitlock::BangMode::Watermark;
-      else if (M == "always")
-        O.Bang = jitlock::BangMode::Always;
-      else if (M == "none")
-        O.Bang = jitlock::BangMode::None;
-      else
-        usageError("--stack-bang must be watermark, always or none, got '" + M +
-                   "'");
-    } else if (Is("--locking")) {
-      std::string M = Value("--locking");
-      if (M == "lightweight")
-        O.Locking = jitlock::LockingMode::Lightweight;
-      else if (M == "heavy")
-        O.Locking = jitlock::LockingMode::Heavy;
-      else
-        usageError("--locking must be lightweight or heavy, got '" + M + "'");
-    } else if (Is("--polls")) {
-      std::string M = Value("--polls");
-      if (M == "none")
-        O.Polls = jitlock::PollMode::None;
-      else if (M == "explicit")
-        O.Polls = jitlock::PollMode::Explicit;
-      else if (M == "auto")
-        O.Polls = jitlock::PollMode::Auto;
-      else
-        usageError("--polls must be none, explicit or auto, got '" + M + "'");
-    } else if (Is("--safepoint-every")) {
-      auto N = parseInt(Value("--safepoint-every"));
-      if (!N || *N < 1 || *N > 10000000)
-        usageError("--safepoint-every needs a number of microseconds from 1 "
-                   "to 10000000");
-      O.SafepointEvery = uint64_t(*N);
-    } else if (A == "--no-inline") {
-      O.NoInline = true;
-    } else if (A == "--layout") {
-      O.Layout = true;
-    } else if (A == "--remarks") {
-      O.Remarks = true;
-    } else if (A.size() > 1 && A[0] == '-') {
-      usageError("unknown option '" + A + "'");
-    } else if (!O.File.empty()) {
-      usageError("only one input file, got '" + O.File + "' and '" + A + "'");
-    } else {
-      O.File = A;
-    }
-  }
-  if (O.File.empty() && !O.Layout)
-    usageError("no input file");
-  return O;
+  return O.getValue();
 }
 
 /// Misuse the runtime reports while the example runs: always a bug in the
@@ -220,9 +221,15 @@ std::atomic<unsigned> MisuseCount{0};
 
 void onMisuse(void *, jitlock_status Status, jitlock_thread *Thread, void *Obj,
               const char *What) {
-  if (MisuseCount.fetch_add(1) < 10)
-    std::fprintf(stderr, "jitlock-run: runtime misuse: %s: %s (object %p)\n",
-                 jitlock_rt_status_name(Status), What, Obj);
+  if (MisuseCount.fetch_add(1) >= 10)
+    return;
+  // Any thread may report: one write per line.
+  std::string Line;
+  raw_string_ostream OS(Line);
+  WithColor::error(OS, "jitlock-run")
+      << "runtime misuse: " << jitlock_rt_status_name(Status) << ": " << What
+      << " (object " << Obj << ")\n";
+  errs() << Line;
 }
 
 /// "by the stack-bang check (...)" or "by the SIGSEGV backstop in ...".
@@ -260,33 +267,30 @@ void reportOverflow(const jitlock::StackOverflowReport &R,
   std::string Where = R.Phase + "()";
   if (R.Tid >= 0)
     Where += " on thread " + std::to_string(R.Tid);
-  std::fprintf(stderr,
-               "jitlock-run: stack overflow in %s (runtime thread %" PRIu64
-               "), caught %s; sp=%#" PRIxPTR ", stack [%#" PRIxPTR
-               ", %#" PRIxPTR "); released %zu lock hold%s",
-               Where.c_str(), R.ThreadId, describeCatch(R.Overflow).c_str(),
-               R.Overflow.sp, R.Overflow.stack.end, R.Overflow.stack.base,
-               R.ReleasedCount, R.ReleasedCount == 1 ? "" : "s");
+  raw_ostream &OS = error();
+  OS << "stack overflow in " << Where << " (runtime thread " << R.ThreadId
+     << "), caught " << describeCatch(R.Overflow)
+     << "; sp=" << format_hex(R.Overflow.sp, 0) << ", stack ["
+     << format_hex(R.Overflow.stack.end, 0) << ", "
+     << format_hex(R.Overflow.stack.base, 0) << "); released "
+     << R.ReleasedCount << " lock hold" << (R.ReleasedCount == 1 ? "" : "s");
   // The first holds released (the innermost ones, as far as the runtime
   // knows), by name where the module names the object.
   constexpr size_t MaxNamed = 16;
   size_t Named = std::min(R.Released.size(), MaxNamed);
   for (size_t I = 0; I != Named; ++I) {
-    std::string Name;
-    for (const jitlock::ModuleObject &O : Objects)
-      if (O.Addr == R.Released[I])
-        Name = O.Name;
-    if (Name.empty()) {
-      char Buf[32];
-      std::snprintf(Buf, sizeof Buf, "%p", R.Released[I]);
-      Name = Buf;
-    }
-    std::fprintf(stderr, "%s%s", I == 0 ? " (in release order): " : ", ",
-                 Name.c_str());
+    OS << (I == 0 ? " (in release order): " : ", ");
+    auto Found = llvm::find_if(Objects, [&](const jitlock::ModuleObject &O) {
+      return O.Addr == R.Released[I];
+    });
+    if (Found != Objects.end())
+      OS << Found->Name;
+    else
+      OS << R.Released[I];
   }
   if (R.ReleasedCount > Named)
-    std::fprintf(stderr, ", ... (%zu more)", R.ReleasedCount - Named);
-  std::fprintf(stderr, "\n");
+    OS << ", ... (" << R.ReleasedCount - Named << " more)";
+  OS << "\n";
 }
 
 void printStats(const jitlock_rt_stats &S) {
@@ -323,87 +327,59 @@ void printSafepoints(const jitlock::SafepointReport &R) {
               percentile(R.HandshakeUs, 0.99), R.HandshakeOps);
 }
 
-} // namespace
-
-int main(int Argc, char **Argv) {
-  Options O = parseArgs(Argc, Argv);
-
-  // Before any thread attaches: the defaults plus a misuse handler.
-  jitlock_rt_config Cfg;
-  jitlock_rt_default_config(&Cfg);
-  Cfg.misuse_handler = onMisuse;
-  if (O.Locking)
-    Cfg.locking_mode = *O.Locking == jitlock::LockingMode::Heavy
-                           ? JITLOCK_LOCKING_HEAVY
-                           : JITLOCK_LOCKING_LIGHTWEIGHT;
-  if (int Rc = jitlock_rt_configure(&Cfg)) {
-    std::fprintf(stderr, "jitlock-run: jitlock_rt_configure failed: %s\n",
-                 jitlock_rt_status_name(Rc));
-    return ExitUsage;
-  }
-
-  if (O.Layout) {
-    jitlock_rt_print_layout(stdout);
-    std::fflush(stdout);
-    if (O.File.empty())
-      return ExitOk;
-  }
-
+/// The session for InputFile, lowered as the options say; exits with 2 when
+/// the module is refused.
+std::unique_ptr<jitlock::JitSession> load() {
   jitlock::JitOptions JO;
-  JO.Inline = !O.NoInline;
-  JO.Remarks = O.Remarks;
-  JO.Bang = O.Bang;
-  JO.Locking = O.Locking;
-  JO.Polls = O.Polls;
+  JO.Inline = !NoInline;
+  JO.Remarks = Remarks;
+  JO.DebugPassManager = jitlock::tools::debugPassManager();
+  JO.Bang = given(Bang);
+  JO.Locking = given(Locking);
+  JO.Polls = given(Polls);
   // A safepoint completes only once every thread has reached a poll.
-  if (O.SafepointEvery)
+  if (SafepointEvery.getNumOccurrences())
     JO.PollsDefault = jitlock::PollMode::Auto;
-  auto Loaded = jitlock::JitSession::loadFile(O.File, JO);
+  auto Loaded = jitlock::JitSession::loadFile(InputFile, JO);
   if (!Loaded) {
-    errs() << "jitlock-run: " << toString(Loaded.takeError()) << "\n";
-    return ExitUsage;
+    error() << toString(Loaded.takeError()) << "\n";
+    std::exit(ExitUsage);
   }
-  jitlock::JitSession &S = **Loaded;
-  for (const std::string &W : S.warnings())
-    errs() << "jitlock-run: warning: " << W << "\n";
+  return std::move(*Loaded);
+}
 
-  if (O.Emit == "ll") {
-    S.printIR(outs());
-    return ExitOk;
+/// The iterations of run `Attempt` (from 1) of --until-contended: twice
+/// those of the run before, up to 16 times the first's. Unset when the
+/// module keeps its own.
+Expected<std::optional<int64_t>> iterationsFor(jitlock::JitSession &S,
+                                               unsigned Attempt) {
+  std::optional<int64_t> Base;
+  if (Iterations.getNumOccurrences())
+    Base = Iterations;
+  else if (Attempt > 1 &&
+           S.module().getNamedGlobal(jitlock::ExampleIterations)) {
+    auto Addr = S.lookup(jitlock::ExampleIterations);
+    if (!Addr)
+      return Addr.takeError();
+    Base = *static_cast<const int64_t *>(*Addr);
   }
-  if (O.Emit == "asm") {
-    if (Error E = S.printAssembly(outs())) {
-      errs() << "jitlock-run: " << toString(std::move(E)) << "\n";
-      return ExitUsage;
-    }
-    return ExitOk;
-  }
+  constexpr unsigned MaxScaleLog2 = 4;
+  const unsigned Shift = std::min(Attempt - 1, MaxScaleLog2);
+  if (!Base || Shift == 0)
+    return Base;
+  return std::min<int64_t>(*Base, INT64_MAX >> Shift) << Shift;
+}
 
-  // (Code with no poll at all is refused by runExample.)
-  if (O.SafepointEvery && S.safepointPollCount() != 0)
-    for (const std::string &F : S.functionsWithUnpolledLoops())
-      errs() << "jitlock-run: warning: function '" << F
-             << "' has a loop that never polls: a thread looping there "
-                "delays every safepoint until it leaves the loop\n";
-
-  jitlock::ExampleOptions EO;
-  EO.Threads = O.Threads;
-  EO.Iterations = O.Iterations;
-  EO.SafepointEvery = O.SafepointEvery;
-  auto Ran = jitlock::runExample(S, EO);
-  if (!Ran) {
-    errs() << "jitlock-run: " << toString(Ran.takeError()) << "\n";
-    return ExitUsage;
-  }
-  const jitlock::ExampleResult &R = *Ran;
-
+/// Prints what the run did and returns the exit status it earns.
+int report(jitlock::JitSession &S, const jitlock::ExampleResult &R) {
+  unsigned N = unsigned(Threads);
   std::printf("jitlock-run: %s: %u thread%s, %s, stack-bang=%s, "
               "locking=%s, polls=%s (%u in the code)\n",
-              O.File.c_str(), O.Threads, O.Threads == 1 ? "" : "s",
+              InputFile.c_str(), N, N == 1 ? "" : "s",
               S.wasPreLowered()
                   ? "pre-lowered module (layout stamp matches this runtime)"
-              : O.NoInline ? "runtime-only lowering (--no-inline)"
-                           : "inline fast paths",
+              : NoInline ? "runtime-only lowering (--no-inline)"
+                         : "inline fast paths",
               jitlock::bangModeName(S.bangMode()).data(),
               jitlock::lockingModeName(S.lockingMode()).data(),
               S.wasPreLowered() ? "as pre-lowered"
@@ -425,12 +401,12 @@ int main(int Argc, char **Argv) {
 
   int Status = R.Check == 0 ? ExitOk : ExitInvariant;
   for (const std::string &P : R.Problems) {
-    std::fprintf(stderr, "jitlock-run: %s\n", P.c_str());
+    error() << P << "\n";
     Status = ExitInvariant;
   }
-  if (unsigned N = MisuseCount.load()) {
-    std::fprintf(stderr, "jitlock-run: the runtime reported %u misuse%s\n", N,
-                 N == 1 ? "" : "s");
+  if (unsigned Misuses = MisuseCount.load()) {
+    error() << "the runtime reported " << Misuses << " misuse"
+            << (Misuses == 1 ? "" : "s") << "\n";
     Status = ExitInvariant;
   }
   if (!R.Overflows.empty()) {
@@ -443,12 +419,116 @@ int main(int Argc, char **Argv) {
       reportOverflow(Report, Objects);
     Status = ExitStackOverflow;
   }
-  // Shutdown restores inflated headers, which live in the JIT's memory: it
-  // runs before the session (and that memory) goes away.
+  return Status;
+}
+
+/// Shutdown restores inflated headers, which live in the JIT's memory: it
+/// runs before the session (and that memory) goes away.
+int shutDown(int Status) {
   if (int Rc = jitlock_rt_shutdown()) {
-    std::fprintf(stderr, "jitlock-run: jitlock_rt_shutdown failed: %s\n",
-                 jitlock_rt_status_name(Rc));
-    Status = ExitInvariant;
+    error() << "jitlock_rt_shutdown failed: " << jitlock_rt_status_name(Rc)
+            << "\n";
+    return ExitInvariant;
   }
   return Status;
+}
+
+} // namespace
+
+int main(int Argc, char **Argv) {
+  jitlock::tools::parseCommandLine(
+      Argc, Argv, "jitlock-run",
+      "JIT-compiles a module with the jitlock passes and runs its example "
+      "entry points\n",
+      MoreHelp, RunCategory, ExitUsage);
+  checkOptions();
+
+  // Before any thread attaches: the defaults plus a misuse handler.
+  jitlock_rt_config Cfg;
+  jitlock_rt_default_config(&Cfg);
+  Cfg.misuse_handler = onMisuse;
+  if (auto Mode = given(Locking))
+    Cfg.locking_mode = *Mode == jitlock::LockingMode::Heavy
+                           ? JITLOCK_LOCKING_HEAVY
+                           : JITLOCK_LOCKING_LIGHTWEIGHT;
+  if (int Rc = jitlock_rt_configure(&Cfg)) {
+    error() << "jitlock_rt_configure failed: " << jitlock_rt_status_name(Rc)
+            << "\n";
+    return ExitUsage;
+  }
+
+  if (Layout) {
+    jitlock_rt_print_layout(stdout);
+    std::fflush(stdout);
+    if (InputFile.empty())
+      return ExitOk;
+  }
+
+  const unsigned Attempts =
+      UntilContended.getNumOccurrences() ? unsigned(UntilContended) : 1;
+  for (unsigned Attempt = 1;; ++Attempt) {
+    std::unique_ptr<jitlock::JitSession> S = load();
+    if (Attempt == 1)
+      for (const std::string &W : S->warnings())
+        warning() << W << "\n";
+
+    if (Emit == EmitKind::IR) {
+      S->printIR(outs());
+      jitlock::tools::printStatistics();
+      return ExitOk;
+    }
+    if (Emit == EmitKind::Assembly) {
+      if (Error E = S->printAssembly(outs())) {
+        error() << toString(std::move(E)) << "\n";
+        return ExitUsage;
+      }
+      jitlock::tools::printStatistics();
+      return ExitOk;
+    }
+
+    // (Code with no poll at all is refused by runExample.)
+    if (Attempt == 1 && SafepointEvery.getNumOccurrences() &&
+        S->safepointPollCount() != 0)
+      for (const std::string &F : S->functionsWithUnpolledLoops())
+        warning() << "function '" << F
+                  << "' has a loop that never polls: a thread looping there "
+                     "delays every safepoint until it leaves the loop\n";
+
+    jitlock::ExampleOptions EO;
+    EO.Threads = unsigned(Threads);
+    auto Its = iterationsFor(*S, Attempt);
+    if (!Its) {
+      error() << toString(Its.takeError()) << "\n";
+      return shutDown(ExitUsage);
+    }
+    EO.Iterations = *Its;
+    if (SafepointEvery.getNumOccurrences())
+      EO.SafepointEvery = uint64_t(SafepointEvery);
+    auto Ran = jitlock::runExample(*S, EO);
+    if (!Ran) {
+      error() << toString(Ran.takeError()) << "\n";
+      return shutDown(ExitUsage);
+    }
+    const jitlock::ExampleResult &R = *Ran;
+    const bool Contended = R.Stats.contended_enters != 0;
+    if (Attempt < Attempts && !Contended && R.ok() && !MisuseCount.load()) {
+      note() << "run " << Attempt << " of " << Attempts
+             << " had no contended enter";
+      if (EO.Iterations)
+        errs() << " (" << *EO.Iterations << " iterations)";
+      errs() << "; running again\n";
+      if (int Status = shutDown(ExitOk))
+        return Status;
+      continue;
+    }
+
+    int Status = report(*S, R);
+    jitlock::tools::printStatistics();
+    if (UntilContended.getNumOccurrences() && !Contended && Status == ExitOk) {
+      error() << "no contended enter in " << Attempts
+              << " runs: the threads never met at a lock\n";
+      Status = ExitInvariant;
+    }
+    return shutDown(Status);
+  }
 }

@@ -1,7 +1,17 @@
 ; Polls in run()'s loop only (as lowered with polls=explicit): check() calls
 ; @count_down, whose loop never polls. jitlock-run --safepoint-every
 ; --polls=explicit runs it (run() reaches its polls) and warns about
-; @count_down.
+; @count_down, and about nothing else.
+;
+; RUN: jitlock-run --threads 4 --safepoint-every=200 --polls=explicit %s \
+; RUN:     2>%t.err | FileCheck %s
+; RUN: FileCheck %s --check-prefix=WARN < %t.err
+; CHECK:      polls=explicit (1 in the code)
+; CHECK:      check:   0 (invariant holds)
+; CHECK-NEXT: elapsed:
+; CHECK-NEXT: safepoints: {{[1-9][0-9]*}}  ttsp median
+; WARN:       {{^}}jitlock-run: warning: function 'count_down' has a loop that never polls{{.*}}
+; WARN-NOT:   {{.}}
 %Object = type { i64, i64 }
 @obj = global %Object { i64 1, i64 0 }
 @jitlock_example_iterations = global i64 20000

@@ -1,4 +1,10 @@
-; A well-formed example whose invariant fails: exit status 1.
+; A well-formed example whose invariant fails: exit status 1 (see
+; exit-status.test), the failure on stdout and nothing on stderr.
+;
+; RUN: not jitlock-run %s 2>%t.err | FileCheck %s
+; RUN: FileCheck %s --check-prefix=NOERR --allow-empty < %t.err
+; CHECK:     check:   1 (INVARIANT FAILED)
+; NOERR-NOT: {{.}}
 %Object = type { i64, i64 }
 @obj = global %Object { i64 1, i64 0 }
 

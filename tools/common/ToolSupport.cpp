@@ -1,0 +1,127 @@
+//===- ToolSupport.cpp - The command line of the jitlock tools ------------===//
+#include "ToolSupport.h"
+
+#include "llvm/ADT/Statistic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/WithColor.h"
+
+#include <cstdlib>
+#include <vector>
+
+using namespace llvm;
+
+namespace jitlock::tools {
+
+namespace {
+
+std::string ToolName = "jitlock";
+std::vector<std::string> BadValues;
+
+cl::OptionCategory &llvmCategory() {
+  static cl::OptionCategory Category(
+      "LLVM options for the lowering pipeline (LLVM's others work too, "
+      "unlisted)");
+  return Category;
+}
+
+cl::opt<bool> DebugPassManager(
+    "debug-pass-manager",
+    cl::desc("Print each pass of the lowering pipeline as it runs"),
+    cl::cat(llvmCategory()));
+
+/// LLVM's options that --help shows beside -debug-pass-manager.
+constexpr const char *ShownLLVMOptions[] = {"stats",
+                                            "pass-remarks",
+                                            "pass-remarks-missed",
+                                            "pass-remarks-analysis",
+                                            "time-passes",
+                                            "print-after-all"};
+
+/// cl prefixes its own messages with the program name; ours say what they
+/// are.
+void reportParseErrors(StringRef Messages, StringRef Program) {
+  SmallVector<StringRef, 8> Lines;
+  Messages.split(Lines, '\n', -1, /*KeepEmpty=*/false);
+  for (StringRef Line : Lines) {
+    Line.consume_front(Program);
+    Line.consume_front(": ");
+    // Our own note says where the help is.
+    Line = Line.split("  Try: ").first;
+    if (Line.starts_with("Did you mean"))
+      note() << Line << "\n";
+    else
+      error() << Line << "\n";
+  }
+}
+
+} // namespace
+
+void detail::recordBadValue(const cl::Option &O, const Twine &Problem) {
+  BadValues.push_back(("--" + O.ArgStr + " " + Problem).str());
+}
+
+raw_ostream &error() { return WithColor::error(errs(), ToolName); }
+raw_ostream &warning() { return WithColor::warning(errs(), ToolName); }
+raw_ostream &note() { return WithColor::note(errs(), ToolName); }
+
+void exitWithUsageError(const Twine &Msg, int Status) {
+  error() << Msg << "\n";
+  note() << "try '" << ToolName << " --help'\n";
+  std::exit(Status);
+}
+
+bool debugPassManager() { return DebugPassManager; }
+
+bool statisticsCompiledIn() { return LLVM_ENABLE_STATS; }
+
+void parseCommandLine(int Argc, const char *const *Argv, StringRef Tool,
+                      StringRef Overview, StringRef MoreHelp,
+                      cl::OptionCategory &ToolCategory, int UsageStatus) {
+  ToolName = Tool.str();
+  // LLVM registers some options (-stats among them) only as it parses a
+  // command line: an empty one first, so that they are there to be shown.
+  const char *ProgramOnly[] = {Argv[0]};
+  cl::ParseCommandLineOptions(1, ProgramOnly, "", &nulls());
+  cl::ResetAllOptionOccurrences();
+  // (A parse forgets the cl::extrahelp registered before it.)
+  static cl::extrahelp Help(MoreHelp);
+  StringMap<cl::Option *> &Options = cl::getRegisteredOptions();
+  for (const char *Name : ShownLLVMOptions)
+    if (cl::Option *O = Options.lookup(Name)) {
+      O->addCategory(llvmCategory());
+      O->setHiddenFlag(cl::NotHidden);
+    }
+  cl::HideUnrelatedOptions({&ToolCategory, &llvmCategory()});
+  cl::AddExtraVersionPrinter([](raw_ostream &OS) {
+    OS << ToolName << ": "
+       << (statisticsCompiledIn()
+               ? "-stats counts the jitlock passes' statistics\n"
+               : "-stats has nothing to count: this build compiles "
+                 "STATISTIC counters out (NDEBUG)\n");
+  });
+
+  std::string Errors;
+  raw_string_ostream ErrorStream(Errors);
+  bool Parsed = cl::ParseCommandLineOptions(Argc, Argv, Overview, &ErrorStream);
+  reportParseErrors(Errors, sys::path::filename(Argv[0]));
+  for (const std::string &Bad : BadValues)
+    error() << Bad << "\n";
+  if (!Parsed || !BadValues.empty()) {
+    note() << "try '" << ToolName << " --help'\n";
+    std::exit(UsageStatus);
+  }
+}
+
+void printStatistics() {
+  if (!AreStatisticsEnabled())
+    return;
+  if (statisticsCompiledIn())
+    PrintStatistics(errs());
+  else
+    warning() << "-stats: this build counts no statistics: LLVM's STATISTIC "
+                 "counters are compiled out where NDEBUG is defined (as in "
+                 "the RelWithDebInfo build); a build with assertions "
+                 "(CMAKE_BUILD_TYPE=Debug) counts them\n";
+}
+
+} // namespace jitlock::tools

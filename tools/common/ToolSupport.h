@@ -1,0 +1,102 @@
+//===- ToolSupport.h - The command line of the jitlock tools ----*- C++ -*-===//
+//
+// jitlock-run and jitlock-bench parse their options with llvm::cl and lower
+// their IR with the jitlock passes in process (jitlock::JitSession), so
+// LLVM's own options reach that pipeline: -stats, -pass-remarks=jitlock,
+// -pass-remarks-missed, -pass-remarks-analysis, -time-passes,
+// -print-after-all and -debug-pass-manager (opt's, which libLLVM does not
+// register: defined here, for JitOptions::DebugPassManager). --help lists
+// them next to the tool's own options; LLVM's other options stay usable but
+// hidden.
+//
+// Diagnostics read "<tool>: error: ...", "<tool>: warning: ..." and
+// "<tool>: note: ...", as LLVM's tools print them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef JITLOCK_TOOLS_TOOLSUPPORT_H
+#define JITLOCK_TOOLS_TOOLSUPPORT_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace jitlock::tools {
+
+/// Parses the command line of tool `Tool`, whose own options are in
+/// `ToolCategory`. A bad option prints "<Tool>: error: ..." and exits with
+/// `UsageStatus`; --help (which ends with `MoreHelp`, a string that lives
+/// as long as the program) and --version print and exit with 0.
+void parseCommandLine(int Argc, const char *const *Argv, llvm::StringRef Tool,
+                      llvm::StringRef Overview, llvm::StringRef MoreHelp,
+                      llvm::cl::OptionCategory &ToolCategory, int UsageStatus);
+
+/// "<tool>: error: " on stderr, the stream to write the message to.
+llvm::raw_ostream &error();
+llvm::raw_ostream &warning();
+llvm::raw_ostream &note();
+
+/// Prints "<tool>: error: <Msg>", points to --help and exits with `Status`.
+[[noreturn]] void exitWithUsageError(const llvm::Twine &Msg, int Status);
+
+/// Whether -debug-pass-manager was given.
+bool debugPassManager();
+
+/// With -stats: prints the statistics the passes counted to stderr, or
+/// warns that this build compiles them out (an NDEBUG build without
+/// LLVM_FORCE_ENABLE_STATS counts nothing).
+void printStatistics();
+
+/// Whether this build counts STATISTICs (what --version says too).
+bool statisticsCompiledIn();
+
+namespace detail {
+/// Keeps a bad option value for parseCommandLine to report: cl would print
+/// a parser's error itself, without "error:".
+void recordBadValue(const llvm::cl::Option &O, const llvm::Twine &Problem);
+} // namespace detail
+
+/// The parser of a cl::values option: an unknown value is reported as
+/// "--opt must be a, b or c, got 'x'".
+template <typename T> class ValuesParser : public llvm::cl::parser<T> {
+public:
+  using llvm::cl::parser<T>::parser;
+
+  bool parse(llvm::cl::Option &O, llvm::StringRef, llvm::StringRef Arg,
+             T &Value) {
+    std::string Names;
+    for (size_t I = 0, E = this->Values.size(); I != E; ++I) {
+      if (this->Values[I].Name == Arg) {
+        Value = this->Values[I].V.getValue();
+        return false;
+      }
+      Names += I == 0 ? "" : I + 1 == E ? " or " : ", ";
+      Names += this->Values[I].Name;
+    }
+    detail::recordBadValue(O, "must be " + Names + ", got '" + Arg + "'");
+    return false;
+  }
+};
+
+/// The parser of a decimal number option: a malformed one is reported as
+/// "--opt needs a number, got 'x'". Ranges are the tool's to check.
+class NumberParser : public llvm::cl::parser<long long> {
+public:
+  using llvm::cl::parser<long long>::parser;
+
+  bool parse(llvm::cl::Option &O, llvm::StringRef, llvm::StringRef Arg,
+             long long &Value) {
+    if (Arg.getAsInteger(10, Value))
+      detail::recordBadValue(O, "needs a number, got '" + Arg + "'");
+    return false;
+  }
+};
+
+/// A number option, e.g. NumberOpt Threads("threads", cl::init(4), ...).
+using NumberOpt = llvm::cl::opt<long long, false, NumberParser>;
+
+} // namespace jitlock::tools
+
+#endif

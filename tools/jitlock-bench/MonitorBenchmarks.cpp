@@ -1,0 +1,406 @@
+//===- MonitorBenchmarks.cpp - The monitor shapes through every path ------===//
+//
+// Each shape (docs/benchmarks.md, "What is measured") through the llvm,
+// asmjit, runtime and heavy paths, pthread where it applies, next to the
+// floor, as <shape>/<path> with the counter ns_per_pair.
+//
+//===----------------------------------------------------------------------===//
+#include "Bench.h"
+
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <thread>
+
+namespace jitlock::bench {
+
+jitlock_rt_config BaseConfig;
+std::string SetupError;
+alignas(64) Object Objs[2];
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// The runtime's locking mode
+//===----------------------------------------------------------------------===//
+
+/// Applies `Mode`. The runtime accepts a configuration only while no thread
+/// is attached; every benchmark function detaches before it returns, so this
+/// holds between runs.
+int setLockingMode(uint32_t Mode) {
+  jitlock_rt_layout L;
+  jitlock_rt_get_layout(&L);
+  if (L.locking_mode == Mode)
+    return JITLOCK_OK;
+  jitlock_rt_detach();
+  jitlock_rt_config Cfg = BaseConfig;
+  Cfg.locking_mode = Mode;
+  return jitlock_rt_configure(&Cfg);
+}
+
+uint32_t currentLockingMode() {
+  jitlock_rt_layout L;
+  jitlock_rt_get_layout(&L);
+  return L.locking_mode;
+}
+
+//===----------------------------------------------------------------------===//
+// The runs
+//===----------------------------------------------------------------------===//
+
+enum class Shape { Simple, Recursive, Serial, Inflated, Churn, Contended2 };
+enum class Path {
+  Llvm,
+  Asmjit,
+  Runtime,
+  Heavy,
+  Pthread,
+  Alloc,
+  Floor,
+  FloorLockStack
+};
+
+const char *shapeName(Shape S) {
+  switch (S) {
+  case Shape::Simple:
+    return "simple";
+  case Shape::Recursive:
+    return "recursive";
+  case Shape::Serial:
+    return "serial";
+  case Shape::Inflated:
+    return "inflated";
+  case Shape::Churn:
+    return "churn";
+  case Shape::Contended2:
+    return "contended2";
+  }
+  return "?";
+}
+
+const char *pathName(Path P) {
+  switch (P) {
+  case Path::Llvm:
+    return "llvm";
+  case Path::Asmjit:
+    return "asmjit";
+  case Path::Runtime:
+    return "runtime";
+  case Path::Heavy:
+    return "heavy";
+  case Path::Pthread:
+    return "pthread";
+  case Path::Alloc:
+    return "alloc";
+  case Path::Floor:
+    return "floor";
+  case Path::FloorLockStack:
+    return "floor/lockstack";
+  }
+  return "?";
+}
+
+struct Case {
+  Shape S;
+  Path P;
+  KernelFn Fn = nullptr;
+  std::string Unavailable; ///< why Fn is null
+  uint32_t Mode() const {
+    return P == Path::Heavy ? JITLOCK_LOCKING_HEAVY
+                            : JITLOCK_LOCKING_LIGHTWEIGHT;
+  }
+};
+
+/// ns_per_pair: the benchmark's time (CPU time, or real time for
+/// contended2) divided by the pairs done. As a counter: Pairs * 1e-9, a rate
+/// (divided by the time in seconds), inverted. With threads, kAvgThreads
+/// divides the summed pairs by the thread count: the time per pair that
+/// each thread sees, as JMH reports @Threads runs.
+benchmark::Counter nsPerPair(uint64_t Pairs, bool Threaded) {
+  auto Flags = Threaded ? benchmark::Counter::kAvgThreadsRate
+                        : benchmark::Counter::kIsRate;
+  return benchmark::Counter(double(Pairs) * 1e-9,
+                            Flags | benchmark::Counter::kInvert);
+}
+
+/// Inflates `O` by waiting on it with a zero timeout (a wait needs a
+/// monitor); it stays inflated until a deflation.
+bool inflate(jitlock_thread *T, Object *O) {
+  if (jitlock_rt_monitor_enter(T, O) != JITLOCK_OK)
+    return false;
+  int RC = jitlock_rt_wait_timed(T, O, 0);
+  if (jitlock_rt_monitor_exit(T, O) != JITLOCK_OK ||
+      (RC != JITLOCK_OK && RC != JITLOCK_ETIMEDOUT))
+    return false;
+  jitlock_lock_info Info{};
+  jitlock_rt_inspect(O, &Info);
+  return Info.state == JITLOCK_STATE_INFLATED;
+}
+
+/// The churn arena, reused by every churn run (each run deflates before it
+/// ends, so no monitor refers to it between runs).
+Object *arena() {
+  static Object *A = [] {
+    void *P = aligned_alloc(alignof(Object), ArenaObjects * sizeof(Object));
+    auto *Objs = static_cast<Object *>(P);
+    for (uint64_t I = 0; I < ArenaObjects; ++I)
+      resetObject(Objs[I]);
+    return Objs;
+  }();
+  return A;
+}
+
+void runSingle(benchmark::State &St, const Case &C) {
+  if (!SetupError.empty())
+    return St.SkipWithError(SetupError.c_str());
+  if (!C.Fn)
+    return St.SkipWithError(C.Unavailable.c_str());
+  if (currentLockingMode() != C.Mode())
+    return St.SkipWithError("the runtime is in the wrong locking mode");
+  jitlock_thread *T = jitlock_rt_attach();
+  if (!T)
+    return St.SkipWithError("jitlock_rt_attach failed");
+  KernelFailed = false;
+  Object *A = &Objs[0], *B = &Objs[1];
+  resetObject(*A);
+  resetObject(*B);
+  if (C.S == Shape::Inflated && !inflate(T, A)) {
+    jitlock_rt_detach();
+    return St.SkipWithError("could not inflate the object");
+  }
+
+  jitlock_rt_stats Before{}, After{};
+  jitlock_rt_get_stats(&Before);
+  const KernelFn Fn = C.Fn;
+  if (C.S == Shape::Churn) {
+    Object *Base = arena(), *End = Base + ArenaObjects, *Next = Base;
+    for (auto _ : St) {
+      // The "GC": recycle the arena; monitors of dead objects go first.
+      if (Next == End) {
+        jitlock_rt_deflate_idle();
+        Next = Base;
+      }
+      callKernel(Fn, T, Next, nullptr, PairsPerIteration);
+      Next += PairsPerIteration;
+    }
+  } else {
+    for (auto _ : St)
+      callKernel(Fn, T, A, B, PairsPerIteration);
+  }
+  jitlock_rt_get_stats(&After);
+  const uint64_t Pairs = uint64_t(St.iterations()) * PairsPerIteration;
+
+  // What must hold after the loop.
+  std::string Error;
+  if (KernelFailed)
+    Error = "a runtime or pthread call failed";
+  const uint64_t Counted = C.S == Shape::Serial  ? B->Payload
+                           : C.S == Shape::Churn ? Pairs // checked below
+                                                 : A->Payload;
+  if (Error.empty() && Counted != Pairs)
+    Error = "lost updates: the payload is " + std::to_string(Counted) +
+            ", expected " + std::to_string(Pairs);
+  if (Error.empty() && jitlock_rt_lock_stack(T, nullptr, 0) != 0)
+    Error = "the lock stack is not empty after the run";
+
+  // The final "GC", then what is left.
+  jitlock_rt_deflate_idle();
+  jitlock_rt_stats End{};
+  jitlock_rt_get_stats(&End);
+  if (Error.empty() && C.S == Shape::Churn && Pairs) {
+    // The last object allocated was incremented exactly once, and is
+    // unlocked (deflated, for the heavy path) with its header intact.
+    const Object &Last = arena()[(Pairs - 1) % ArenaObjects];
+    if (Last.Payload != 1 || Last.Header != 1)
+      Error = "the last churn object was not incremented once and unlocked";
+  }
+  if (Error.empty() && jitlock_rt_detach() != JITLOCK_OK)
+    Error = "jitlock_rt_detach failed: a lock is still held";
+  if (!Error.empty())
+    return St.SkipWithError(Error.c_str());
+
+  St.counters["ns_per_pair"] = nsPerPair(Pairs, false);
+  St.counters["inflations_per_pair"] =
+      Pairs ? double(After.inflations - Before.inflations) / double(Pairs) : 0;
+  St.counters["monitors_alive"] = double(End.monitors_alive);
+}
+
+/// contended2: one shared object, reset by the Setup callback before the
+/// threads start.
+alignas(64) Object Shared;
+std::atomic<int> Finished{0};
+
+/// The runtime's counters when the run started (for contended2's deltas).
+jitlock_rt_stats StartStats;
+
+/// What every run starts from, besides the locking mode.
+void resetShared() {
+  resetObject(Shared);
+  Finished = 0;
+  KernelFailed = false;
+  jitlock_rt_get_stats(&StartStats);
+}
+
+} // namespace
+
+void setupLightweight(const benchmark::State &) {
+  int RC = setLockingMode(JITLOCK_LOCKING_LIGHTWEIGHT);
+  SetupError = RC == JITLOCK_OK
+                   ? ""
+                   : std::string("cannot configure lightweight locking: ") +
+                         jitlock_rt_status_name(RC);
+  resetShared();
+}
+
+namespace {
+
+void setupHeavy(const benchmark::State &) {
+  int RC = setLockingMode(JITLOCK_LOCKING_HEAVY);
+  SetupError = RC == JITLOCK_OK ? ""
+                                : std::string("cannot configure heavy "
+                                              "locking: ") +
+                                      jitlock_rt_status_name(RC);
+  if (RC == JITLOCK_OK && currentLockingMode() != JITLOCK_LOCKING_HEAVY)
+    SetupError = "the runtime did not switch to heavy locking";
+  resetShared();
+}
+
+/// Back to the default, so that a filtered run order cannot leave the
+/// runtime heavy for a lightweight benchmark.
+void teardownHeavy(const benchmark::State &) {
+  if (int RC = setLockingMode(JITLOCK_LOCKING_LIGHTWEIGHT))
+    SetupError = std::string("cannot restore lightweight locking: ") +
+                 jitlock_rt_status_name(RC);
+}
+
+void runContended(benchmark::State &St, const Case &C) {
+  // Every thread must leave through the Finished count below, even on an
+  // error, or thread 0 would wait forever.
+  std::string Error = SetupError;
+  if (Error.empty() && !C.Fn)
+    Error = C.Unavailable;
+  if (Error.empty() && currentLockingMode() != C.Mode())
+    Error = "the runtime is in the wrong locking mode";
+  jitlock_thread *T = Error.empty() ? jitlock_rt_attach() : nullptr;
+  if (Error.empty() && !T)
+    Error = "jitlock_rt_attach failed";
+  if (!Error.empty()) {
+    // The empty loop still passes the start and stop barriers, which the
+    // other thread waits at.
+    St.SkipWithError(Error.c_str());
+    for (auto _ : St) {
+    }
+    Finished.fetch_add(1);
+    return;
+  }
+  const KernelFn Fn = C.Fn;
+  for (auto _ : St)
+    callKernel(Fn, T, &Shared, nullptr, PairsPerIteration);
+  const uint64_t Pairs = uint64_t(St.iterations()) * PairsPerIteration;
+  if (jitlock_rt_detach() != JITLOCK_OK)
+    Error = "jitlock_rt_detach failed: a lock is still held";
+  Finished.fetch_add(1);
+
+  if (St.thread_index() == 0) {
+    // Deflation needs every other thread out of monitor code: wait until
+    // all have detached.
+    while (Finished.load() < St.threads())
+      std::this_thread::yield();
+    if (Error.empty() && KernelFailed)
+      Error = "a runtime or pthread call failed";
+    // Every thread ran the same number of iterations.
+    const uint64_t Expected = Pairs * uint64_t(St.threads());
+    if (Error.empty() && Shared.Payload != Expected)
+      Error = "lost updates: the payload is " + std::to_string(Shared.Payload) +
+              ", expected " + std::to_string(Expected);
+    jitlock_rt_stats End{};
+    jitlock_rt_get_stats(&End);
+    // How the contention was resolved, per pair of either thread: the
+    // enters that found another owner, and those that parked. (The pthread
+    // path does not go through the runtime: nothing to count.)
+    if (const double All = double(Expected); All && C.P != Path::Pthread) {
+      St.counters["contended_per_pair"] =
+          double(End.contended_enters - StartStats.contended_enters) / All;
+      St.counters["parks_per_pair"] =
+          double(End.parks - StartStats.parks) / All;
+    }
+    jitlock_rt_deflate_idle();
+    jitlock_rt_get_stats(&End);
+    St.counters["monitors_alive"] = double(End.monitors_alive);
+  }
+  if (!Error.empty())
+    return St.SkipWithError(Error.c_str());
+  St.counters["ns_per_pair"] = nsPerPair(Pairs, true);
+}
+
+KernelFn kernelFor(Path P, Kernel K, std::string &Why) {
+  switch (P) {
+  case Path::Llvm:
+  case Path::Floor:
+  case Path::FloorLockStack:
+    return kernelOf(*Llvm, K, Why);
+  case Path::Heavy:
+    return kernelOf(*Heavy, K, Why);
+  case Path::Asmjit:
+    return kernelOf(*Asmjit, K, Why);
+  case Path::Runtime:
+    return runtimeKernel(K);
+  case Path::Pthread:
+    return pthreadKernel(K);
+  case Path::Alloc:
+    return allocKernel();
+  }
+  return nullptr;
+}
+
+} // namespace
+
+void registerMonitorBenchmarks() {
+  auto Add = [](Shape S, Path P, const std::string &Name) {
+    Case C{S, P, nullptr, {}};
+    Kernel K = P == Path::Floor            ? KFloor
+               : P == Path::FloorLockStack ? KFloorLockStack
+               : S == Shape::Recursive     ? KRecursive
+               : S == Shape::Serial        ? KSerial
+               : S == Shape::Churn         ? KChurn
+                                           : KSimple;
+    C.Fn = kernelFor(P, K, C.Unavailable);
+    if (!C.Fn && C.Unavailable.empty())
+      C.Unavailable = "no kernel";
+    benchmark::internal::Benchmark *B;
+    if (S == Shape::Contended2) {
+      B = benchmark::RegisterBenchmark(
+          Name.c_str(), [C](benchmark::State &St) { runContended(St, C); });
+      B->Threads(2)->UseRealTime();
+    } else {
+      B = benchmark::RegisterBenchmark(
+          Name.c_str(), [C](benchmark::State &St) { runSingle(St, C); });
+    }
+    if (P == Path::Heavy)
+      B->Setup(setupHeavy)->Teardown(teardownHeavy);
+    else
+      B->Setup(setupLightweight);
+  };
+
+  Add(Shape::Simple, Path::Floor, "floor");
+  // Not a shape: the floor plus the lock stack's stores, to show what the
+  // lock stack costs next to the CAS instructions (docs/benchmarks.md).
+  Add(Shape::Simple, Path::FloorLockStack, "floor/lockstack");
+  const Path Locking[] = {Path::Llvm, Path::Asmjit, Path::Runtime, Path::Heavy};
+  for (Shape S : {Shape::Simple, Shape::Recursive, Shape::Serial,
+                  Shape::Inflated, Shape::Churn, Shape::Contended2}) {
+    for (Path P : Locking) {
+      // An inflated object is what heavy locking makes of every object: the
+      // heavy path of `inflated` would be inflated/llvm again.
+      if (S == Shape::Inflated && P == Path::Heavy)
+        continue;
+      Add(S, P, std::string(shapeName(S)) + "/" + pathName(P));
+    }
+    if (S == Shape::Simple || S == Shape::Churn || S == Shape::Contended2)
+      Add(S, Path::Pthread, std::string(shapeName(S)) + "/pthread");
+    if (S == Shape::Churn)
+      Add(S, Path::Alloc, "churn/alloc");
+  }
+}
+
+} // namespace jitlock::bench
