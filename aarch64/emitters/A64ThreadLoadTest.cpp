@@ -7,7 +7,8 @@
 //   A64ThreadLoad.EveryRegister     into each of x0-x30, the value is the
 //                                   calling thread's jitlock_rt_current()
 //   A64ThreadLoad.Threads           many threads, attached or not, each
-//                                   finds its own structure
+//                                   finds its own structure (the scenario of
+//                                   unittests/Emitters/ThreadLoadScenarios.h)
 //   A64ThreadLoad.Offsets           offsets that need two immediates, both
 //                                   signs: thread pointer + offset exactly
 //   A64ThreadLoad.Contract          invalid registers and layouts refused,
@@ -15,12 +16,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "A64TestUtil.h"
+#include "ThreadLoadScenarios.h"
 
 #include <gtest/gtest.h>
-
-#include <set>
-#include <thread>
-#include <vector>
 
 using namespace a64_test;
 
@@ -56,7 +54,7 @@ LoadFn buildLoad(uint32_t Reg, const jitlock_rt_layout &L = layout()) {
   return Fn;
 }
 
-uint64_t addressOf(const void *P) { return reinterpret_cast<uint64_t>(P); }
+using thread_load_scenarios::addressOf;
 
 uint64_t threadPointer() {
   uint64_t TP;
@@ -79,33 +77,7 @@ TEST(A64ThreadLoad, EveryRegister) {
 TEST(A64ThreadLoad, Threads) {
   LoadFn Load = buildLoad(9);
   ASSERT_NE(Load, nullptr);
-  constexpr unsigned Threads = 8, Rounds = 1000;
-  std::vector<uint64_t> Seen(Threads);
-  std::vector<int> Bad(Threads);
-  std::vector<std::thread> Ts;
-  for (unsigned T = 0; T < Threads; ++T)
-    Ts.emplace_back([&, T] {
-      // Not attached: the thread's structure all the same.
-      const uint64_t Before = Load();
-      if (jitlock_rt_current() != nullptr ||
-          Before != addressOf(jitlock_rt_code_thread()))
-        ++Bad[T];
-      jitlock_thread *Self = jitlock_rt_attach();
-      for (unsigned R = 0; R < Rounds; ++R)
-        if (Load() != addressOf(Self))
-          ++Bad[T];
-      if (addressOf(Self) != Before)
-        ++Bad[T];
-      Seen[T] = addressOf(Self);
-      if (jitlock_rt_detach() != JITLOCK_OK)
-        ++Bad[T];
-    });
-  for (std::thread &T : Ts)
-    T.join();
-  for (unsigned T = 0; T < Threads; ++T)
-    EXPECT_EQ(Bad[T], 0) << "thread " << T;
-  EXPECT_EQ(std::set<uint64_t>(Seen.begin(), Seen.end()).size(),
-            size_t(Threads));
+  thread_load_scenarios::eachThreadFindsItsOwn(Load, 8, 1000);
   jit().release(Load);
 }
 

@@ -8,7 +8,9 @@
 //                       the flags survive.
 //   ThreadLoadThreads   many threads, each finds its own thread, attached or
 //                       not (then jitlock_rt_code_thread()), and the address
-//                       does not change when the thread attaches.
+//                       does not change when the thread attaches (the
+//                       scenario of ThreadLoadScenarios.h, which AArch64
+//                       runs too).
 //   ThreadLoadMonitors  the loaded register drives emitted monitor enter and
 //                       exit on several threads; no increment is lost.
 //   ThreadLoadContract  invalid registers and layouts are refused and
@@ -18,9 +20,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "EmitterTestUtil.h"
+#include "ThreadLoadScenarios.h"
 
 #include <cstring>
-#include <set>
 #include <thread>
 #include <vector>
 
@@ -78,9 +80,7 @@ runLoad(LoadFn Fn) {
   return Fn();
 }
 
-uint64_t addressOf(const jitlock_thread *T) {
-  return reinterpret_cast<uint64_t>(T);
-}
+using thread_load_scenarios::addressOf;
 
 TEST(ThreadLoadProbe, EveryRegisterGetsTheThreadAndNothingElseChanges) {
   jitlock_thread *Self = jitlock_rt_attach();
@@ -133,35 +133,8 @@ TEST(ThreadLoadProbe, FlagsSurvive) {
 TEST(ThreadLoadThreads, EachThreadFindsItsOwnAttachedOrNot) {
   LoadFn Load = buildLoad();
   ASSERT_NE(Load, nullptr);
-  constexpr unsigned Threads = 16, Rounds = 2000;
-  std::vector<uint64_t> Seen(Threads);
-  std::vector<int> Bad(Threads);
-  std::vector<std::thread> Ts;
-  for (unsigned T = 0; T < Threads; ++T)
-    Ts.emplace_back([&, T] {
-      // Not attached: the thread's structure all the same, which the
-      // runtime hands to code in thread=call mode.
-      const uint64_t Before = runLoad(Load);
-      if (jitlock_rt_current() != nullptr ||
-          Before != addressOf(jitlock_rt_code_thread()))
-        ++Bad[T];
-      jitlock_thread *Self = jitlock_rt_attach();
-      for (unsigned R = 0; R < Rounds; ++R)
-        if (runLoad(Load) != addressOf(Self))
-          ++Bad[T];
-      if (addressOf(Self) != Before)
-        ++Bad[T];
-      Seen[T] = addressOf(Self);
-      if (jitlock_rt_detach() != JITLOCK_OK)
-        ++Bad[T];
-    });
-  for (std::thread &T : Ts)
-    T.join();
-  for (unsigned T = 0; T < Threads; ++T)
-    EXPECT_EQ(Bad[T], 0) << "thread " << T;
-  // Threads alive at the same time have distinct structures.
-  EXPECT_EQ(std::set<uint64_t>(Seen.begin(), Seen.end()).size(),
-            size_t(Threads));
+  thread_load_scenarios::eachThreadFindsItsOwn([Load] { return runLoad(Load); },
+                                               16, 2000);
   jit().release(reinterpret_cast<void *>(Load));
 }
 
