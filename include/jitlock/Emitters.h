@@ -192,7 +192,8 @@ enum class BangMode { Watermark, Always, None };
 // address never changes for the life of the OS thread: load it once at a
 // method's entry and keep it in a register. On a thread that is not attached
 // its lock stack reads as full, so every monitor sequence takes its slow
-// path and the runtime refuses the operation instead of touching memory.
+// path, where the runtime handles the call as misuse (docs/runtime.md)
+// instead of touching memory.
 //
 // The TLS offset is a property of the process (of the executable and the
 // libraries it loaded), so code emitted with it runs only in the process
@@ -201,7 +202,7 @@ enum class BangMode { Watermark, Always, None };
 // Returns kErrorInvalidArgument, emitting nothing, when Dst is not a 64-bit
 // GPR (rsp on x86_64; sp, xzr or a w register on AArch64), when the layout
 // has another ABI version, or when no short sequence encodes the offset
-// (beyond INT32 on x86_64, beyond +-(2^24 - 1) on AArch64).
+// (beyond the int32 range on x86_64, beyond +-(2^24 - 1) on AArch64).
 //===----------------------------------------------------------------------===//
 
 namespace x64 {
