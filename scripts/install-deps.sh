@@ -18,6 +18,7 @@ packages=(
   libgtest-dev
   libbenchmark-dev
   python3            # runs lit
+  pkgconf            # the install test builds a C program with pkg-config
   python3-matplotlib # scripts/bench-report.py draws the benchmark plot
   valgrind           # callgrind instruction counts (docs/stack-banging.md)
   g++-aarch64-linux-gnu # cross-compiles the runtime for the AArch64 tests

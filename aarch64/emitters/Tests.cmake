@@ -11,6 +11,8 @@
 #   aarch64.emitters.threads               threads, mixed assignments/atomics;
 #                                          X4's CAS losing a race
 #   aarch64.emitters.operands              contract violations refused
+#   aarch64.emitters.thread-load           emitLoadThread: every register,
+#                                          threads, offsets, contract
 #   aarch64.emitters.disassembly.<op>.<atomics>  llvm-mc on the emitted bytes
 #
 # and, labelled `stackbang` too (A64StackBangTest.cpp):
@@ -79,6 +81,8 @@ jitlock_a64_emitter_test(runtime.header-8 "Runtime/*" --header-offset=-8)
 jitlock_a64_emitter_test(runtime.header+24 "Runtime/*" --header-offset=24)
 jitlock_a64_emitter_test(threads "Contended.*:SyntheticRace.*")
 jitlock_a64_emitter_test(operands "Operands.*")
+# emitLoadThread (A64ThreadLoadTest.cpp).
+jitlock_a64_emitter_test(thread-load "A64ThreadLoad.*")
 
 foreach(op enter exit)
   foreach(atomics lse llsc)

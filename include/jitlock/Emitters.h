@@ -36,7 +36,8 @@
 //
 // Method-entry stack banging (emitStackBang) and safepoint polls
 // (emitSafepointPoll) have contracts of their own; see "Stack banging" and
-// "Safepoint polls" below.
+// "Safepoint polls" below. emitLoadThread fills the Thread register from
+// TLS; see "The current thread".
 //
 //===----------------------------------------------------------------------===//
 #ifndef JITLOCK_EMITTERS_H
@@ -173,6 +174,39 @@ using jitlock::BangMode;
 // call would, and works at any stack alignment.
 //===----------------------------------------------------------------------===//
 
+//===----------------------------------------------------------------------===//
+// The current thread
+//
+// Every sequence above takes the current jitlock_thread in a register.
+// emitLoadThread puts it there the way the LLVM lowering's thread=tls mode
+// does (lib/Passes/LowerThread.cpp): the thread pointer plus the layout's
+// thread_tls_offset.
+//
+//   x86_64:  mov Dst, qword ptr fs:[0]   ; the thread pointer (TCB self)
+//            lea Dst, [Dst + off]
+//   AArch64: mrs Dst, tpidr_el0
+//            add Dst, Dst, #off          ; one or two add/sub immediates
+//
+// (no lea or add when the offset is 0). Only Dst is written: no flags, no
+// memory, no call. The result is the calling OS thread's structure, what
+// jitlock_rt_code_thread() returns, attached or not; on an attached thread
+// it equals jitlock_rt_current(). The structure lives in static TLS, so its
+// address never changes for the life of the OS thread: load it once at a
+// method's entry and keep it in a register. On a thread that is not attached
+// its lock stack reads as full, so every monitor sequence takes its slow
+// path, where the runtime handles the call as misuse (docs/runtime.md)
+// instead of touching memory.
+//
+// The TLS offset is a property of the process (of the executable and the
+// libraries it loaded), so code emitted with it runs only in the process
+// that emitted it, as any JIT code with absolute addresses does.
+//
+// Returns kErrorInvalidArgument, emitting nothing, when Dst is not a 64-bit
+// GPR (rsp on x86_64; sp, xzr or a w register on AArch64), when the layout
+// has another ABI version, or when no short sequence encodes the offset
+// (beyond the int32 range on x86_64, beyond +-(2^24 - 1) on AArch64).
+//===----------------------------------------------------------------------===//
+
 namespace x64 {
 
 // x86_64 specifics. The caller's code follows the SysV ABI at the sequence
@@ -271,6 +305,11 @@ asmjit::Error emitSafepointPollSlowCall(asmjit::x86::Assembler &A,
                                         const SlowPathLabels &Labels,
                                         const RuntimeEntries &RT = {});
 
+/// Writes the current jitlock_thread* into Dst (see "The current thread").
+asmjit::Error emitLoadThread(asmjit::x86::Assembler &A,
+                             const jitlock_rt_layout &L,
+                             const asmjit::x86::Gp &Dst);
+
 } // namespace x64
 
 namespace a64 {
@@ -345,6 +384,12 @@ asmjit::Error emitSafepointPollSlowCall(asmjit::a64::Assembler &A,
                                         const SafepointPollOperands &Ops,
                                         const SlowPathLabels &Labels,
                                         const RuntimeEntries &RT = {});
+
+/// As x64::emitLoadThread: `mrs Dst, tpidr_el0` plus the offset. Dst is an
+/// x register (x0-x30).
+asmjit::Error emitLoadThread(asmjit::a64::Assembler &A,
+                             const jitlock_rt_layout &L,
+                             const asmjit::a64::Gp &Dst);
 
 } // namespace a64
 

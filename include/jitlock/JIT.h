@@ -13,7 +13,11 @@
 //   4. refuse the module when any LLVM diagnostic of error severity was
 //      reported (jitlock-verify's among them), returning the messages;
 //   5. compile it with ORC's LLJIT for the host, resolving the runtime's
-//      jitlock_rt_* functions from an explicit table of addresses.
+//      jitlock_rt_* functions from an explicit table of addresses
+//      (jitlock::runtimeSymbols(), jitlock/RuntimeSymbols.h).
+//
+// An embedder with a JIT of its own does the same steps itself:
+// docs/embedding.md walks through them.
 //
 // A tool that generates its IR compiles it straight from a string:
 //
@@ -49,6 +53,7 @@
 #define JITLOCK_JIT_H
 
 #include "jitlock/Passes.h"
+#include "jitlock/RuntimeSymbols.h"
 #include "jitlock/jitlock_rt.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -110,14 +115,6 @@ struct ModuleObject {
   uint64_t Offset = 0;  ///< bytes from the global's start
   void *Addr = nullptr; ///< filled in by JitSession::objects()
 };
-
-/// The runtime functions JIT code may call, with their addresses in this
-/// process; the JIT defines exactly these as absolute symbols.
-struct RuntimeSymbol {
-  const char *Name;
-  void *Addr;
-};
-llvm::ArrayRef<RuntimeSymbol> runtimeSymbols();
 
 /// One module, lowered for this process and compiled on first lookup.
 class JitSession {

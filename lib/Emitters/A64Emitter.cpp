@@ -820,4 +820,33 @@ Error emitSafepointPollSlowCall(A64::Assembler &A,
   return Err;
 }
 
+//===----------------------------------------------------------------------===//
+// The current thread
+//===----------------------------------------------------------------------===//
+
+Error emitLoadThread(A64::Assembler &A, const jitlock_rt_layout &L,
+                     const Gp &Dst) {
+  // Two 12-bit immediates, the second shifted by 12, reach 2^24 - 1 either
+  // way without a scratch register; static TLS offsets are far smaller.
+  constexpr int64_t MaxOffset = (int64_t(1) << 24) - 1;
+  const int64_t Off = L.thread_tls_offset;
+  if (!usableAssembler(A) || !isX(Dst) ||
+      L.abi_version != JITLOCK_RT_ABI_VERSION || Off > MaxOffset ||
+      Off < -MaxOffset)
+    return kErrorInvalidArgument;
+  Writer W(A);
+  // tpidr_el0 is the thread pointer (what llvm.thread.pointer reads); the
+  // thread sits at a fixed offset from it in static TLS.
+  W.ok(A.mrs(Dst, asmjit::Imm(A64::Predicate::SysReg::kTPIDR_EL0)));
+  const uint64_t Magnitude = uint64_t(Off < 0 ? -Off : Off);
+  const uint64_t Hi = Magnitude & ~uint64_t(0xfff), Lo = Magnitude & 0xfff;
+  for (uint64_t Part : {Hi, Lo}) {
+    if (!Part)
+      continue;
+    // asmjit encodes a multiple of 4096 below 2^24 as `#imm, lsl #12`.
+    W.ok(Off < 0 ? A.sub(Dst, Dst, Part) : A.add(Dst, Dst, Part));
+  }
+  return W.Err;
+}
+
 } // namespace jitlock::emit::a64

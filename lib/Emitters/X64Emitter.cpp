@@ -658,4 +658,26 @@ Error emitSafepointPollSlowCall(x86::Assembler &A,
   return E.get();
 }
 
+//===----------------------------------------------------------------------===//
+// The current thread
+//===----------------------------------------------------------------------===//
+
+Error emitLoadThread(x86::Assembler &A, const jitlock_rt_layout &L,
+                     const x86::Gp &Dst) {
+  if (!A.code() || A.arch() != Arch::kX64 || !Dst.isGpq() || Dst.id() >= 16 ||
+      Dst.id() == x86::Gp::kIdSp || L.abi_version != JITLOCK_RT_ABI_VERSION ||
+      !fitsInt32(L.thread_tls_offset))
+    return kErrorInvalidArgument;
+  ErrorSink E;
+  // fs:[0] holds the thread pointer itself (the TCB's self pointer), which
+  // is what llvm.thread.pointer reads too; the thread sits at a fixed
+  // offset from it in static TLS. lea leaves the flags alone.
+  x86::Mem ThreadPointer = x86::qword_ptr_abs(0);
+  ThreadPointer.setSegment(x86::fs);
+  E(A.mov(Dst, ThreadPointer));
+  if (L.thread_tls_offset != 0)
+    E(A.lea(Dst, x86::ptr(Dst, int32_t(L.thread_tls_offset))));
+  return E.get();
+}
+
 } // namespace jitlock::emit::x64
