@@ -1,7 +1,8 @@
 //===- A64StackBangTest.cpp - AArch64 stack banging, executed -------------===//
 //
 // jitlock::emit::a64::emitStackBang, run on AArch64 (under qemu-aarch64 -cpu
-// max; labels aarch64, asmjit, stackbang):
+// max; labels aarch64, asmjit, stackbang). What is checked is shared with the
+// x86_64 suite (StackBangEmitterTest.cpp): StackBangScenarios.h.
 //
 //   A64StackBangProbe      one check in a wrapper that loads x0-x30 and
 //                          q0-q31 and stores them afterwards, on a fake
@@ -10,15 +11,10 @@
 //                          slow path gets (thread, sp - ExtraBytes) and every
 //                          register but the two scratch ones survives, at
 //                          aligned and misaligned sp. Always and None.
-//   A64StackBangRecursion  emitted functions that check at entry and recurse,
-//                          taking monitors (emitMonitorEnter/Exit, LSE and
-//                          LL/SC) on every other level: the fast path stays
-//                          off the slow path, the watermark goes down, and
-//                          inside jitlock_rt_call_guarded a recursion deeper
-//                          than the thread's stack overflows and recovers 100
-//                          times in a row, releasing its holds. Both slow-path
-//                          modes. Always runs, and its overflow is caught by
-//                          the runtime's SIGSEGV backstop.
+//   A64StackBangRecursion  the scenarios' recursions, emitted (the monitors
+//                          with emitMonitorEnter/Exit, LSE and LL/SC) for
+//                          several register assignments, frame sizes and both
+//                          slow-path modes.
 //   A64StackBangContract   invalid operands, layouts and labels: refused,
 //                          nothing emitted.
 //
@@ -28,22 +24,23 @@
 //
 //===----------------------------------------------------------------------===//
 #include "A64TestUtil.h"
+#include "StackBangScenarios.h"
 
 #include <gtest/gtest.h>
 
-#include <pthread.h>
 #include <sys/mman.h>
 
 #include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <deque>
-#include <functional>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
 using namespace a64_test;
+using namespace stackbang_scenarios;
 using J::BangMode;
 using J::a64::StackBangOperands;
 
@@ -67,30 +64,6 @@ void movImm(A64::Assembler &A, const A64::Gp &X, uint64_t Value, Checked &Ok) {
     if (uint64_t Chunk = (Value >> (16 * I)) & 0xffff)
       Ok(A.movk(X, Chunk, 16 * I));
 }
-
-/// Runs `Body` on a new thread with a stack of `Bytes` (or, when `Stack` is
-/// given, on that memory), and waits for it.
-void onThread(size_t Bytes, const std::function<void()> &Body,
-              void *Stack = nullptr) {
-  pthread_attr_t Attr;
-  ASSERT_EQ(pthread_attr_init(&Attr), 0);
-  if (Stack)
-    ASSERT_EQ(pthread_attr_setstack(&Attr, Stack, Bytes), 0);
-  else
-    ASSERT_EQ(pthread_attr_setstacksize(&Attr, Bytes), 0);
-  pthread_t T;
-  auto Start = [](void *P) -> void * {
-    (*static_cast<const std::function<void()> *>(P))();
-    return nullptr;
-  };
-  ASSERT_EQ(pthread_create(&T, &Attr, Start,
-                           const_cast<std::function<void()> *>(&Body)),
-            0);
-  pthread_join(T, nullptr);
-  pthread_attr_destroy(&Attr);
-}
-
-constexpr size_t kThreadStack = 1 << 20;
 
 //===----------------------------------------------------------------------===//
 // Shims for the stack-bang entry
@@ -283,20 +256,8 @@ void checkBoundaries(const BangConfig &C) {
   FakeThread Fake;
   BangProbeFn Fn = buildBangProbe(C, entries(&recordStackBang));
   ASSERT_NE(Fn, nullptr);
-  struct Case {
-    uint64_t Mask, Add;
-    bool Calls;
-    const char *What;
-  };
-  const Case Cases[] = {
-      {~0ull, 0, true, "wm == need"},
-      {~0ull, ~0ull, false, "wm == need - 1"},
-      {~0ull, 1, true, "wm == need + 1"},
-      {0, 0, false, "wm == 0"},
-      {0, 1ull << 63, true, "wm above need as unsigned, below as signed"},
-  };
   uint64_t Seed = 0;
-  for (const Case &K : Cases) {
+  for (const WatermarkCase &K : watermarkCases()) {
     SCOPED_TRACE(K.What);
     Log.Calls = 0;
     Log.Misaligned = 0;
@@ -381,18 +342,13 @@ TEST(A64StackBangProbe, AlwaysStoresExactlyToTheShadowPagesBelowTheFrame) {
     memset(Stack, 0xA7, Bytes);
     BangFrame F;
     onThread(Bytes, [&] { F = runProbe(Fn, C, nullptr, 3); }, Stack);
-    std::set<uint64_t> Seen, Want;
+    std::set<uint64_t> Seen;
     const uint8_t *Lo = static_cast<const uint8_t *>(Stack);
     const uint32_t Zero = 0;
     for (const uint8_t *Q = Lo; Q + 4 <= (const uint8_t *)F.SpAt - 1024; Q += 4)
       if (memcmp(Q, &Zero, 4) == 0)
         Seen.insert(F.SpAt - uint64_t(uintptr_t(Q)));
-    const uint64_t Page = L.stack_page_size;
-    for (uint64_t Off = Page; Off <= Extra; Off += Page)
-      Want.insert(Off);
-    for (uint64_t I = 1; I <= L.stack_shadow_pages; ++I)
-      Want.insert(Extra + I * Page);
-    EXPECT_EQ(Seen, Want);
+    EXPECT_EQ(Seen, alwaysStoreOffsets(L, Extra));
     releaseProbe(reinterpret_cast<ProbeFn>(Fn));
   }
   munmap(Stack, Bytes);
@@ -435,15 +391,6 @@ TEST(A64StackBangProbe, TheRuntimeBehindTheGlue) {
 // Recursion in emitted code
 //===----------------------------------------------------------------------===//
 
-struct RecCtx {
-  jitlock_thread *Thread = nullptr;
-  uint64_t Depth = 0; ///< levels to run (>= 1)
-  void *Objs[2] = {};
-  uint64_t Entered = 0; ///< levels that passed the check
-  int64_t Holds = 0;    ///< monitor holds the recursion has, net
-  uint64_t MinNeed = ~0ull;
-};
-
 /// Thread, the check's two scratch registers, Depth and Ctx (live across
 /// everything), Obj and the monitors' three scratch registers.
 struct RecRegs {
@@ -454,15 +401,14 @@ struct RecRegs {
   }
 };
 
-/// void fn(RecCtx *), as on x86_64 (unittests/Emitters/
-/// StackBangEmitterTest.cpp): rec checks for a frame of Extra bytes at its
-/// entry, allocates it (saving fp/lr at its bottom, Depth above them and at
-/// its top), takes a monitor when Depth % 4 == 0 (object (Depth >> 2) & 1),
-/// recurses until Depth is 0, and releases on the way back.
-class Recursion {
+/// void fn(RecCtx *), the recursion of StackBangScenarios.h: rec checks for
+/// a frame of Extra bytes at its entry, allocates it (saving fp/lr at its
+/// bottom, Depth above them and at its top), takes a monitor when Depth % 4
+/// == 0, recurses until Depth is 0, and releases on the way back.
+class EmittedRecursion {
 public:
-  Recursion(const RecRegs &R, BangMode Bang, SlowPathMode Mode, Atomics At,
-            uint32_t Extra, const RuntimeEntries &RT) {
+  EmittedRecursion(const RecRegs &R, BangMode Bang, SlowPathMode Mode,
+                   Atomics At, uint32_t Extra, const RuntimeEntries &RT) {
     asmjit::CodeHolder Code;
     Code.init(jit().environment());
     A64::Assembler A(&Code);
@@ -561,38 +507,19 @@ public:
       EXPECT_EQ(E, asmjit::kErrorOk) << asmjit::DebugUtils::errorAsString(E);
     }
   }
-  ~Recursion() {
+  ~EmittedRecursion() {
     if (Fn)
       jit().release(Fn);
   }
-  Recursion(const Recursion &) = delete;
-  Recursion &operator=(const Recursion &) = delete;
+  EmittedRecursion(const EmittedRecursion &) = delete;
+  EmittedRecursion &operator=(const EmittedRecursion &) = delete;
 
   bool built() const { return Fn != nullptr; }
   void run(RecCtx &C) const { Fn(&C); }
 
-  struct Call {
-    const Recursion *R;
-    RecCtx *C;
-  };
-  static void guarded(void *P) {
-    Call &K = *static_cast<Call *>(P);
-    K.R->run(*K.C);
-  }
-
 private:
   void (*Fn)(RecCtx *) = nullptr;
 };
-
-std::pair<uint64_t, uint64_t> expectedHolds(uint64_t Depth, uint64_t Entered) {
-  uint64_t H[2] = {0, 0};
-  for (uint64_t K = 1; K <= Entered; ++K) {
-    uint64_t D = Depth - K + 1;
-    if (D % 4 == 0)
-      ++H[(D >> 2) & 1];
-  }
-  return {H[0], H[1]};
-}
 
 struct RecParam {
   RecRegs Regs;
@@ -639,6 +566,9 @@ struct alignas(16) Object {
   }
 };
 
+/// The recursions of StackBangScenarios.h, emitted for one assignment, slow
+/// path mode, atomics and frame size; the check's slow path goes through
+/// shimStackBang.
 class A64StackBangRecursion : public testing::TestWithParam<RecParam> {
 protected:
   void SetUp() override {
@@ -650,203 +580,53 @@ protected:
     Log.Misaligned = 0;
   }
   void TearDown() override {
+    Emitted.reset();
     // Frees the monitors and restores the headers while the objects live.
     EXPECT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
   }
-  RecCtx context(jitlock_thread *Self, uint64_t Depth) {
-    RecCtx C;
-    C.Thread = Self;
-    C.Depth = Depth;
-    C.Objs[0] = ObjA;
-    C.Objs[1] = ObjB;
-    return C;
-  }
-  std::unique_ptr<Recursion> build(BangMode Bang) {
+
+  /// The recursion checking in mode `Bang`, for the scenarios: bl pushes
+  /// nothing, so a level takes its frame alone.
+  Recursion build(BangMode Bang) {
     const RecParam &P = GetParam();
-    return std::make_unique<Recursion>(P.Regs, Bang, P.Mode, P.At, P.Extra,
-                                       entries(&shimStackBang));
-  }
-  void expectReleased(jitlock_thread *Self, const char *What) {
-    for (void *O : {ObjA, ObjB}) {
-      jitlock_lock_info I{};
-      ASSERT_EQ(jitlock_rt_inspect(O, &I), JITLOCK_OK);
-      EXPECT_EQ(I.owner, nullptr) << What;
-      EXPECT_EQ(I.holds, 0u) << What;
-      EXPECT_TRUE(I.state == JITLOCK_STATE_UNLOCKED ||
-                  I.state == JITLOCK_STATE_INFLATED)
-          << What;
-    }
-    void *Out[16];
-    EXPECT_EQ(jitlock_rt_lock_stack(Self, Out, 16), 0u) << What;
+    Emitted = std::make_unique<EmittedRecursion>(
+        P.Regs, Bang, P.Mode, P.At, P.Extra, entries(&shimStackBang));
+    EXPECT_TRUE(Emitted->built());
+    return {[this](RecCtx &C) { Emitted->run(C); },
+            [] { return Log.Calls.load(); },
+            [] { return Log.Misaligned.load(); },
+            P.Extra,
+            ObjA,
+            ObjB};
   }
 
   std::deque<Object> Objects;
+  std::unique_ptr<EmittedRecursion> Emitted;
   void *ObjA = nullptr, *ObjB = nullptr;
 };
 
 TEST_P(A64StackBangRecursion, ShallowRecursionStaysOnTheFastPath) {
-  auto Rec = build(BangMode::Watermark);
-  ASSERT_TRUE(Rec->built());
-  onThread(kThreadStack, [&] {
-    jitlock_thread *Self = jitlock_rt_attach();
-    ASSERT_NE(Self, nullptr);
-    RecCtx C = context(Self, 40);
-    Rec->run(C);
-    EXPECT_EQ(C.Entered, 40u);
-    EXPECT_EQ(C.Holds, 0);
-    const uint64_t First = Log.Calls;
-    EXPECT_GE(First, 1u);
-    for (uint64_t Depth : {40u, 40u, 20u, 1u, 39u}) {
-      RecCtx D = context(Self, Depth);
-      Rec->run(D);
-      EXPECT_EQ(D.Entered, Depth);
-      EXPECT_EQ(D.Holds, 0);
-      EXPECT_EQ(Log.Calls.load(), First) << "depth " << Depth;
-    }
-    expectReleased(Self, "after the shallow runs");
-    EXPECT_EQ(Log.Misaligned.load(), 0u);
-    EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
-  });
+  Recursion R = build(BangMode::Watermark);
+  if (!HasFailure())
+    shallowRecursionStaysOnTheFastPath(R);
 }
 
 TEST_P(A64StackBangRecursion, TheWatermarkGoesDown) {
-  auto Rec = build(BangMode::Watermark);
-  ASSERT_TRUE(Rec->built());
-  const uint32_t Extra = GetParam().Extra;
-  onThread(kThreadStack, [&] {
-    jitlock_thread *Self = jitlock_rt_attach();
-    ASSERT_NE(Self, nullptr);
-    jitlock_stack_info I0{};
-    ASSERT_EQ(jitlock_rt_stack_info(Self, &I0), JITLOCK_OK);
-    EXPECT_EQ(I0.watermark, I0.base);
-    uint64_t PrevMark = I0.watermark, PrevCalls = 0;
-    const uint64_t Room = (I0.base - I0.safe_limit) / Extra;
-    for (uint64_t Depth : {uint64_t(2), Room / 8, Room / 4, Room / 2}) {
-      RecCtx C = context(Self, Depth);
-      Rec->run(C);
-      ASSERT_EQ(C.Entered, Depth);
-      EXPECT_EQ(C.Holds, 0);
-      jitlock_stack_info I{};
-      ASSERT_EQ(jitlock_rt_stack_info(Self, &I), JITLOCK_OK);
-      EXPECT_LT(I.watermark, PrevMark) << "depth " << Depth;
-      EXPECT_LT(I.watermark, C.MinNeed) << "depth " << Depth;
-      EXPECT_GE(I.watermark, I.safe_limit);
-      EXPECT_GT(Log.Calls.load(), PrevCalls) << "depth " << Depth;
-      PrevMark = I.watermark;
-      PrevCalls = Log.Calls;
-    }
-    expectReleased(Self, "after the runs");
-    EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
-  });
+  Recursion R = build(BangMode::Watermark);
+  if (!HasFailure())
+    watermarkGoesDown(R);
 }
 
 TEST_P(A64StackBangRecursion, OverflowRecovers100TimesInARow) {
-  auto Rec = build(BangMode::Watermark);
-  ASSERT_TRUE(Rec->built());
-  const uint32_t Extra = GetParam().Extra;
-  onThread(kThreadStack, [&] {
-    jitlock_thread *Self = jitlock_rt_attach();
-    ASSERT_NE(Self, nullptr);
-    const uint64_t Deep = 1u << 30;
-    uint64_t FirstEntered = 0;
-    std::vector<void *> Released(1 << 16);
-    for (int Round = 0; Round < 100; ++Round) {
-      SCOPED_TRACE("round " + std::to_string(Round));
-      RecCtx C = context(Self, Deep);
-      Recursion::Call K{Rec.get(), &C};
-      jitlock_guarded_result R{};
-      R.released = Released.data();
-      R.released_cap = Released.size();
-      int Rc = jitlock_rt_call_guarded(Self, &Recursion::guarded, &K, &R);
-      ASSERT_EQ(Rc, JITLOCK_ESTACK_OVERFLOW) << jitlock_rt_status_name(Rc);
-      EXPECT_EQ(R.overflow.from_signal, 0u);
-      EXPECT_EQ(R.overflow.zone, uint32_t(JITLOCK_ZONE_SHADOW));
-      EXPECT_EQ(R.overflow.thread, Self);
-      // The level that did not fit: bl pushes nothing on AArch64, so its
-      // need is one frame below the deepest level that did fit.
-      EXPECT_EQ(R.overflow.sp, C.MinNeed - Extra);
-      EXPECT_GT(C.Entered, 100u);
-      if (Round == 0)
-        FirstEntered = C.Entered;
-      else
-        EXPECT_EQ(C.Entered, FirstEntered);
-      auto [HoldsA, HoldsB] = expectedHolds(Deep, C.Entered);
-      EXPECT_EQ(uint64_t(C.Holds), HoldsA + HoldsB);
-      ASSERT_EQ(R.released_count, HoldsA + HoldsB);
-      ASSERT_LE(R.released_count, Released.size());
-      uint64_t SeenA = 0, SeenB = 0;
-      for (size_t I = 0; I < R.released_count; ++I) {
-        SeenA += Released[I] == ObjA;
-        SeenB += Released[I] == ObjB;
-      }
-      EXPECT_EQ(SeenA, HoldsA);
-      EXPECT_EQ(SeenB, HoldsB);
-      expectReleased(Self, "after the overflow");
-      if (testing::Test::HasFailure())
-        return;
-    }
-    jitlock_stack_info I{};
-    ASSERT_EQ(jitlock_rt_stack_info(Self, &I), JITLOCK_OK);
-    EXPECT_EQ(I.overflows, 100u);
-    const uint64_t Calls = Log.Calls;
-    RecCtx C = context(Self, 50);
-    Rec->run(C);
-    EXPECT_EQ(C.Entered, 50u);
-    EXPECT_EQ(C.Holds, 0);
-    EXPECT_EQ(Log.Calls.load(), Calls) << "a normal run after the overflows";
-    expectReleased(Self, "after a normal run");
-    EXPECT_EQ(Log.Misaligned.load(), 0u);
-    EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
-  });
+  Recursion R = build(BangMode::Watermark);
+  if (!HasFailure())
+    overflowRecovers100TimesInARow(R);
 }
 
-TEST_P(A64StackBangRecursion, AlwaysRunsAndItsOverflowHitsTheBackstop) {
-  auto Rec = build(BangMode::Always);
-  ASSERT_TRUE(Rec->built());
-  const uint32_t Extra = GetParam().Extra;
-  onThread(kThreadStack, [&] {
-    jitlock_thread *Self = jitlock_rt_attach();
-    ASSERT_NE(Self, nullptr);
-    jitlock_stack_info I0{};
-    ASSERT_EQ(jitlock_rt_stack_info(Self, &I0), JITLOCK_OK);
-    const uint64_t Room = (I0.base - I0.safe_limit) / Extra;
-    for (uint64_t Depth : {uint64_t(1), uint64_t(37), Room / 2}) {
-      RecCtx C = context(Self, Depth);
-      Rec->run(C);
-      EXPECT_EQ(C.Entered, Depth);
-      EXPECT_EQ(C.Holds, 0);
-    }
-    EXPECT_EQ(Log.Calls.load(), 0u) << "Always has no slow call";
-    if (!(I0.protected_zones & (1u << JITLOCK_ZONE_YELLOW))) {
-      ADD_FAILURE() << "the yellow zone is not protected: no backstop";
-      return;
-    }
-    std::vector<void *> Released(1 << 16);
-    for (int Round = 0; Round < 10; ++Round) {
-      SCOPED_TRACE("round " + std::to_string(Round));
-      RecCtx C = context(Self, 1u << 30);
-      Recursion::Call K{Rec.get(), &C};
-      jitlock_guarded_result R{};
-      R.released = Released.data();
-      R.released_cap = Released.size();
-      int Rc = jitlock_rt_call_guarded(Self, &Recursion::guarded, &K, &R);
-      ASSERT_EQ(Rc, JITLOCK_ESTACK_OVERFLOW) << jitlock_rt_status_name(Rc);
-      EXPECT_EQ(R.overflow.from_signal, 1u);
-      EXPECT_TRUE(R.overflow.zone == JITLOCK_ZONE_RESERVED ||
-                  R.overflow.zone == JITLOCK_ZONE_YELLOW)
-          << "zone " << R.overflow.zone;
-      auto [HoldsA, HoldsB] = expectedHolds(C.Depth, C.Entered);
-      EXPECT_EQ(uint64_t(C.Holds), HoldsA + HoldsB);
-      EXPECT_EQ(R.released_count, HoldsA + HoldsB);
-      expectReleased(Self, "after the backstop");
-      jitlock_stack_info I{};
-      ASSERT_EQ(jitlock_rt_stack_info(Self, &I), JITLOCK_OK);
-      EXPECT_EQ(I.protected_zones, I0.protected_zones);
-      if (testing::Test::HasFailure())
-        return;
-    }
-    EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
-  });
+TEST_P(A64StackBangRecursion, AlwaysOverflowHitsTheBackstop) {
+  Recursion R = build(BangMode::Always);
+  if (!HasFailure())
+    alwaysOverflowHitsTheBackstop(R);
 }
 
 INSTANTIATE_TEST_SUITE_P(Assignments, A64StackBangRecursion,
