@@ -585,19 +585,16 @@ protected:
     EXPECT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
   }
 
-  /// The recursion checking in mode `Bang`, for the scenarios: bl pushes
+  /// Runs `Scenario` on the recursion checking in mode `Bang`: bl pushes
   /// nothing, so a level takes its frame alone.
-  Recursion build(BangMode Bang) {
+  void run(BangMode Bang, void (*Scenario)(const Recursion &)) {
     const RecParam &P = GetParam();
     Emitted = std::make_unique<EmittedRecursion>(
         P.Regs, Bang, P.Mode, P.At, P.Extra, entries(&shimStackBang));
-    EXPECT_TRUE(Emitted->built());
-    return {[this](RecCtx &C) { Emitted->run(C); },
-            [] { return Log.Calls.load(); },
-            [] { return Log.Misaligned.load(); },
-            P.Extra,
-            ObjA,
-            ObjB};
+    ASSERT_TRUE(Emitted->built());
+    Scenario({[this](RecCtx &C) { Emitted->run(C); },
+              [] { return Log.Calls.load(); },
+              [] { return Log.Misaligned.load(); }, P.Extra, ObjA, ObjB});
   }
 
   std::deque<Object> Objects;
@@ -605,29 +602,7 @@ protected:
   void *ObjA = nullptr, *ObjB = nullptr;
 };
 
-TEST_P(A64StackBangRecursion, ShallowRecursionStaysOnTheFastPath) {
-  Recursion R = build(BangMode::Watermark);
-  if (!HasFailure())
-    shallowRecursionStaysOnTheFastPath(R);
-}
-
-TEST_P(A64StackBangRecursion, TheWatermarkGoesDown) {
-  Recursion R = build(BangMode::Watermark);
-  if (!HasFailure())
-    watermarkGoesDown(R);
-}
-
-TEST_P(A64StackBangRecursion, OverflowRecovers100TimesInARow) {
-  Recursion R = build(BangMode::Watermark);
-  if (!HasFailure())
-    overflowRecovers100TimesInARow(R);
-}
-
-TEST_P(A64StackBangRecursion, AlwaysOverflowHitsTheBackstop) {
-  Recursion R = build(BangMode::Always);
-  if (!HasFailure())
-    alwaysOverflowHitsTheBackstop(R);
-}
+JITLOCK_STACKBANG_RECURSION_TESTS(A64StackBangRecursion)
 
 INSTANTIATE_TEST_SUITE_P(Assignments, A64StackBangRecursion,
                          testing::ValuesIn(recParams()), recName);

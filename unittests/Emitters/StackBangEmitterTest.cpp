@@ -595,21 +595,20 @@ protected:
     StackBangRuntimeTest::TearDown();
   }
 
-  /// The recursion checking in mode `Bang`, for the scenarios: a level
+  /// Runs `Scenario` on the recursion checking in mode `Bang`: a level
   /// takes its frame and the return address its call pushes.
-  Recursion build(BangMode Bang) {
+  void run(BangMode Bang, void (*Scenario)(const Recursion &)) {
     const RecParam &P = GetParam();
+    SCOPED_TRACE(P.Regs.str());
     RuntimeEntries RT;
     RT.StackBang = ShimFn;
     Emitted =
         std::make_unique<EmittedRecursion>(P.Regs, Bang, P.Mode, P.Extra, RT);
-    EXPECT_TRUE(Emitted->built()) << P.Regs.str();
-    return {[this](RecCtx &C) { Emitted->run(C); },
-            [this] { return Counters.Calls.load(); },
-            [this] { return Counters.Misaligned.load(); },
-            P.Extra + 8,
-            ObjA,
-            ObjB};
+    ASSERT_TRUE(Emitted->built());
+    Scenario({[this](RecCtx &C) { Emitted->run(C); },
+              [this] { return Counters.Calls.load(); },
+              [this] { return Counters.Misaligned.load(); }, P.Extra + 8, ObjA,
+              ObjB});
   }
 
   ShimCounters Counters;
@@ -618,34 +617,7 @@ protected:
   void *ObjA = nullptr, *ObjB = nullptr;
 };
 
-TEST_P(StackBangRecursion, ShallowRecursionStaysOnTheFastPath) {
-  SCOPED_TRACE(GetParam().Regs.str());
-  Recursion R = build(BangMode::Watermark);
-  if (!HasFailure())
-    shallowRecursionStaysOnTheFastPath(R);
-}
-
-TEST_P(StackBangRecursion, TheWatermarkGoesDown) {
-  SCOPED_TRACE(GetParam().Regs.str());
-  Recursion R = build(BangMode::Watermark);
-  if (!HasFailure())
-    watermarkGoesDown(R);
-}
-
-TEST_P(StackBangRecursion, OverflowRecovers100TimesInARow) {
-  SCOPED_TRACE(GetParam().Regs.str());
-  Recursion R = build(BangMode::Watermark);
-  if (!HasFailure())
-    overflowRecovers100TimesInARow(R);
-}
-
-TEST_P(StackBangRecursion, AlwaysOverflowHitsTheBackstop) {
-  SCOPED_TRACE(GetParam().Regs.str());
-  // The slow-path entry must never be called in this mode.
-  Recursion R = build(BangMode::Always);
-  if (!HasFailure())
-    alwaysOverflowHitsTheBackstop(R);
-}
+JITLOCK_STACKBANG_RECURSION_TESTS(StackBangRecursion)
 
 INSTANTIATE_TEST_SUITE_P(Assignments, StackBangRecursion,
                          ::testing::ValuesIn(recParams()), recName);

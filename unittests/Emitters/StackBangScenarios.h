@@ -30,6 +30,8 @@
 //     alwaysOverflowHitsTheBackstop  BangMode::Always runs correctly, never
 //                       calls, and its overflow is caught by the runtime's
 //                       SIGSEGV backstop, 10 times.
+//                       JITLOCK_STACKBANG_RECURSION_TESTS makes them the
+//                       tests of a target's fixture.
 //
 // The recursions run on threads with a 1 MiB stack (onThread).
 //
@@ -183,11 +185,34 @@ inline void expectAllReleased(const Recursion &R, jitlock_thread *Self,
   EXPECT_EQ(jitlock_rt_lock_stack(Self, Out, 16), 0u) << What;
 }
 
-/// `R` checks in BangMode::Watermark.
-inline void shallowRecursionStaysOnTheFastPath(const Recursion &R) {
+/// Runs `Body` on a new thread with a stack of kThreadStack, attached
+/// (`Self`) for the time of the call.
+inline void
+onAttachedThread(const std::function<void(jitlock_thread *Self)> &Body) {
   onThread(kThreadStack, [&] {
     jitlock_thread *Self = jitlock_rt_attach();
     ASSERT_NE(Self, nullptr);
+    Body(Self);
+    EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+  });
+}
+
+/// Runs a recursion too deep for any stack inside jitlock_rt_call_guarded,
+/// the holds it releases going to `Released`; returns what that returned.
+inline int runTooDeep(const Recursion &R, RecCtx &C,
+                      std::vector<void *> &Released,
+                      jitlock_guarded_result &G) {
+  C.Depth = 1u << 30;
+  Recursion::Call K{&R, &C};
+  G = jitlock_guarded_result{};
+  G.released = Released.data();
+  G.released_cap = Released.size();
+  return jitlock_rt_call_guarded(C.Thread, &Recursion::guarded, &K, &G);
+}
+
+/// `R` checks in BangMode::Watermark.
+inline void shallowRecursionStaysOnTheFastPath(const Recursion &R) {
+  onAttachedThread([&](jitlock_thread *Self) {
     // A fresh thread's watermark is its stack base: the first checks call
     // the runtime, which bangs and lowers it.
     RecCtx C = R.context(Self, 40);
@@ -207,15 +232,12 @@ inline void shallowRecursionStaysOnTheFastPath(const Recursion &R) {
     }
     expectAllReleased(R, Self, "after the shallow runs");
     EXPECT_EQ(R.MisalignedCalls(), 0u);
-    EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
   });
 }
 
 /// `R` checks in BangMode::Watermark.
 inline void watermarkGoesDown(const Recursion &R) {
-  onThread(kThreadStack, [&] {
-    jitlock_thread *Self = jitlock_rt_attach();
-    ASSERT_NE(Self, nullptr);
+  onAttachedThread([&](jitlock_thread *Self) {
     jitlock_stack_info I0{};
     ASSERT_EQ(jitlock_rt_stack_info(Self, &I0), JITLOCK_OK);
     EXPECT_EQ(I0.watermark, I0.base) << "a fresh thread's watermark";
@@ -241,26 +263,19 @@ inline void watermarkGoesDown(const Recursion &R) {
       PrevCalls = R.SlowCalls();
     }
     expectAllReleased(R, Self, "after the runs");
-    EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
   });
 }
 
 /// `R` checks in BangMode::Watermark.
 inline void overflowRecovers100TimesInARow(const Recursion &R) {
-  onThread(kThreadStack, [&] {
-    jitlock_thread *Self = jitlock_rt_attach();
-    ASSERT_NE(Self, nullptr);
-    const uint64_t Deep = 1u << 30; // never reached: the stack runs out
+  onAttachedThread([&](jitlock_thread *Self) {
     uint64_t FirstEntered = 0;
     std::vector<void *> Released(1 << 16);
     for (int Round = 0; Round < 100; ++Round) {
       SCOPED_TRACE("round " + std::to_string(Round));
-      RecCtx C = R.context(Self, Deep);
-      Recursion::Call K{&R, &C};
-      jitlock_guarded_result G{};
-      G.released = Released.data();
-      G.released_cap = Released.size();
-      int Rc = jitlock_rt_call_guarded(Self, &Recursion::guarded, &K, &G);
+      RecCtx C = R.context(Self, 0);
+      jitlock_guarded_result G;
+      int Rc = runTooDeep(R, C, Released, G);
       ASSERT_EQ(Rc, JITLOCK_ESTACK_OVERFLOW) << jitlock_rt_status_name(Rc);
       // Caught by the check, not by a fault.
       EXPECT_EQ(G.overflow.from_signal, 0u);
@@ -275,7 +290,7 @@ inline void overflowRecovers100TimesInARow(const Recursion &R) {
       else
         EXPECT_EQ(C.Entered, FirstEntered) << "the same depth every time";
       // Every hold the recursion still had is released, once.
-      auto [HoldsA, HoldsB] = expectedHolds(Deep, C.Entered);
+      auto [HoldsA, HoldsB] = expectedHolds(C.Depth, C.Entered);
       EXPECT_EQ(uint64_t(C.Holds), HoldsA + HoldsB);
       ASSERT_EQ(G.released_count, HoldsA + HoldsB);
       ASSERT_LE(G.released_count, Released.size());
@@ -302,15 +317,12 @@ inline void overflowRecovers100TimesInARow(const Recursion &R) {
     EXPECT_EQ(R.SlowCalls(), Calls) << "a normal run after the overflows";
     expectAllReleased(R, Self, "after a normal run");
     EXPECT_EQ(R.MisalignedCalls(), 0u);
-    EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
   });
 }
 
 /// `R` checks in BangMode::Always.
 inline void alwaysOverflowHitsTheBackstop(const Recursion &R) {
-  onThread(kThreadStack, [&] {
-    jitlock_thread *Self = jitlock_rt_attach();
-    ASSERT_NE(Self, nullptr);
+  onAttachedThread([&](jitlock_thread *Self) {
     jitlock_stack_info I0{};
     ASSERT_EQ(jitlock_rt_stack_info(Self, &I0), JITLOCK_OK);
     // Correct runs, well within the stack.
@@ -328,12 +340,9 @@ inline void alwaysOverflowHitsTheBackstop(const Recursion &R) {
     std::vector<void *> Released(1 << 16);
     for (int Round = 0; Round < 10; ++Round) {
       SCOPED_TRACE("round " + std::to_string(Round));
-      RecCtx C = R.context(Self, 1u << 30);
-      Recursion::Call K{&R, &C};
-      jitlock_guarded_result G{};
-      G.released = Released.data();
-      G.released_cap = Released.size();
-      int Rc = jitlock_rt_call_guarded(Self, &Recursion::guarded, &K, &G);
+      RecCtx C = R.context(Self, 0);
+      jitlock_guarded_result G;
+      int Rc = runTooDeep(R, C, Released, G);
       ASSERT_EQ(Rc, JITLOCK_ESTACK_OVERFLOW) << jitlock_rt_status_name(Rc);
       EXPECT_EQ(G.overflow.from_signal, 1u);
       EXPECT_TRUE(G.overflow.zone == JITLOCK_ZONE_RESERVED ||
@@ -352,10 +361,28 @@ inline void alwaysOverflowHitsTheBackstop(const Recursion &R) {
         return;
     }
     EXPECT_EQ(R.SlowCalls(), 0u) << "Always has no slow call";
-    EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
   });
 }
 
 } // namespace stackbang_scenarios
+
+/// The recursion scenarios as tests of `Fixture`, a parameterized test with
+/// `void run(BangMode, void (*Scenario)(const Recursion &))`, which builds
+/// the target's recursion for the mode and runs the scenario on it.
+#define JITLOCK_STACKBANG_RECURSION_TESTS(Fixture)                             \
+  TEST_P(Fixture, ShallowRecursionStaysOnTheFastPath) {                        \
+    run(BangMode::Watermark,                                                   \
+        stackbang_scenarios::shallowRecursionStaysOnTheFastPath);              \
+  }                                                                            \
+  TEST_P(Fixture, TheWatermarkGoesDown) {                                      \
+    run(BangMode::Watermark, stackbang_scenarios::watermarkGoesDown);          \
+  }                                                                            \
+  TEST_P(Fixture, OverflowRecovers100TimesInARow) {                            \
+    run(BangMode::Watermark,                                                   \
+        stackbang_scenarios::overflowRecovers100TimesInARow);                  \
+  }                                                                            \
+  TEST_P(Fixture, AlwaysOverflowHitsTheBackstop) {                             \
+    run(BangMode::Always, stackbang_scenarios::alwaysOverflowHitsTheBackstop); \
+  }
 
 #endif // JITLOCK_UNITTESTS_EMITTERS_STACKBANGSCENARIOS_H
