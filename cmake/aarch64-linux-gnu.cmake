@@ -2,12 +2,13 @@
 # (package g++-aarch64-linux-gnu), running what it builds under qemu-aarch64
 # (package qemu-user).
 #
-#   cmake -S aarch64/cross -B build/aarch64 \
+#   cmake -S cmake/aarch64-cross -B build/aarch64 \
 #         --toolchain "$PWD/cmake/aarch64-linux-gnu.cmake"   # an absolute path
 #
-# aarch64/CMakeLists.txt builds the AArch64 runtime and harness this way, as
-# an ExternalProject of the host build. Executables are linked statically so
-# that qemu-aarch64 runs them without an AArch64 sysroot (no -L needed).
+# cmake/JitlockAArch64.cmake builds the AArch64 runtime, harnesses and
+# emitter tests this way, as an ExternalProject of the host build.
+# Executables are linked statically so that qemu-aarch64 runs them without an
+# AArch64 sysroot (no -L needed).
 
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)

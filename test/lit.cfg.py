@@ -38,3 +38,42 @@ llvm_config.add_tool_substitutions(
     [os.path.join(config.jitlock_obj_root, "tools", t)
      for t in ("jitlock-run", "jitlock-bench")],
 )
+
+# AArch64 execution (JITLOCK_ENABLE_AARCH64): the feature aarch64-exec, qemu
+# with every extension it emulates (LSE among them), and the static link of
+# an llc-compiled module with one of the cross-built harnesses
+# (cmake/aarch64-cross): %a64-link -o exe module.o %a64-<harness>.
+llvm_config.add_tool_substitutions(
+    ["llvm-objdump", "llvm-mc"], [config.llvm_tools_dir]
+)
+if config.jitlock_aarch64_dir:
+    config.available_features.add("aarch64-exec")
+
+    def a64_harness(name, *extra):
+        # All of the harness and of the runtime, whatever the module uses.
+        libs = [
+            os.path.join(config.jitlock_aarch64_dir, f"libjitlock_{lib}.a")
+            for lib in (name, "rt_aarch64")
+        ]
+        return " ".join(
+            ["-Wl,--whole-archive", *libs, "-Wl,--no-whole-archive", *extra]
+        )
+
+    # The example harness refers to the example weakly (the probe has none);
+    # the stack-bang harness counts the module's slow calls through a wrap.
+    example_symbols = ["jitlock_example_run", "jitlock_example_check",
+                       "jitlock_lowered_layout"]
+    config.substitutions += [
+        ("%qemu-aarch64", f"{config.jitlock_qemu_aarch64} -cpu max"),
+        ("%a64-link", f"{config.jitlock_aarch64_cxx} -static -pthread"),
+        ("%a64-harness", a64_harness(
+            "aarch64_harness",
+            *["-Wl,--require-defined=" + sym for sym in example_symbols])),
+        ("%a64-stackbang-harness", a64_harness(
+            "aarch64_stackbang_harness", "-Wl,--wrap=jitlock_rt_stack_bang")),
+        ("%a64-safepoint-harness", a64_harness("aarch64_safepoint_harness")),
+        ("%a64-detached-harness", a64_harness(
+            "aarch64_detached_harness", config.jitlock_aarch64_gtest)),
+        ("%a64-emitter-tests",
+         os.path.join(config.jitlock_aarch64_dir, "jitlock-a64-emitter-tests")),
+    ]

@@ -9,6 +9,8 @@
 #ifndef JITLOCK_UNITTESTS_EMITTERS_EMITTERTESTUTIL_H
 #define JITLOCK_UNITTESTS_EMITTERS_EMITTERTESTUTIL_H
 
+#include "LockState.h"
+
 #include "jitlock/Emitters.h"
 #include "jitlock/jitlock_rt.h"
 
@@ -459,20 +461,6 @@ public:
 private:
   void (*Fn)(ProgramCtx *) = nullptr;
 };
-
-/// What a lock looks like when nobody holds, waits for or queues on it.
-inline void expectReleased(const void *Obj, const std::string &What) {
-  jitlock_lock_info I{};
-  ASSERT_EQ(jitlock_rt_inspect(Obj, &I), JITLOCK_OK) << What;
-  EXPECT_TRUE(I.state == JITLOCK_STATE_UNLOCKED ||
-              I.state == JITLOCK_STATE_INFLATED)
-      << What << ": state " << I.state;
-  EXPECT_EQ(I.owner, nullptr) << What;
-  EXPECT_EQ(I.anonymous_owner, 0u) << What;
-  EXPECT_EQ(I.holds, 0u) << What;
-  EXPECT_EQ(I.entry_queued, 0u) << What;
-  EXPECT_EQ(I.waiting, 0u) << What;
-}
 
 } // namespace emit_test
 

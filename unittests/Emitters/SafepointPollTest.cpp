@@ -2,8 +2,8 @@
 //
 // jitlock::emit::x64::emitSafepointPoll, run natively (labels asmjit,
 // safepoint). The scenarios are those of SafepointScenarios.h, which the
-// AArch64 suite (aarch64/emitters/A64SafepointTest.cpp) runs too; this file
-// supplies the x86_64 code:
+// AArch64 suite (A64SafepointTest.cpp) runs too; this file supplies the
+// x86_64 code:
 //
 //   SafepointPollProbe    a probe loop (poll; count; until stopped) inside a
 //                         wrapper that loads every GPR, vector and mask

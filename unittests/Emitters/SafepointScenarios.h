@@ -1,12 +1,11 @@
 //===- SafepointScenarios.h - Poll scenarios of both targets ----*- C++ -*-===//
 //
-// The safepoint-poll tests of x86_64 (unittests/Emitters/SafepointPollTest
-// .cpp, run natively) and AArch64 (aarch64/emitters/A64SafepointTest.cpp,
-// cross-built and run under qemu-aarch64) run the same scenarios, written
-// once here. Each target supplies only what is its own: the emitted code
-// and how to call it. This header needs nothing but the runtime's C ABI,
-// GoogleTest and the standard library, so the AArch64 cross build compiles
-// it as it is.
+// The safepoint-poll tests of x86_64 (SafepointPollTest.cpp, run natively)
+// and AArch64 (A64SafepointTest.cpp, cross-built and run under qemu-aarch64)
+// run the same scenarios, written once here. Each target supplies only what
+// is its own: the emitted code and how to call it. This header needs nothing
+// but the runtime's C ABI, GoogleTest and the standard library, so the
+// AArch64 cross build compiles it as it is.
 //
 // The emitted code is a loop over a LoopCtx. Every target builds two kinds:
 //

@@ -1,6 +1,8 @@
 //===- StackBangEmitterTest.cpp - x86_64 stack banging, executed ----------===//
 //
-// jitlock::emit::x64::emitStackBang, run natively (labels asmjit, stackbang):
+// jitlock::emit::x64::emitStackBang, run natively (labels asmjit, stackbang).
+// What is checked is shared with the AArch64 suite (A64StackBangTest.cpp):
+// StackBangScenarios.h.
 //
 //   StackBangProbe       one check inside a wrapper that loads every GPR and
 //                        vector register with sentinels and compares them
@@ -13,42 +15,34 @@
 //                        sizes. Then against the real runtime.
 //   StackBangAlways      which addresses BangMode::Always stores to,
 //                        observed on a stack of our own.
-//   StackBangRecursion   emitted functions that check at entry and recurse
-//                        to a given depth, taking monitors (emitMonitorEnter
-//                        / Exit) on every other level: the fast path stays
-//                        off the slow path once the watermark is low enough,
-//                        the watermark goes down, and inside
-//                        jitlock_rt_call_guarded a recursion too deep for the
-//                        thread's stack overflows and recovers 100 times in a
-//                        row, releasing exactly the holds the recursion took.
-//                        BangMode::Always runs correctly and its overflow is
-//                        caught by the SIGSEGV backstop.
+//   StackBangRecursion   the scenarios' recursions, emitted (the monitors
+//                        with emitMonitorEnter/Exit) for several register
+//                        assignments, frame sizes and both slow-path modes.
 //   StackBangEncoding    None emits nothing; the bytes of the steady state.
 //   StackBangContract    invalid operands, layouts and labels are refused and
 //                        nothing is emitted.
 //   StackBangDump        with JITLOCK_STACKBANG_DUMP=dir, writes the
 //                        sequences shown in docs/emitters.md.
 //
-// The recursions run on threads with a 1 MiB stack of known size.
-//
 //===----------------------------------------------------------------------===//
 #include "EmitterTestUtil.h"
+#include "StackBangScenarios.h"
 
 #include "../Runtime/RuntimeTestUtil.h"
 
-#include <pthread.h>
 #include <sys/mman.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
-#include <functional>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
 using namespace emit_test;
+using namespace stackbang_scenarios;
 using jitlock::emit::BangMode;
 
 namespace {
@@ -61,30 +55,6 @@ const char *bangName(BangMode B) {
          : B == BangMode::Always  ? "always"
                                   : "none";
 }
-
-/// Runs `Body` on a new thread with a stack of `Bytes` (or, when `Stack` is
-/// given, on that memory), and waits for it.
-void onThread(size_t Bytes, const std::function<void()> &Body,
-              void *Stack = nullptr) {
-  pthread_attr_t Attr;
-  ASSERT_EQ(pthread_attr_init(&Attr), 0);
-  if (Stack)
-    ASSERT_EQ(pthread_attr_setstack(&Attr, Stack, Bytes), 0);
-  else
-    ASSERT_EQ(pthread_attr_setstacksize(&Attr, Bytes), 0);
-  pthread_t T;
-  auto Start = [](void *P) -> void * {
-    (*static_cast<const std::function<void()> *>(P))();
-    return nullptr;
-  };
-  ASSERT_EQ(pthread_create(&T, &Attr, Start,
-                           const_cast<std::function<void()> *>(&Body)),
-            0);
-  pthread_join(T, nullptr);
-  pthread_attr_destroy(&Attr);
-}
-
-constexpr size_t kThreadStack = 1 << 20;
 
 /// The runtime is left as the tests found it: every thread detached,
 /// shutdown (which restores the headers of inflated objects, so the objects
@@ -286,20 +256,7 @@ void checkBoundaries(const ProbeConfig &C) {
   FakeThread Fake;
   BangProbe P(C, reinterpret_cast<const void *>(&recordBang));
   ASSERT_TRUE(P.built());
-  struct Case {
-    uint64_t Mask, Add;
-    bool Calls;
-    const char *What;
-  };
-  const Case Cases[] = {
-      {~0ull, 0, true, "wm == need"},
-      {~0ull, ~0ull, false, "wm == need - 1"},
-      {~0ull, 1, true, "wm == need + 1"},
-      {0, 0, false, "wm == 0"},
-      {0, 1ull << 63, true, "wm above need as unsigned, below as signed"},
-      {0, ~0ull, true, "wm == ~0"},
-  };
-  for (const Case &K : Cases) {
+  for (const WatermarkCase &K : watermarkCases()) {
     SCOPED_TRACE(K.What);
     Recorded = BangRecord{};
     uint64_t Before = P.calls();
@@ -459,13 +416,7 @@ TEST(StackBangAlways, StoresExactlyToTheShadowPagesBelowTheFrame) {
           for (const uint8_t *Q = Lo; Q + 4 <= (const uint8_t *)F.RspIn; ++Q)
             if (std::memcmp(Q, &Value, 4) == 0)
               Seen.insert(F.RspIn - uint64_t(uintptr_t(Q)));
-          std::set<uint64_t> Want;
-          const uint64_t Page = L.stack_page_size;
-          for (uint64_t Off = Page; Off <= Extra; Off += Page)
-            Want.insert(Off);
-          for (uint64_t I = 1; I <= L.stack_shadow_pages; ++I)
-            Want.insert(Extra + I * Page);
-          EXPECT_EQ(Seen, Want) << "extra=" << Extra;
+          EXPECT_EQ(Seen, alwaysStoreOffsets(L, Extra)) << "extra=" << Extra;
         }
       },
       Stack);
@@ -476,16 +427,6 @@ TEST(StackBangAlways, StoresExactlyToTheShadowPagesBelowTheFrame) {
 //===----------------------------------------------------------------------===//
 // Recursion in emitted code
 //===----------------------------------------------------------------------===//
-
-/// The context of an emitted recursion.
-struct RecCtx {
-  jitlock_thread *Thread = nullptr;
-  uint64_t Depth = 0; ///< levels to run (>= 1)
-  void *Objs[2] = {};
-  uint64_t Entered = 0; ///< levels that passed the check
-  int64_t Holds = 0;    ///< monitor holds the recursion has taken, net
-  uint64_t MinNeed = ~0ull;
-};
 
 /// Registers of a recursion: Thread and Scratch for the check, Obj, Thread,
 /// rax, Scratch1 for the monitors, Depth and Ctx live across both.
@@ -508,15 +449,15 @@ std::vector<RecRegs> recRegs() {
   };
 }
 
-/// void fn(RecCtx *): rec(Depth). rec checks the stack at its entry for a
-/// frame of `Extra` bytes, allocates it (writing its lowest and highest
-/// words), counts itself, takes a monitor when Depth % 4 == 0 (object
-/// (Depth >> 2) & 1: A B A B, so non-adjacent re-entry inflates), recurses
-/// with Depth - 1 until 0, and releases what it took on the way back.
-class Recursion {
+/// void fn(RecCtx *), the recursion of StackBangScenarios.h: rec checks the
+/// stack at its entry for a frame of `Extra` bytes, allocates it (writing
+/// its lowest and highest words), counts itself, takes a monitor when
+/// Depth % 4 == 0, recurses with Depth - 1 until 0, and releases what it
+/// took on the way back.
+class EmittedRecursion {
 public:
-  Recursion(const RecRegs &R, BangMode Bang, SlowPathMode Mode, uint32_t Extra,
-            const RuntimeEntries &RT) {
+  EmittedRecursion(const RecRegs &R, BangMode Bang, SlowPathMode Mode,
+                   uint32_t Extra, const RuntimeEntries &RT) {
     CodeHolder Code;
     Code.init(jit().environment());
     x86::Assembler A(&Code);
@@ -596,41 +537,19 @@ public:
     }
     Ok(jit().add(&Fn, &Code));
   }
-  ~Recursion() {
+  ~EmittedRecursion() {
     if (Fn)
       jit().release(Fn);
   }
-  Recursion(const Recursion &) = delete;
-  Recursion &operator=(const Recursion &) = delete;
+  EmittedRecursion(const EmittedRecursion &) = delete;
+  EmittedRecursion &operator=(const EmittedRecursion &) = delete;
 
   bool built() const { return Fn != nullptr; }
   void run(RecCtx &C) const { callJit(Fn, &C); }
 
-  /// For jitlock_rt_call_guarded.
-  struct Call {
-    const Recursion *R;
-    RecCtx *C;
-  };
-  static void guarded(void *P) {
-    Call &K = *static_cast<Call *>(P);
-    K.R->run(*K.C);
-  }
-
 private:
   void (*Fn)(RecCtx *) = nullptr;
 };
-
-/// How many holds of object 0 and 1 levels 1..Entered of a recursion of
-/// `Depth` levels took.
-std::pair<uint64_t, uint64_t> expectedHolds(uint64_t Depth, uint64_t Entered) {
-  uint64_t H[2] = {0, 0};
-  for (uint64_t K = 1; K <= Entered; ++K) {
-    uint64_t D = Depth - K + 1;
-    if (D % 4 == 0)
-      ++H[(D >> 2) & 1];
-  }
-  return {H[0], H[1]};
-}
 
 struct RecParam {
   RecRegs Regs;
@@ -656,239 +575,49 @@ std::string recName(const ::testing::TestParamInfo<RecParam> &Info) {
          std::to_string(P.Extra);
 }
 
+/// The recursions of StackBangScenarios.h, emitted for one assignment, slow
+/// path mode and frame size; the check's slow path goes through a counting
+/// shim in front of the runtime.
 class StackBangRecursion : public StackBangRuntimeTest,
                            public ::testing::WithParamInterface<RecParam> {
 protected:
-  /// The check's slow path through a counting shim in front of the runtime.
-  RuntimeEntries countingEntries() {
-    if (!ShimFn)
-      ShimFn = buildShim(reinterpret_cast<const void *>(&jitlock_rt_stack_bang),
-                         Counters, hostVecLevel());
-    RuntimeEntries RT;
-    RT.StackBang = ShimFn;
-    return RT;
-  }
-  void TearDown() override {
-    if (ShimFn)
-      jit().release(ShimFn);
-    StackBangRuntimeTest::TearDown();
-  }
-  uint64_t bangCalls() const { return Counters.Calls.load(); }
-
-  RecCtx context(jitlock_thread *Self, uint64_t Depth) {
-    RecCtx C;
-    C.Thread = Self;
-    C.Depth = Depth;
-    C.Objs[0] = ObjA;
-    C.Objs[1] = ObjB;
-    return C;
-  }
   void SetUp() override {
     StackBangRuntimeTest::SetUp();
     ObjA = object();
     ObjB = object();
+    ShimFn = buildShim(reinterpret_cast<const void *>(&jitlock_rt_stack_bang),
+                       Counters, hostVecLevel());
   }
-  void expectAllReleased(jitlock_thread *Self, const char *What) {
-    expectReleased(ObjA, What);
-    expectReleased(ObjB, What);
-    void *Out[16];
-    EXPECT_EQ(jitlock_rt_lock_stack(Self, Out, 16), 0u) << What;
+  void TearDown() override {
+    Emitted.reset();
+    if (ShimFn)
+      jit().release(ShimFn);
+    StackBangRuntimeTest::TearDown();
+  }
+
+  /// Runs `Scenario` on the recursion checking in mode `Bang`: a level
+  /// takes its frame and the return address its call pushes.
+  void run(BangMode Bang, void (*Scenario)(const Recursion &)) {
+    const RecParam &P = GetParam();
+    SCOPED_TRACE(P.Regs.str());
+    RuntimeEntries RT;
+    RT.StackBang = ShimFn;
+    Emitted =
+        std::make_unique<EmittedRecursion>(P.Regs, Bang, P.Mode, P.Extra, RT);
+    ASSERT_TRUE(Emitted->built());
+    Scenario({[this](RecCtx &C) { Emitted->run(C); },
+              [this] { return Counters.Calls.load(); },
+              [this] { return Counters.Misaligned.load(); }, P.Extra + 8, ObjA,
+              ObjB});
   }
 
   ShimCounters Counters;
   void *ShimFn = nullptr;
+  std::unique_ptr<EmittedRecursion> Emitted;
   void *ObjA = nullptr, *ObjB = nullptr;
 };
 
-TEST_P(StackBangRecursion, ShallowRecursionStaysOnTheFastPath) {
-  const RecParam &P = GetParam();
-  SCOPED_TRACE(P.Regs.str());
-  Recursion Rec(P.Regs, BangMode::Watermark, P.Mode, P.Extra,
-                countingEntries());
-  ASSERT_TRUE(Rec.built());
-  onThread(kThreadStack, [&] {
-    jitlock_thread *Self = jitlock_rt_attach();
-    ASSERT_NE(Self, nullptr);
-    // A fresh thread's watermark is its stack base: the first checks call
-    // the runtime, which bangs and lowers it.
-    RecCtx C = context(Self, 40);
-    Rec.run(C);
-    EXPECT_EQ(C.Entered, 40u);
-    EXPECT_EQ(C.Holds, 0);
-    const uint64_t First = bangCalls();
-    EXPECT_GE(First, 1u);
-    EXPECT_LE(First, 40u);
-    // From then on, the same depth or less never calls it.
-    for (uint64_t Depth : {40u, 40u, 20u, 1u, 39u}) {
-      RecCtx D = context(Self, Depth);
-      Rec.run(D);
-      EXPECT_EQ(D.Entered, Depth);
-      EXPECT_EQ(D.Holds, 0);
-      EXPECT_EQ(bangCalls(), First) << "depth " << Depth;
-    }
-    expectAllReleased(Self, "after the shallow runs");
-    EXPECT_EQ(Counters.Misaligned.load(), 0u);
-    EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
-  });
-}
-
-TEST_P(StackBangRecursion, TheWatermarkGoesDownWithTheDeepestFrame) {
-  const RecParam &P = GetParam();
-  SCOPED_TRACE(P.Regs.str());
-  Recursion Rec(P.Regs, BangMode::Watermark, P.Mode, P.Extra,
-                countingEntries());
-  ASSERT_TRUE(Rec.built());
-  onThread(kThreadStack, [&] {
-    jitlock_thread *Self = jitlock_rt_attach();
-    ASSERT_NE(Self, nullptr);
-    jitlock_stack_info I0{};
-    ASSERT_EQ(jitlock_rt_stack_info(Self, &I0), JITLOCK_OK);
-    EXPECT_EQ(I0.watermark, I0.base) << "a fresh thread's watermark";
-    uint64_t PrevMark = I0.watermark, PrevCalls = 0;
-    // Each deeper run lowers the watermark below its deepest need; the
-    // sizes stay well inside the 1 MiB stack.
-    const uint64_t Room = (I0.base - I0.safe_limit) / (P.Extra + 8);
-    for (uint64_t Depth : {uint64_t(2), Room / 8, Room / 4, Room / 2}) {
-      if (Depth < 2)
-        continue;
-      RecCtx C = context(Self, Depth);
-      Rec.run(C);
-      ASSERT_EQ(C.Entered, Depth);
-      EXPECT_EQ(C.Holds, 0);
-      jitlock_stack_info I{};
-      ASSERT_EQ(jitlock_rt_stack_info(Self, &I), JITLOCK_OK);
-      EXPECT_LT(I.watermark, PrevMark) << "depth " << Depth;
-      EXPECT_LT(I.watermark, C.MinNeed) << "depth " << Depth;
-      EXPECT_GE(I.watermark, I.safe_limit);
-      EXPECT_GT(bangCalls(), PrevCalls) << "depth " << Depth;
-      EXPECT_EQ(I.overflows, 0u);
-      PrevMark = I.watermark;
-      PrevCalls = bangCalls();
-    }
-    expectAllReleased(Self, "after the runs");
-    EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
-  });
-}
-
-TEST_P(StackBangRecursion, OverflowRecovers100TimesInARow) {
-  const RecParam &P = GetParam();
-  SCOPED_TRACE(P.Regs.str());
-  Recursion Rec(P.Regs, BangMode::Watermark, P.Mode, P.Extra,
-                countingEntries());
-  ASSERT_TRUE(Rec.built());
-  onThread(kThreadStack, [&] {
-    jitlock_thread *Self = jitlock_rt_attach();
-    ASSERT_NE(Self, nullptr);
-    const uint64_t Deep = 1u << 30; // never reached: the stack runs out
-    uint64_t FirstEntered = 0;
-    std::vector<void *> Released(1 << 16);
-    for (int Round = 0; Round < 100; ++Round) {
-      SCOPED_TRACE("round " + std::to_string(Round));
-      RecCtx C = context(Self, Deep);
-      Recursion::Call K{&Rec, &C};
-      jitlock_guarded_result R{};
-      R.released = Released.data();
-      R.released_cap = Released.size();
-      int Rc = jitlock_rt_call_guarded(Self, &Recursion::guarded, &K, &R);
-      ASSERT_EQ(Rc, JITLOCK_ESTACK_OVERFLOW) << jitlock_rt_status_name(Rc);
-      // Caught by the check, not by a fault.
-      EXPECT_EQ(R.overflow.from_signal, 0u);
-      EXPECT_EQ(R.overflow.zone, uint32_t(JITLOCK_ZONE_SHADOW));
-      EXPECT_EQ(R.overflow.thread, Self);
-      EXPECT_EQ(R.overflow.fault_addr, 0u);
-      // The level that did not fit: one return address and one frame below
-      // the deepest level that did.
-      EXPECT_EQ(R.overflow.sp, C.MinNeed - 8 - P.Extra);
-      EXPECT_GT(C.Entered, 100u);
-      if (Round == 0)
-        FirstEntered = C.Entered;
-      else
-        EXPECT_EQ(C.Entered, FirstEntered) << "the same depth every time";
-      // Every hold the recursion still had is released, once.
-      auto [HoldsA, HoldsB] = expectedHolds(Deep, C.Entered);
-      EXPECT_EQ(uint64_t(C.Holds), HoldsA + HoldsB);
-      ASSERT_EQ(R.released_count, HoldsA + HoldsB);
-      ASSERT_LE(R.released_count, Released.size());
-      uint64_t SeenA = 0, SeenB = 0;
-      for (size_t I = 0; I < R.released_count; ++I) {
-        SeenA += Released[I] == ObjA;
-        SeenB += Released[I] == ObjB;
-      }
-      EXPECT_EQ(SeenA, HoldsA);
-      EXPECT_EQ(SeenB, HoldsB);
-      expectAllReleased(Self, "after the overflow");
-      if (::testing::Test::HasFailure())
-        return;
-    }
-    jitlock_stack_info I{};
-    ASSERT_EQ(jitlock_rt_stack_info(Self, &I), JITLOCK_OK);
-    EXPECT_EQ(I.overflows, 100u);
-    // Afterwards the thread runs as before: no slow call at a modest depth.
-    const uint64_t Calls = bangCalls();
-    RecCtx C = context(Self, 50);
-    Rec.run(C);
-    EXPECT_EQ(C.Entered, 50u);
-    EXPECT_EQ(C.Holds, 0);
-    EXPECT_EQ(bangCalls(), Calls);
-    expectAllReleased(Self, "after a normal run");
-    EXPECT_EQ(Counters.Misaligned.load(), 0u);
-    EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
-  });
-}
-
-TEST_P(StackBangRecursion, AlwaysModeRunsAndItsOverflowIsCaughtByTheBackstop) {
-  const RecParam &P = GetParam();
-  SCOPED_TRACE(P.Regs.str());
-  // The slow-path entry must never be called in this mode.
-  Recursion Rec(P.Regs, BangMode::Always, P.Mode, P.Extra, countingEntries());
-  ASSERT_TRUE(Rec.built());
-  onThread(kThreadStack, [&] {
-    jitlock_thread *Self = jitlock_rt_attach();
-    ASSERT_NE(Self, nullptr);
-    jitlock_stack_info I0{};
-    ASSERT_EQ(jitlock_rt_stack_info(Self, &I0), JITLOCK_OK);
-    if (!(I0.protected_zones & (1u << JITLOCK_ZONE_YELLOW))) {
-      ADD_FAILURE() << "the yellow zone is not protected: no backstop";
-      return;
-    }
-    // Correct runs, well within the stack.
-    const uint64_t Room = (I0.base - I0.safe_limit) / (P.Extra + 8);
-    for (uint64_t Depth : {uint64_t(1), uint64_t(37), Room / 2}) {
-      RecCtx C = context(Self, Depth);
-      Rec.run(C);
-      EXPECT_EQ(C.Entered, Depth);
-      EXPECT_EQ(C.Holds, 0);
-    }
-    std::vector<void *> Released(1 << 16);
-    for (int Round = 0; Round < 10; ++Round) {
-      SCOPED_TRACE("round " + std::to_string(Round));
-      RecCtx C = context(Self, 1u << 30);
-      Recursion::Call K{&Rec, &C};
-      jitlock_guarded_result R{};
-      R.released = Released.data();
-      R.released_cap = Released.size();
-      int Rc = jitlock_rt_call_guarded(Self, &Recursion::guarded, &K, &R);
-      ASSERT_EQ(Rc, JITLOCK_ESTACK_OVERFLOW) << jitlock_rt_status_name(Rc);
-      EXPECT_EQ(R.overflow.from_signal, 1u);
-      EXPECT_TRUE(R.overflow.zone == JITLOCK_ZONE_RESERVED ||
-                  R.overflow.zone == JITLOCK_ZONE_YELLOW)
-          << "zone " << R.overflow.zone;
-      EXPECT_NE(R.overflow.fault_addr, 0u);
-      auto [HoldsA, HoldsB] = expectedHolds(C.Depth, C.Entered);
-      EXPECT_EQ(uint64_t(C.Holds), HoldsA + HoldsB);
-      EXPECT_EQ(R.released_count, HoldsA + HoldsB);
-      expectAllReleased(Self, "after the backstop");
-      // The zone the backstop unprotected is protected again.
-      jitlock_stack_info I{};
-      ASSERT_EQ(jitlock_rt_stack_info(Self, &I), JITLOCK_OK);
-      EXPECT_EQ(I.protected_zones, I0.protected_zones);
-      if (::testing::Test::HasFailure())
-        return;
-    }
-    EXPECT_EQ(bangCalls(), 0u) << "Always has no slow call";
-    EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
-  });
-}
+JITLOCK_STACKBANG_RECURSION_TESTS(StackBangRecursion)
 
 INSTANTIATE_TEST_SUITE_P(Assignments, StackBangRecursion,
                          ::testing::ValuesIn(recParams()), recName);

@@ -1,10 +1,10 @@
 //===- ThreadLoadScenarios.h - emitLoadThread on many threads ---*- C++ -*-===//
 //
 // The scenario both targets run on their emitLoadThread code
-// (unittests/Emitters/ThreadLoadTest.cpp natively, aarch64/emitters/
-// A64ThreadLoadTest.cpp under qemu-aarch64). Each supplies a function that
-// runs the emitted load and returns the register's value. Needs nothing but
-// the runtime's C ABI, GoogleTest and the standard library.
+// (ThreadLoadTest.cpp natively, A64ThreadLoadTest.cpp under qemu-aarch64). Each
+// supplies a function that runs the emitted load and returns the register's
+// value. Needs nothing but the runtime's C ABI, GoogleTest and the standard
+// library.
 //
 //===----------------------------------------------------------------------===//
 #ifndef JITLOCK_UNITTESTS_EMITTERS_THREADLOADSCENARIOS_H

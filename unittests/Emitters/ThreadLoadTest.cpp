@@ -16,7 +16,7 @@
 //   ThreadLoadContract  invalid registers and layouts are refused and
 //                       nothing is emitted.
 //
-// The AArch64 counterpart is aarch64/emitters/A64ThreadLoadTest.cpp.
+// The AArch64 counterpart is unittests/Emitters/A64ThreadLoadTest.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "EmitterTestUtil.h"
