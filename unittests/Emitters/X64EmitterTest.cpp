@@ -1013,13 +1013,32 @@ TEST_F(X64EmitterThreadTest, ContendedMutualExclusion) {
     Programs.push_back(std::make_unique<Program>(As, Body, M, RT));
   }
   // One attempt: every thread runs its program; the counters must come out
-  // exact. Attempts repeat (a few at most) until the threads have really
-  // met on the objects, so that the test is never vacuous.
+  // exact. So that the test is never vacuous on a loaded machine, where the
+  // threads may well run one after another, a holder thread owns A when
+  // they start and lets go only once one of them is parked on it; attempts
+  // still repeat (a few at most) until the threads have met on the objects.
   uint64_t Contended = 0, Expected = 0, ExpectedB = 0;
   for (unsigned Attempt = 0; Attempt < 6 && !Contended && !HasFailure();
        ++Attempt, Iterations *= 2) {
     const jitlock_rt_stats Before = stats();
     std::atomic<unsigned> Ready{0};
+    std::atomic<bool> HolderHasA{false};
+    std::thread Holder([&] {
+      jitlock_thread *Self = jitlock_rt_attach();
+      EXPECT_EQ(jitlock_rt_monitor_enter(Self, A), JITLOCK_OK);
+      HolderHasA = true;
+      jitlock_lock_info Info{};
+      auto Deadline =
+          std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      while (std::chrono::steady_clock::now() < Deadline &&
+             (jitlock_rt_inspect(A, &Info) != JITLOCK_OK ||
+              Info.entry_queued == 0))
+        std::this_thread::yield();
+      EXPECT_EQ(jitlock_rt_monitor_exit(Self, A), JITLOCK_OK);
+      EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+    });
+    while (!HolderHasA.load())
+      std::this_thread::yield();
     std::vector<std::thread> Pool;
     for (unsigned T = 0; T < Threads; ++T)
       Pool.emplace_back([&, T] {
@@ -1044,6 +1063,7 @@ TEST_F(X64EmitterThreadTest, ContendedMutualExclusion) {
       });
     for (std::thread &T : Pool)
       T.join();
+    Holder.join();
     for (unsigned T = 0; T < Threads; ++T) {
       Expected += Iterations;
       ExpectedB += T % 3 == 2 ? Iterations : 0;
