@@ -80,21 +80,25 @@ void registerPasses(PassBuilder &PB, const LoweringConfig &Config) {
   // them. polls=auto thus places its polls before inlining: an inlined
   // callee brings its return poll along, which keeps a loop that polled
   // through the call polling.
-  PB.registerPipelineStartEPCallback(
-      [Config](ModulePassManager &MPM, OptimizationLevel) {
-        MPM.addPass(VerifyPass());
-        MPM.addPass(
-            LowerStackBangPass(Config, LowerStackBangPass::Scope::ArgModeOnly));
-        MPM.addPass(LowerMonitorsPass(Config));
-        MPM.addPass(LowerSafepointsPass(Config));
-        MPM.addPass(LowerThreadPass(Config));
-      });
+  PB.registerPipelineStartEPCallback([Config](ModulePassManager &MPM,
+                                              OptimizationLevel) {
+    MPM.addPass(VerifyPass());
+    MPM.addPass(
+        LowerStackBangPass(Config, LowerStackBangPass::Scope::ArgModeOnly));
+    MPM.addPass(LowerMonitorsPass(Config));
+    MPM.addPass(LowerSafepointsPass(Config));
+    // Unsplit coroutines wait for the instance at the end, after
+    // CoroSplit: see LowerThreadPass::Coroutines.
+    MPM.addPass(LowerThreadPass(Config, LowerThreadPass::Coroutines::Defer));
+  });
   // The entry checks go in after the optimizer, once per machine frame: an
   // inlined callee has no frame of its own to check, and a check inserted
   // earlier lands in the loop header that tail-recursion elimination makes
   // of the entry block, where it runs again on every iteration and keeps the
   // slow call's operands live across the loop. Arg mode cannot wait (see
-  // LowerStackBangPass::Scope) and is lowered at the start.
+  // LowerStackBangPass::Scope) and is lowered at the start. The thread
+  // requests of coroutines, left at the start, are lowered here, in the
+  // functions CoroSplit made of them.
   PB.registerOptimizerLastEPCallback(
       [Config](ModulePassManager &MPM, OptimizationLevel) {
         MPM.addPass(LowerStackBangPass(Config));
