@@ -1,11 +1,32 @@
 //===- Registration.cpp - Pipeline names and extension points -------------===//
+#include "IRInterface.h"
 #include "jitlock/Passes.h"
 
+#include "llvm/IR/Module.h"
 #include "llvm/Passes/PassBuilder.h"
 
 using namespace llvm;
 
 namespace jitlock {
+
+namespace {
+/// Stands where a jitlock pass whose parameters do not parse would be, and
+/// reports why when the pipeline runs. A parsing callback can only accept a
+/// name or decline it, and declining makes the PassBuilder report an
+/// "unknown pass name" instead of the real problem; this way the message
+/// arrives as an error diagnostic of the module's context (opt prints
+/// "error: ..." and exits with 1, a JIT's handler sees DS_Error).
+struct BadParametersPass : PassInfoMixin<BadParametersPass> {
+  explicit BadParametersPass(std::string Message)
+      : Message(std::move(Message)) {}
+  PreservedAnalyses run(Module &M, ModuleAnalysisManager &) {
+    reportError(M.getContext(), Message);
+    return PreservedAnalyses::all();
+  }
+  static bool isRequired() { return true; }
+  std::string Message;
+};
+} // namespace
 
 void addLoweringPasses(ModulePassManager &MPM, const LoweringConfig &Config) {
   MPM.addPass(VerifyPass());
@@ -56,8 +77,9 @@ void registerPasses(PassBuilder &PB, const LoweringConfig &Config) {
           auto Params = PassBuilder::parsePassParameters(LoweringConfig::parse,
                                                          Name, Pass);
           if (!Params) {
-            errs() << toString(Params.takeError()) << "\n";
-            return false;
+            MPM.addPass(BadParametersPass(
+                (Name + ": " + toString(Params.takeError())).str()));
+            return true;
           }
           LoweringConfig C = overlay(Config, *Params);
           if (Pass == "jitlock-lower")
