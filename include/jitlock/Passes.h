@@ -19,7 +19,8 @@
 //   jitlock-lower-safepoints  polls -> inline poll-word test + slow call;
 //                             with polls=auto it places polls first
 //   jitlock-lower-thread      materializes the current thread once per
-//                             function
+//                             function (in a coroutine not yet split, at
+//                             each request: docs/robustness.md)
 //
 //===----------------------------------------------------------------------===//
 #ifndef JITLOCK_PASSES_H
@@ -176,12 +177,26 @@ struct LowerSafepointsPass : llvm::PassInfoMixin<LowerSafepointsPass> {
 };
 
 /// Replaces jitlock.thread() with the current thread, materialized once per
-/// function in its entry block.
+/// function in its entry block; in a coroutine not yet split, at each
+/// request (lib/Passes/LowerThread.cpp).
 struct LowerThreadPass : llvm::PassInfoMixin<LowerThreadPass> {
-  explicit LowerThreadPass(LoweringConfig C = {}) : Config(std::move(C)) {}
+  /// What an instance does in a coroutine that CoroSplit has not split.
+  enum class Coroutines {
+    /// Materializes the thread at each request: what pipeline text asks
+    /// for, since nothing may come after it.
+    AtEachRequest,
+    /// Leaves the requests to an instance after CoroSplit, which gives each
+    /// function it produces the thread once. The default pipelines run this
+    /// instance at their start and an AtEachRequest one at their end.
+    Defer,
+  };
+  explicit LowerThreadPass(LoweringConfig C = {},
+                           Coroutines K = Coroutines::AtEachRequest)
+      : Config(std::move(C)), InCoroutines(K) {}
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
   static bool isRequired() { return true; }
   LoweringConfig Config;
+  Coroutines InCoroutines;
 };
 
 /// Adds verify + lower-stack-bang + lower-monitors + lower-safepoints +

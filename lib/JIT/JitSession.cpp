@@ -22,7 +22,6 @@
 #include "llvm/IR/DiagnosticPrinter.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Instructions.h"
-#include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -217,58 +216,48 @@ Error JitSession::Impl::load(MemoryBufferRef Buf) {
           Name, "was lowered for another runtime layout; refusing it",
           {("module:  " + Stamp->getString()).str(), "runtime: " + Mine});
     PreLowered = true;
-    if (Error E = checkPreLoweredThread(L.thread_tls_offset))
-      return E;
   }
+  jitlock_rt_layout L;
+  jitlock_rt_get_layout(&L);
+  if (Error E = checkPreLoweredThread(L.thread_tls_offset))
+    return E;
   return lower();
 }
 
 /// The layout stamp does not cover the thread mode or the TLS offset, which
 /// are per process: code pre-lowered with thread=tls and another process's
-/// offset would pass it and then address the wrong memory. So every use of
-/// the thread pointer in pre-lowered code must be exactly what
-/// jitlock-lower-thread emits for this process, thread pointer + offset.
+/// offset would pass it and then address the wrong memory. jitlock-lower-
+/// thread stamps how it found the thread (jitlock.lowered-thread), and a
+/// "tls" stamp must name this process's offset. The stamp is read, not the
+/// code: once the optimizer has run, the offset is folded into the field
+/// offsets (thread + 24 becomes thread pointer + one constant), and a
+/// frontend may use the thread pointer for its own thread-locals.
 Error JitSession::Impl::checkPreLoweredThread(int64_t TlsOffset) {
-  std::vector<std::string> Bad;
-  for (Function &F : *M) {
-    if (F.getIntrinsicID() != Intrinsic::thread_pointer)
-      continue;
-    for (User *U : F.users()) {
-      auto *Call = dyn_cast<CallInst>(U);
-      if (!Call) {
-        Bad.push_back("the thread pointer intrinsic is used other than by a "
-                      "call");
-        continue;
-      }
-      for (User *TPUser : Call->users()) {
-        auto *GEP = dyn_cast<GetElementPtrInst>(TPUser);
-        auto *Offset = GEP && GEP->getSourceElementType()->isIntegerTy(8) &&
-                               GEP->getNumIndices() == 1
-                           ? dyn_cast<ConstantInt>(GEP->getOperand(1))
-                           : nullptr;
-        if (Offset && Offset->getSExtValue() == TlsOffset)
-          continue;
-        std::string What;
-        raw_string_ostream OS(What);
-        OS << "in function '" << Call->getFunction()->getName() << "': ";
-        if (Offset)
-          OS << "thread pointer + " << Offset->getSExtValue()
-             << ", but this process's thread is at thread pointer + "
-             << TlsOffset;
-        else
-          OS << "a use of the thread pointer that is not thread pointer + "
-             << TlsOffset << ":" << *TPUser;
-        Bad.push_back(What);
-      }
-    }
-  }
-  if (Bad.empty())
+  Metadata *Flag = M->getModuleFlag(LoweredThreadFlag);
+  if (!Flag)
     return Error::success();
-  return failure(Name,
-                 "was pre-lowered with thread=tls for another process (the "
-                 "TLS offset is per process; lower with thread=call, or let "
-                 "this JIT lower it); refusing it",
-                 Bad);
+  auto *Stamp = dyn_cast<MDString>(Flag);
+  if (!Stamp)
+    return failure(Name, Twine("has a module flag ") + LoweredThreadFlag +
+                             " that is not a string");
+  StringRef Mode = Stamp->getString();
+  if (Mode == "arg" || Mode == "call")
+    return Error::success();
+  StringRef Offset = Mode;
+  int64_t Lowered;
+  if (!Offset.consume_front("tls;tls-offset=") ||
+      Offset.getAsInteger(10, Lowered))
+    return failure(Name, Twine("has a module flag ") + LoweredThreadFlag +
+                             " that names no thread mode: '" + Mode + "'");
+  if (Lowered == TlsOffset)
+    return Error::success();
+  return failure(
+      Name,
+      "was pre-lowered with thread=tls for another process (the "
+      "TLS offset is per process; lower with thread=call, or let "
+      "this JIT lower it); refusing it",
+      {("module:  thread = thread pointer + " + Twine(Lowered)).str(),
+       ("runtime: thread = thread pointer + " + Twine(TlsOffset)).str()});
 }
 
 Error JitSession::Impl::lower() {

@@ -56,6 +56,9 @@ public:
   void lowerEnter(CallBase &CB);
   void lowerExit(CallBase &CB);
   void lowerToRuntimeCall(CallBase &CB, bool Enter);
+  /// The EH funclet the next operation lowered is in (see FuncletColors):
+  /// every call the lowering creates carries its bundle.
+  void setFunclet(Instruction *P) { Pad = P; }
 
 private:
   /// The blocks of the lightweight fast lock, E3-E5 and the push.
@@ -91,14 +94,21 @@ private:
   void emitSlowCall(IRBuilder<> &B, BasicBlock *Slow, BasicBlock *Done,
                     bool Enter, Value *Thread, Value *Obj) {
     B.SetInsertPoint(Slow);
-    B.CreateCall(slowPath(Enter), {Thread, Obj})->addFnAttr(Attribute::Cold);
+    createCallIn(B, slowPath(Enter), {Thread, Obj}, Pad)
+        ->addFnAttr(Attribute::Cold);
     B.CreateBr(Done);
   }
-  Value *currentThread(IRBuilder<> &B) {
-    FunctionCallee F =
-        M.getOrInsertFunction(ThreadName, FunctionType::get(Ptr, false));
-    // Unnamed: jitlock-lower-thread replaces it and names the result.
-    return B.CreateCall(F);
+  Value *currentThread(IRBuilder<> &B) { return requestThread(B, Pad); }
+  /// The object in the default address space. A frontend whose objects live
+  /// in another one (a GC's `ptr addrspace(1)`) gets a cast at the start of
+  /// each lowered operation, used only inside it: the lock stack, the
+  /// monitor and the runtime hold plain addresses, and nothing derived from
+  /// the cast outlives the operation, so a relocating collector's view of
+  /// the frontend's pointer is unchanged.
+  Value *objectPointer(IRBuilder<> &B, Value *Obj) {
+    if (Obj->getType() == Ptr)
+      return Obj;
+    return B.CreateAddrSpaceCast(Obj, Ptr, "jitlock.object");
   }
   Value *byteAddr(IRBuilder<> &B, Value *Base, Value *Offset,
                   const Twine &Name) {
@@ -156,6 +166,7 @@ private:
   Type *I8, *I32, *I64;
   PointerType *Ptr;
   MDNode *Likely, *Unlikely;
+  Instruction *Pad = nullptr;
 };
 
 /// Splits before `CB`, leaving the code before it in a block with no
@@ -169,7 +180,6 @@ BasicBlock *splitAt(CallBase &CB, const Twine &Name) {
 
 void MonitorLowering::lowerEnter(CallBase &CB) {
   Function *F = CB.getFunction();
-  Value *Obj = CB.getArgOperand(0);
   BasicBlock *Head = CB.getParent();
   BasicBlock *Done = splitAt(CB, "jitlock.enter.done");
   BasicBlock *CheckHeader = newBlock(F, "jitlock.enter.header", Done);
@@ -182,6 +192,7 @@ void MonitorLowering::lowerEnter(CallBase &CB) {
 
   IRBuilder<> B(Head);
   B.SetCurrentDebugLocation(CB.getDebugLoc());
+  Value *Obj = objectPointer(B, CB.getArgOperand(0));
   Value *Thread = currentThread(B);
   Value *HeaderAddr = byteAddr(B, Obj, L.header_offset, "jitlock.header.addr");
   // E1.
@@ -295,7 +306,6 @@ Value *MonitorLowering::emitFastLock(IRBuilder<> &B, const FastLockBlocks &Fast,
 
 void MonitorLowering::lowerExit(CallBase &CB) {
   Function *F = CB.getFunction();
-  Value *Obj = CB.getArgOperand(0);
   BasicBlock *Head = CB.getParent();
   BasicBlock *Done = splitAt(CB, "jitlock.exit.done");
   BasicBlock *Pop = newBlock(F, "jitlock.exit.pop", Done);
@@ -308,6 +318,7 @@ void MonitorLowering::lowerExit(CallBase &CB) {
 
   IRBuilder<> B(Head);
   B.SetCurrentDebugLocation(CB.getDebugLoc());
+  Value *Obj = objectPointer(B, CB.getArgOperand(0));
   Value *Thread = currentThread(B);
   Value *HeaderAddr = byteAddr(B, Obj, L.header_offset, "jitlock.header.addr");
   // X1: is obj the top entry?
@@ -397,7 +408,8 @@ void MonitorLowering::lowerExit(CallBase &CB) {
 
 void MonitorLowering::lowerToRuntimeCall(CallBase &CB, bool Enter) {
   IRBuilder<> B(&CB);
-  B.CreateCall(slowPath(Enter), {currentThread(B), CB.getArgOperand(0)});
+  Value *Obj = objectPointer(B, CB.getArgOperand(0));
+  createCallIn(B, slowPath(Enter), {currentThread(B), Obj}, Pad);
   CB.eraseFromParent();
   ++NumRuntimeCalls;
 }
@@ -419,7 +431,12 @@ PreservedAnalyses LowerMonitorsPass::run(Module &M,
 
   // Collect first: lowering splits blocks. The runtime never unwinds, so an
   // invoke is a call followed by a branch to its normal destination.
-  SmallVector<std::pair<CallBase *, bool>, 16> Ops;
+  struct MonitorOp {
+    CallBase *CB;
+    bool Enter;
+    Instruction *Pad = nullptr;
+  };
+  SmallVector<MonitorOp, 16> Ops;
   for (Function *Fn : {EnterFn, ExitFn}) {
     if (!Fn)
       continue;
@@ -436,9 +453,13 @@ PreservedAnalyses LowerMonitorsPass::run(Module &M,
         Ops.push_back({CB, Fn == EnterFn});
     }
   }
+  // Each operation's funclet, while all of them are in their own blocks.
+  FuncletColors Funclets;
+  for (MonitorOp &Op : Ops)
+    Op.Pad = Funclets.padOf(*Op.CB);
 
   MonitorLowering Lowering(M, *Resolved);
-  for (auto [CB, Enter] : Ops) {
+  for (auto [CB, Enter, Pad] : Ops) {
     Function &F = *CB->getFunction();
     OptimizationRemarkEmitter ORE(&F);
     if (Resolved->Thread == ThreadMode::Arg)
@@ -446,6 +467,18 @@ PreservedAnalyses LowerMonitorsPass::run(Module &M,
         reportError(*CB, Problem);
         continue;
       }
+    Lowering.setFunclet(Pad);
+    // A constant null object: the inline path would fault on the header
+    // load, while the runtime reports JITLOCK_ENULL (docs/robustness.md).
+    if (auto *C = dyn_cast<Constant>(CB->getArgOperand(0)->stripPointerCasts());
+        C && C->isNullValue()) {
+      reportWarning(*CB, Twine(Enter ? "monitor enter" : "monitor exit") +
+                             " of a null object: lowered to the runtime "
+                             "call alone, which reports JITLOCK_ENULL");
+      Lowering.lowerToRuntimeCall(*CB, Enter);
+      continue;
+    }
+
     StringRef What = Enter ? "monitor enter" : "monitor exit";
     if (!Resolved->Inline) {
       ORE.emit([&] {

@@ -67,7 +67,6 @@
 #include "llvm/Analysis/OptimizationRemarkEmitter.h"
 #include "llvm/IR/CFG.h"
 #include "llvm/IR/DiagnosticInfo.h"
-#include "llvm/IR/EHPersonalities.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/MDBuilder.h"
@@ -124,27 +123,10 @@ std::string blockName(const BasicBlock &BB) {
   return Text;
 }
 
-/// The "funclet" bundle a call placed in `BB` needs, if `BB` is inside an EH
-/// funclet: code generation drops calls in funclets that lack it.
-std::optional<OperandBundleDef>
-funcletBundle(const DenseMap<BasicBlock *, ColorVector> &Colors,
-              BasicBlock *BB) {
-  auto It = Colors.find(BB);
-  if (It == Colors.end() || It->second.size() != 1)
-    return std::nullopt;
-  if (auto *Pad =
-          dyn_cast<FuncletPadInst>(It->second.front()->getFirstNonPHI()))
-    return OperandBundleDef("funclet", Pad);
-  return std::nullopt;
-}
-
 /// Places polls in one function by the polls=auto rule.
 class PollPlacer {
 public:
   PollPlacer(Function &F, FunctionCallee Poll) : F(F), Poll(Poll), ORE(&F) {
-    if (F.hasPersonalityFn() &&
-        isFuncletEHPersonality(classifyEHPersonality(F.getPersonalityFn())))
-      Colors = colorEHFunclets(F);
     for (BasicBlock &BB : F) {
       auto It = find_if(BB, [](const Instruction &I) { return mayPoll(I); });
       FirstPoll[&BB] = It == BB.end() ? nullptr : &*It;
@@ -174,7 +156,7 @@ private:
   Function &F;
   FunctionCallee Poll;
   OptimizationRemarkEmitter ORE;
-  DenseMap<BasicBlock *, ColorVector> Colors;
+  FuncletColors Funclets;
   DenseMap<const BasicBlock *, Instruction *> FirstPoll;
   SmallPtrSet<const Instruction *, 8> Placed;
 };
@@ -247,10 +229,7 @@ bool PollPlacer::reachesWithoutPoll(
 void PollPlacer::insertPoll(Instruction *Before) {
   // The builder gives the poll `Before`'s debug location.
   IRBuilder<> B(Before);
-  SmallVector<OperandBundleDef, 1> Bundles;
-  if (auto Funclet = funcletBundle(Colors, Before->getParent()))
-    Bundles.push_back(std::move(*Funclet));
-  CallInst *CI = B.CreateCall(Poll, {}, Bundles);
+  CallInst *CI = createCallIn(B, Poll, {}, Funclets.padOf(*Before));
   Placed.insert(CI);
   Instruction *&First = FirstPoll[CI->getParent()];
   if (!First || CI->comesBefore(First))
@@ -407,16 +386,12 @@ public:
     }
   }
 
-  void lowerInline(CallInst &Poll);
-  void lowerToRuntimeCall(CallInst &Poll);
+  /// Lower `Poll`, which runs inside the funclet `Pad` (FuncletColors):
+  /// the calls created carry its bundle.
+  void lowerInline(CallInst &Poll, Instruction *Pad);
+  void lowerToRuntimeCall(CallInst &Poll, Instruction *Pad);
 
 private:
-  Value *currentThread(IRBuilder<> &B) {
-    FunctionCallee F =
-        M.getOrInsertFunction(ThreadName, FunctionType::get(Ptr, false));
-    // Unnamed: jitlock-lower-thread replaces it and names the result.
-    return B.CreateCall(F);
-  }
   FunctionCallee slowPath() {
     // void jitlock_rt_safepoint_poll(jitlock_thread *)
     FunctionCallee F = M.getOrInsertFunction(
@@ -426,12 +401,9 @@ private:
       Fn->setDoesNotThrow();
     return F;
   }
-  /// P2, inside the same funclet as `Poll`.
-  CallInst *emitSlowCall(IRBuilder<> &B, Value *Thread, CallInst &Poll) {
-    SmallVector<OperandBundleDef, 1> Bundles;
-    if (auto Funclet = Poll.getOperandBundle(LLVMContext::OB_funclet))
-      Bundles.emplace_back(*Funclet);
-    return B.CreateCall(slowPath(), {Thread}, Bundles);
+  /// P2, inside the same funclet as the poll.
+  CallInst *emitSlowCall(IRBuilder<> &B, Value *Thread, Instruction *Pad) {
+    return createCallIn(B, slowPath(), {Thread}, Pad);
   }
 
   Module &M;
@@ -444,7 +416,7 @@ private:
   Align WordAlign;
 };
 
-void PollLowering::lowerInline(CallInst &Poll) {
+void PollLowering::lowerInline(CallInst &Poll, Instruction *Pad) {
   Function *F = Poll.getFunction();
   BasicBlock *Head = Poll.getParent();
   BasicBlock *Done = Head->splitBasicBlock(&Poll, "jitlock.poll.done");
@@ -453,7 +425,7 @@ void PollLowering::lowerInline(CallInst &Poll) {
 
   IRBuilder<> B(Head);
   B.SetCurrentDebugLocation(Poll.getDebugLoc());
-  Value *Thread = currentThread(B);
+  Value *Thread = requestThread(B, Pad);
   // P1: one load, one test, one branch to the out-of-line P2.
   Value *Addr = B.CreateConstGEP1_64(B.getInt8Ty(), Thread, WordOffset,
                                      "jitlock.poll.addr");
@@ -466,16 +438,16 @@ void PollLowering::lowerInline(CallInst &Poll) {
 
   // P2: stops at the safepoint or runs the handshakes, then continues here.
   B.SetInsertPoint(Slow);
-  emitSlowCall(B, Thread, Poll)->addFnAttr(Attribute::Cold);
+  emitSlowCall(B, Thread, Pad)->addFnAttr(Attribute::Cold);
   B.CreateBr(Done);
 
   Poll.eraseFromParent();
   ++NumPollsInlined;
 }
 
-void PollLowering::lowerToRuntimeCall(CallInst &Poll) {
+void PollLowering::lowerToRuntimeCall(CallInst &Poll, Instruction *Pad) {
   IRBuilder<> B(&Poll);
-  emitSlowCall(B, currentThread(B), Poll);
+  emitSlowCall(B, requestThread(B, Pad), Pad);
   Poll.eraseFromParent();
   ++NumPollsToRuntime;
 }
@@ -524,6 +496,11 @@ PreservedAnalyses LowerSafepointsPass::run(Module &M, ModuleAnalysisManager &) {
     if (auto *CI = dyn_cast<CallInst>(CB))
       Polls.push_back(CI);
   }
+  // Each poll's funclet, while all of them are in their own blocks.
+  FuncletColors Colors;
+  DenseMap<const CallInst *, Instruction *> Funclets;
+  for (CallInst *CI : Polls)
+    Funclets[CI] = Colors.padOf(*CI);
 
   PollLowering Lowering(M, C.Layout);
   bool Lowered = false;
@@ -553,7 +530,7 @@ PreservedAnalyses LowerSafepointsPass::run(Module &M, ModuleAnalysisManager &) {
                << "' sent to the runtime: inline fast paths are disabled "
                   "(no-inline)";
       });
-      Lowering.lowerToRuntimeCall(*CI);
+      Lowering.lowerToRuntimeCall(*CI, Funclets.lookup(CI));
       continue;
     }
     ORE.emit([&] {
@@ -563,7 +540,7 @@ PreservedAnalyses LowerSafepointsPass::run(Module &M, ModuleAnalysisManager &) {
     });
     LLVM_DEBUG(dbgs() << "jitlock: lowering a poll in " << F.getName() << ": "
                       << *CI << "\n");
-    Lowering.lowerInline(*CI);
+    Lowering.lowerInline(*CI, Funclets.lookup(CI));
   }
   if (PollFn->use_empty())
     PollFn->eraseFromParent();

@@ -34,6 +34,7 @@
 #include "IRInterface.h"
 #include "jitlock/Passes.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/Statistic.h"
 #include "llvm/Analysis/OptimizationRemarkEmitter.h"
@@ -103,11 +104,10 @@ private:
     Value *SP = B.CreateStackSave("jitlock.sp.addr");
     return B.CreatePtrToInt(SP, IntPtr, "jitlock.sp");
   }
+  // The check is in the entry block, which no EH funclet contains: its
+  // calls need no "funclet" bundle.
   Value *currentThread(IRBuilder<> &B) {
-    FunctionCallee F =
-        M.getOrInsertFunction(ThreadName, FunctionType::get(Ptr, false));
-    // Unnamed: jitlock-lower-thread replaces it and names the result.
-    return B.CreateCall(F);
+    return requestThread(B, /*Pad=*/nullptr);
   }
   FunctionCallee slowPath() {
     // void jitlock_rt_stack_bang(jitlock_thread *, uintptr_t)
@@ -162,7 +162,8 @@ void StackBangLowering::emitWatermarkCheck(Function &F, uint64_t Extra) {
   // At or below the watermark: the runtime bangs the shadow pages and
   // lowers the mark, or reports the overflow and does not return.
   B.SetInsertPoint(Slow);
-  B.CreateCall(slowPath(), {Thread, Need})->addFnAttr(Attribute::Cold);
+  createCallIn(B, slowPath(), {Thread, Need}, /*Pad=*/nullptr)
+      ->addFnAttr(Attribute::Cold);
   B.CreateBr(Done);
 }
 
@@ -226,6 +227,20 @@ void StackBangLowering::lower(Function &F, BangMode Mode, uint64_t Extra) {
 
 PreservedAnalyses LowerStackBangPass::run(Module &M,
                                           ModuleAnalysisManager &MAM) {
+  if (none_of(M, [](Function &F) { return F.hasFnAttribute(StackBangAttr); }))
+    return PreservedAnalyses::all();
+
+  Expected<ResolvedConfig> Resolved = resolveConfig(M, Config);
+  if (!Resolved) {
+    reportError(M.getContext(), toString(Resolved.takeError()));
+    return PreservedAnalyses::all();
+  }
+
+  // The default pipelines lower the other modes at their end, which also
+  // diagnoses their attributes, once; see registerPasses.
+  if (Only == Scope::ArgModeOnly && Resolved->Thread != ThreadMode::Arg)
+    return PreservedAnalyses::all();
+
   SmallVector<std::pair<Function *, uint64_t>, 16> Work;
   for (Function &F : M) {
     if (!F.hasFnAttribute(StackBangAttr))
@@ -234,6 +249,16 @@ PreservedAnalyses LowerStackBangPass::run(Module &M,
       reportError(F, "\"" + Twine(StackBangAttr) +
                          "\" is on a declaration; only a definition "
                          "can check its stack at entry");
+      continue;
+    }
+    // A naked function's body is its own assembly, prologue included: a
+    // check inserted before it would clobber the argument registers that
+    // assembly reads, and could not be undone by it.
+    if (F.hasFnAttribute(Attribute::Naked)) {
+      reportError(F, "\"" + Twine(StackBangAttr) +
+                         "\" is on a naked function, which has no "
+                         "prologue: the check would clobber the argument "
+                         "registers its assembly reads");
       continue;
     }
     Expected<uint64_t> Extra =
@@ -245,17 +270,6 @@ PreservedAnalyses LowerStackBangPass::run(Module &M,
     Work.push_back({&F, *Extra});
   }
   if (Work.empty())
-    return PreservedAnalyses::all();
-
-  Expected<ResolvedConfig> Resolved = resolveConfig(M, Config);
-  if (!Resolved) {
-    reportError(M.getContext(), toString(Resolved.takeError()));
-    return PreservedAnalyses::all();
-  }
-
-  // The default pipelines lower the other modes at their end; see
-  // registerPasses.
-  if (Only == Scope::ArgModeOnly && Resolved->Thread != ThreadMode::Arg)
     return PreservedAnalyses::all();
 
   StackBangLowering Lowering(M, *Resolved);

@@ -1,11 +1,32 @@
 //===- Registration.cpp - Pipeline names and extension points -------------===//
+#include "IRInterface.h"
 #include "jitlock/Passes.h"
 
+#include "llvm/IR/Module.h"
 #include "llvm/Passes/PassBuilder.h"
 
 using namespace llvm;
 
 namespace jitlock {
+
+namespace {
+/// Stands where a jitlock pass whose parameters do not parse would be, and
+/// reports why when the pipeline runs. A parsing callback can only accept a
+/// name or decline it, and declining makes the PassBuilder report an
+/// "unknown pass name" instead of the real problem; this way the message
+/// arrives as an error diagnostic of the module's context (opt prints
+/// "error: ..." and exits with 1, a JIT's handler sees DS_Error).
+struct BadParametersPass : PassInfoMixin<BadParametersPass> {
+  explicit BadParametersPass(std::string Message)
+      : Message(std::move(Message)) {}
+  PreservedAnalyses run(Module &M, ModuleAnalysisManager &) {
+    reportError(M.getContext(), Message);
+    return PreservedAnalyses::all();
+  }
+  static bool isRequired() { return true; }
+  std::string Message;
+};
+} // namespace
 
 void addLoweringPasses(ModulePassManager &MPM, const LoweringConfig &Config) {
   MPM.addPass(VerifyPass());
@@ -56,8 +77,9 @@ void registerPasses(PassBuilder &PB, const LoweringConfig &Config) {
           auto Params = PassBuilder::parsePassParameters(LoweringConfig::parse,
                                                          Name, Pass);
           if (!Params) {
-            errs() << toString(Params.takeError()) << "\n";
-            return false;
+            MPM.addPass(BadParametersPass(
+                (Name + ": " + toString(Params.takeError())).str()));
+            return true;
           }
           LoweringConfig C = overlay(Config, *Params);
           if (Pass == "jitlock-lower")
@@ -80,21 +102,25 @@ void registerPasses(PassBuilder &PB, const LoweringConfig &Config) {
   // them. polls=auto thus places its polls before inlining: an inlined
   // callee brings its return poll along, which keeps a loop that polled
   // through the call polling.
-  PB.registerPipelineStartEPCallback(
-      [Config](ModulePassManager &MPM, OptimizationLevel) {
-        MPM.addPass(VerifyPass());
-        MPM.addPass(
-            LowerStackBangPass(Config, LowerStackBangPass::Scope::ArgModeOnly));
-        MPM.addPass(LowerMonitorsPass(Config));
-        MPM.addPass(LowerSafepointsPass(Config));
-        MPM.addPass(LowerThreadPass(Config));
-      });
+  PB.registerPipelineStartEPCallback([Config](ModulePassManager &MPM,
+                                              OptimizationLevel) {
+    MPM.addPass(VerifyPass());
+    MPM.addPass(
+        LowerStackBangPass(Config, LowerStackBangPass::Scope::ArgModeOnly));
+    MPM.addPass(LowerMonitorsPass(Config));
+    MPM.addPass(LowerSafepointsPass(Config));
+    // Unsplit coroutines wait for the instance at the end, after
+    // CoroSplit: see LowerThreadPass::Coroutines.
+    MPM.addPass(LowerThreadPass(Config, LowerThreadPass::Coroutines::Defer));
+  });
   // The entry checks go in after the optimizer, once per machine frame: an
   // inlined callee has no frame of its own to check, and a check inserted
   // earlier lands in the loop header that tail-recursion elimination makes
   // of the entry block, where it runs again on every iteration and keeps the
   // slow call's operands live across the loop. Arg mode cannot wait (see
-  // LowerStackBangPass::Scope) and is lowered at the start.
+  // LowerStackBangPass::Scope) and is lowered at the start. The thread
+  // requests of coroutines, left at the start, are lowered here, in the
+  // functions CoroSplit made of them.
   PB.registerOptimizerLastEPCallback(
       [Config](ModulePassManager &MPM, OptimizationLevel) {
         MPM.addPass(LowerStackBangPass(Config));

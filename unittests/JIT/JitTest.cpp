@@ -430,8 +430,8 @@ TEST(JitRefusalTest, OwnLoweredOutputWithAlteredStampIsRefused) {
 }
 
 TEST(JitRefusalTest, PreLoweredForAnotherProcessesTlsOffsetIsRefused) {
-  // The layout stamp does not cover the TLS offset; the JIT checks the
-  // thread materialization itself.
+  // The layout stamp does not cover the TLS offset; the thread stamp
+  // (jitlock.lowered-thread) does, and the JIT checks it.
   auto S = JitSession::loadFile(examplePath("counter"));
   ASSERT_TRUE(!!S) << toString(S.takeError());
   std::string IR;
@@ -439,9 +439,9 @@ TEST(JitRefusalTest, PreLoweredForAnotherProcessesTlsOffsetIsRefused) {
   (*S)->printIR(OS);
   jitlock_rt_layout L;
   jitlock_rt_get_layout(&L);
-  std::string Mine = "%jitlock.tp, i64 " + std::to_string(L.thread_tls_offset);
+  std::string Mine = "tls;tls-offset=" + std::to_string(L.thread_tls_offset);
   std::string Theirs =
-      "%jitlock.tp, i64 " + std::to_string(L.thread_tls_offset - 4096);
+      "tls;tls-offset=" + std::to_string(L.thread_tls_offset - 4096);
   size_t Replaced = 0;
   for (size_t At; (At = IR.find(Mine)) != std::string::npos; ++Replaced)
     IR.replace(At, Mine.size(), Theirs);
