@@ -31,12 +31,12 @@ llvm_config.add_tool_substitutions(
 for arch in config.targets_to_build.split():
     config.available_features.add(arch.lower() + "-registered-target")
 
-# The tools of this build for test/tools/ (jitlock-run, jitlock-bench in RUN
-# lines), never whatever is on PATH.
+# The tools of this build (jitlock-run, jitlock-bench, jitlock-baseline in
+# RUN lines), never whatever is on PATH.
+jitlock_tools = ("jitlock-run", "jitlock-bench", "jitlock-baseline")
 llvm_config.add_tool_substitutions(
-    ["jitlock-run", "jitlock-bench"],
-    [os.path.join(config.jitlock_obj_root, "tools", t)
-     for t in ("jitlock-run", "jitlock-bench")],
+    list(jitlock_tools),
+    [os.path.join(config.jitlock_obj_root, "tools", t) for t in jitlock_tools],
 )
 
 # AArch64 execution (JITLOCK_ENABLE_AARCH64): the feature aarch64-exec, qemu

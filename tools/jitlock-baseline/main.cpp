@@ -42,7 +42,7 @@
 // Usage:
 //   jitlock-baseline [--threads N] [--iterations K] [--program NAME]...
 //                    [--source TEXT] [--list] [--asm]
-//                    [--safepoints N] [--handshakes N]
+//                    [--safepoints N] [--handshakes N] [--min-midway N]
 //                    [--dump-sequences DIR]
 //
 // Each thread runs one of the programs (thread i runs program i mod count),
@@ -55,7 +55,10 @@
 // they are all done): while it holds one, no counter may move.
 // --handshakes N runs up to N rounds of jitlock_rt_handshake_all, between
 // the safepoints: within a round, the operation must run at most once for
-// each thread.
+// each thread. --min-midway N fails the run (status 1) unless at least N
+// safepoints stopped the programs midway and, with --handshakes, at least
+// one round ran: a run whose VM thread never met the programs checks
+// nothing.
 //
 // --dump-sequences DIR writes the emitted enter, exit and safepoint-poll
 // sequences (with the registers above) as raw bytes (DIR/enter.bin,
@@ -486,7 +489,8 @@ bool dumpSequence(const std::string &Dir, const char *Name, Sequence Seq,
           "usage: jitlock-baseline [--threads N] [--iterations K]\n"
           "                        [--program NAME]... [--source TEXT]\n"
           "                        [--list] [--asm] [--safepoints N]\n"
-          "                        [--handshakes N] [--dump-sequences DIR]\n");
+          "                        [--handshakes N] [--min-midway N]\n"
+          "                        [--dump-sequences DIR]\n");
   exit(2);
 }
 
@@ -600,7 +604,7 @@ int main(int argc, char **argv) {
   std::vector<std::pair<std::string, std::string>> Sources;
   bool PrintAsm = false;
   std::string DumpDir;
-  unsigned Safepoints = 0, Handshakes = 0;
+  unsigned Safepoints = 0, Handshakes = 0, MinMidway = 0;
   for (int I = 1; I < argc; ++I) {
     std::string Arg = argv[I];
     auto Value = [&]() -> std::string {
@@ -632,11 +636,14 @@ int main(int argc, char **argv) {
       return 0;
     } else if (Arg == "--asm") {
       PrintAsm = true;
-    } else if (Arg == "--safepoints" || Arg == "--handshakes") {
+    } else if (Arg == "--safepoints" || Arg == "--handshakes" ||
+               Arg == "--min-midway") {
       long V = strtol(Value().c_str(), nullptr, 10);
       if (V < 0 || V > 1000000)
         usage((Arg + " must be between 0 and 1000000").c_str());
-      (Arg == "--safepoints" ? Safepoints : Handshakes) = unsigned(V);
+      (Arg == "--safepoints"   ? Safepoints
+       : Arg == "--handshakes" ? Handshakes
+                               : MinMidway) = unsigned(V);
     } else if (Arg == "--dump-sequences") {
       DumpDir = Value();
     } else {
@@ -772,6 +779,12 @@ int main(int argc, char **argv) {
              double(Vm.BeginNsTotal) / Vm.Safepoints / 1000.0,
              double(Vm.BeginNsMax) / 1000.0);
     Ok &= Vm.MovedWhileHeld == 0 && Vm.Twice == 0 && Vm.Errors == 0;
+    bool Met = Vm.Midway >= MinMidway && (!Handshakes || Vm.Rounds > 0);
+    if (!Met)
+      printf("the vm thread met the programs too rarely: %u safepoints "
+             "midway (at least %u wanted), %u handshake rounds\n",
+             Vm.Midway, MinMidway, Vm.Rounds);
+    Ok &= Met;
   }
   printf("%s\n", Ok ? "OK" : "FAILED");
   for (NamedProgram &P : Programs)
