@@ -9,7 +9,7 @@
 //   line 3    written only by the owner, read by queries and the safepoint
 //             synchronizer: the thread state, blocking state and statistics
 //   line 5-6  written only by the owner, read by queries: the stack zones
-//             (StackGuard.cpp)
+//             (StackGuard.h)
 //   line 7    written by the safepoint synchronizer and handshake requesters,
 //             read by JIT code at every poll: the poll word, alone
 //   line 8    written by handshake requesters: the pending handshake
@@ -88,7 +88,7 @@ struct HandshakeSlot {
   HandshakeOp *Pending = nullptr;
 };
 
-/// A thread's stack guard zones (StackGuard.cpp). The bounds are written at
+/// A thread's stack guard zones (StackGuard.h). The bounds are written at
 /// attach, before the thread is registered, and stay fixed while it is
 /// attached; the rest is written by the owner (its bang slow path, its
 /// recovery, its own SIGSEGV handler) and read by jitlock_rt_stack_info.
