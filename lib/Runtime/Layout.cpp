@@ -11,14 +11,22 @@
 #include "Safepoint.h"
 #include "Thread.h"
 
+#include <algorithm>
 #include <cstddef>
 
 #include <unistd.h>
 
 using namespace jitlock;
 
-void jitlock_rt_get_layout(jitlock_rt_layout *L) {
+/// The required fields, those the layout had before it had a size: no
+/// caller's struct is smaller. Fields appended later will be optional.
+static constexpr size_t MinLayoutSize =
+    offsetof(jitlock_rt_layout, poll_armed_bit) + sizeof(uint64_t);
+
+/// The whole layout, as this library knows it.
+static void fillWholeLayout(jitlock_rt_layout *L) {
   *L = jitlock_rt_layout{};
+  L->struct_size = sizeof(jitlock_rt_layout);
   L->abi_version = JITLOCK_RT_ABI_VERSION;
   L->header_offset = Config.header_offset;
   L->lock_mask = header::LockMask;
@@ -48,6 +56,20 @@ void jitlock_rt_get_layout(jitlock_rt_layout *L) {
   L->locking_mode = Config.locking_mode;
   L->poll_word_offset = offsetof(jitlock_thread, PollWord);
   L->poll_armed_bit = poll::ArmedBit;
+}
+
+int jitlock_rt_fill_layout(jitlock_rt_layout *Out) {
+  if (!Out)
+    return misuse(JITLOCK_EINVAL, nullptr, nullptr, "null layout");
+  uint32_t Size = Out->struct_size;
+  if (int Err = checkStructSize("jitlock_rt_layout", Size, MinLayoutSize,
+                                sizeof(jitlock_rt_layout)))
+    return Err;
+  jitlock_rt_layout L;
+  fillWholeLayout(&L);
+  L.struct_size = uint32_t(std::min(size_t(Size), sizeof(L)));
+  copyToCallerStruct(Out, Size, &L, sizeof(L));
+  return JITLOCK_OK;
 }
 
 size_t jitlock_rt_layout_fingerprint(const jitlock_rt_layout *L, char *Buf,
