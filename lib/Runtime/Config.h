@@ -34,11 +34,12 @@ int misuse(jitlock_status Status, jitlock_thread *Thread, void *Obj,
 int checkStructSize(const char *Struct, uint32_t Size, size_t MinSize,
                     size_t LibrarySize);
 
-/// Copies the library's struct `From` (`LibrarySize` bytes) into a caller's
-/// struct of `CallerSize` bytes: the common prefix, then zeroes for the
-/// fields the library does not know.
-void copyToCallerStruct(void *To, uint32_t CallerSize, const void *From,
-                        size_t LibrarySize);
+/// Fills a caller's struct that starts with struct_size from the library's
+/// `From` (`LibrarySize` bytes): the common prefix, then zeroes for the
+/// fields the library does not know; struct_size keeps the caller's value.
+/// Refuses, with nothing written, as checkStructSize does.
+int fillCallerStruct(const char *Struct, void *Out, size_t MinSize,
+                     const void *From, size_t LibrarySize);
 
 } // namespace jitlock
 

@@ -59,16 +59,13 @@ static void fillWholeLayout(jitlock_rt_layout *L) {
 }
 
 int jitlock_rt_fill_layout(jitlock_rt_layout *Out) {
-  if (!Out)
-    return misuse(JITLOCK_EINVAL, nullptr, nullptr, "null layout");
-  uint32_t Size = Out->struct_size;
-  if (int Err = checkStructSize("jitlock_rt_layout", Size, MinLayoutSize,
-                                sizeof(jitlock_rt_layout)))
-    return Err;
   jitlock_rt_layout L;
   fillWholeLayout(&L);
-  L.struct_size = uint32_t(std::min(size_t(Size), sizeof(L)));
-  copyToCallerStruct(Out, Size, &L, sizeof(L));
+  if (int Err = fillCallerStruct("jitlock_rt_layout", Out, MinLayoutSize, &L,
+                                 sizeof(L)))
+    return Err;
+  // What the caller may read: a newer caller's fields beyond are unknown.
+  Out->struct_size = std::min(Out->struct_size, L.struct_size);
   return JITLOCK_OK;
 }
 

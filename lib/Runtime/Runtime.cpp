@@ -107,11 +107,22 @@ int checkStructSize(const char *Struct, uint32_t Size, size_t MinSize,
   return misuse(JITLOCK_EINVAL, nullptr, nullptr, What);
 }
 
-void copyToCallerStruct(void *To, uint32_t CallerSize, const void *From,
-                        size_t LibrarySize) {
-  size_t Common = std::min(size_t(CallerSize), LibrarySize);
-  memcpy(To, From, Common);
-  memset(static_cast<char *>(To) + Common, 0, CallerSize - Common);
+int fillCallerStruct(const char *Struct, void *Out, size_t MinSize,
+                     const void *From, size_t LibrarySize) {
+  if (!Out) {
+    char What[64];
+    snprintf(What, sizeof(What), "null %s", Struct);
+    return misuse(JITLOCK_EINVAL, nullptr, nullptr, What);
+  }
+  uint32_t Size;
+  memcpy(&Size, Out, sizeof(Size));
+  if (int Err = checkStructSize(Struct, Size, MinSize, LibrarySize))
+    return Err;
+  size_t Common = std::min(size_t(Size), LibrarySize);
+  memcpy(Out, From, Common);
+  memset(static_cast<char *>(Out) + Common, 0, Size - Common);
+  memcpy(Out, &Size, sizeof(Size));
+  return JITLOCK_OK;
 }
 
 //===----------------------------------------------------------------------===//
@@ -283,15 +294,8 @@ const char *jitlock_rt_status_name(int Status) {
 uint32_t jitlock_rt_version(void) { return JITLOCK_RT_VERSION; }
 
 int jitlock_rt_fill_default_config(jitlock_rt_config *Out) {
-  if (!Out)
-    return misuse(JITLOCK_EINVAL, nullptr, nullptr, "null configuration");
-  uint32_t Size = Out->struct_size;
-  if (int Err = checkStructSize("jitlock_rt_config", Size, MinConfigSize,
-                                sizeof(jitlock_rt_config)))
-    return Err;
-  copyToCallerStruct(Out, Size, &DefaultConfig, sizeof(DefaultConfig));
-  Out->struct_size = Size;
-  return JITLOCK_OK;
+  return fillCallerStruct("jitlock_rt_config", Out, MinConfigSize,
+                          &DefaultConfig, sizeof(DefaultConfig));
 }
 
 int jitlock_rt_configure(const jitlock_rt_config *In) {

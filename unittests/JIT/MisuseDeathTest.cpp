@@ -157,40 +157,47 @@ const char *const UnbalancedExample = R"(
   }
 )";
 
-TEST(LoweredExampleMisuseDeathTest, UnbalancedExitAborts) {
-  auto S = JitSession::loadBuffer(UnbalancedExample, "unbalanced.ll");
-  ASSERT_TRUE(!!S) << toString(S.takeError());
-  auto Obj = (*S)->lookup("obj");
-  ASSERT_TRUE(!!Obj) << toString(Obj.takeError());
+class UnbalancedExampleDeathTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    auto S = JitSession::loadBuffer(UnbalancedExample, "unbalanced.ll");
+    ASSERT_TRUE(!!S) << toString(S.takeError());
+    Session = std::move(*S);
+    auto Addr = Session->lookup("obj");
+    ASSERT_TRUE(!!Addr) << toString(Addr.takeError());
+    Obj = *Addr;
+  }
+  // Before the session, whose memory holds the object, goes away.
+  void TearDown() override { restoreDefaults(); }
+
+  std::unique_ptr<JitSession> Session;
+  void *Obj = nullptr;
+};
+
+TEST_F(UnbalancedExampleDeathTest, Aborts) {
   ExampleOptions EO;
   EO.Threads = 2;
-  EXPECT_DEATH(consumeError(runExample(**S, EO).takeError()),
+  EXPECT_DEATH(consumeError(runExample(*Session, EO).takeError()),
                "misuse from compiled code: monitor exit by a non-owner "
                "\\(JITLOCK_ENOT_OWNER\\) on thread [0-9]+, object " +
-                   hexAddress(*Obj) + "; aborting");
-  restoreDefaults();
+                   hexAddress(Obj) + "; aborting");
 }
 
-TEST(LoweredExampleMisuseDeathTest, UnbalancedExitIsReported) {
+TEST_F(UnbalancedExampleDeathTest, IsReportedWhenReporting) {
   jitlock_test::MisuseLog Log;
   configure(LockingMode::Lightweight, &Log);
-  auto S = JitSession::loadBuffer(UnbalancedExample, "unbalanced.ll");
-  ASSERT_TRUE(!!S) << toString(S.takeError());
-  auto Obj = (*S)->lookup("obj");
-  ASSERT_TRUE(!!Obj) << toString(Obj.takeError());
   ExampleOptions EO;
   EO.Threads = 4;
-  auto R = runExample(**S, EO);
+  auto R = runExample(*Session, EO);
   ASSERT_TRUE(!!R) << toString(R.takeError());
   EXPECT_EQ(R->Check, 0);
   ASSERT_EQ(Log.count(), 4u) << "one report per thread";
   for (const jitlock_test::MisuseRecord &Rec : Log.records) {
     EXPECT_EQ(Rec.status, JITLOCK_ENOT_OWNER)
         << jitlock_rt_status_name(Rec.status);
-    EXPECT_EQ(Rec.obj, *Obj);
+    EXPECT_EQ(Rec.obj, Obj);
   }
-  EXPECT_EQ(*static_cast<uint64_t *>(*Obj), 1u) << "the header changed";
-  restoreDefaults();
+  EXPECT_EQ(*static_cast<uint64_t *>(Obj), 1u) << "the header changed";
 }
 
 } // namespace

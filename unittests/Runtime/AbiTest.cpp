@@ -53,13 +53,8 @@ class AbiTest : public RuntimeTest {
 protected:
   void SetUp() override {
     RuntimeTest::SetUp();
-    if (HasFatalFailure())
-      return;
-    jitlock_rt_config Cfg;
-    jitlock_rt_default_config(&Cfg);
-    Cfg.misuse_handler = &MisuseLog::handler;
-    Cfg.misuse_ctx = &Log;
-    reconfigure(Cfg);
+    if (!HasFatalFailure())
+      reconfigureWithLog(Log);
   }
 
   /// Expects one new report, of JITLOCK_EINVAL, mentioning every `Parts`.
@@ -71,6 +66,31 @@ protected:
     for (const std::string &Part : Parts)
       EXPECT_NE(R.what.find(Part), std::string::npos)
           << "'" << Part << "' not in: " << R.what;
+  }
+
+  /// Each of `Sizes` as the struct_size of a struct that is only 8 bytes
+  /// before a faulting page: `Call` refuses it, reports the size, the range
+  /// from `Required` and the library's size, and writes nothing.
+  template <typename Struct>
+  void expectSizesRefused(const char *Name, int (*Call)(Struct *),
+                          size_t Required,
+                          std::initializer_list<uint32_t> Sizes) {
+    for (uint32_t Size : Sizes) {
+      SCOPED_TRACE(Size);
+      BytesBeforeAGuardPage Mem(8);
+      auto *S = Mem.as<Struct>();
+      S->struct_size = Size;
+      size_t N0 = Log.count();
+      EXPECT_EQ(Call(S), JITLOCK_EINVAL);
+      expectRefusalReport(N0, {std::string(Name) + ".struct_size is " +
+                                   std::to_string(Size) + " bytes",
+                               "takes " + std::to_string(Required) + " to " +
+                                   std::to_string(JITLOCK_RT_MAX_STRUCT_SIZE),
+                               "knows " + std::to_string(sizeof(Struct))});
+      EXPECT_EQ(S->struct_size, Size);
+      EXPECT_EQ(reinterpret_cast<uint32_t *>(S)[1], 0u)
+          << "written beyond the size field";
+    }
   }
 
   MisuseLog Log;
@@ -168,24 +188,15 @@ TEST_F(AbiTest, NewerConfigIsAcceptedWhenItsUnknownFieldsAreZero) {
 
 TEST_F(AbiTest, ConfigSizesOutOfRangeAreRefused) {
   ASSERT_EQ(jitlock_rt_detach(), JITLOCK_OK);
-  for (uint32_t Size : {0u, 4u, uint32_t(RequiredConfig - 4),
-                        JITLOCK_RT_MAX_STRUCT_SIZE + 8, 0xA5A5A5A5u}) {
-    SCOPED_TRACE(Size);
-    // Only as many bytes as the size field: nothing else may be touched.
-    BytesBeforeAGuardPage Mem(8);
-    auto *Cfg = Mem.as<jitlock_rt_config>();
-    Cfg->struct_size = Size;
-    size_t N0 = Log.count();
-    EXPECT_EQ(jitlock_rt_fill_default_config(Cfg), JITLOCK_EINVAL);
-    expectRefusalReport(
-        N0,
-        {"jitlock_rt_config.struct_size is " + std::to_string(Size) + " bytes",
-         "takes " + std::to_string(RequiredConfig) + " to " +
-             std::to_string(JITLOCK_RT_MAX_STRUCT_SIZE),
-         "knows " + std::to_string(sizeof(jitlock_rt_config))});
-    EXPECT_EQ(jitlock_rt_configure(Cfg), JITLOCK_EINVAL);
-    EXPECT_EQ(Cfg->struct_size, Size);
-  }
+  const std::initializer_list<uint32_t> Sizes = {
+      0u, 4u, uint32_t(RequiredConfig - 4), JITLOCK_RT_MAX_STRUCT_SIZE + 8,
+      0xA5A5A5A5u};
+  expectSizesRefused("jitlock_rt_config", jitlock_rt_fill_default_config,
+                     RequiredConfig, Sizes);
+  expectSizesRefused(
+      "jitlock_rt_config",
+      +[](jitlock_rt_config *C) { return jitlock_rt_configure(C); },
+      RequiredConfig, Sizes);
   // Refused configurations changed nothing: the handler is still installed.
   size_t N0 = Log.count();
   EXPECT_EQ(jitlock_rt_detach(), JITLOCK_ENOT_ATTACHED);
@@ -219,21 +230,10 @@ TEST_F(AbiTest, LayoutIsWrittenOnlyToItsEnd) {
 }
 
 TEST_F(AbiTest, LayoutSizesOutOfRangeAreRefused) {
-  for (uint32_t Size : {0u, uint32_t(sizeof(jitlock_rt_layout) - 8),
-                        JITLOCK_RT_MAX_STRUCT_SIZE + 1}) {
-    SCOPED_TRACE(Size);
-    BytesBeforeAGuardPage Mem(8);
-    auto *L = Mem.as<jitlock_rt_layout>();
-    L->struct_size = Size;
-    size_t N0 = Log.count();
-    EXPECT_EQ(jitlock_rt_fill_layout(L), JITLOCK_EINVAL);
-    expectRefusalReport(
-        N0,
-        {"jitlock_rt_layout.struct_size is " + std::to_string(Size) + " bytes",
-         "knows " + std::to_string(sizeof(jitlock_rt_layout))});
-    EXPECT_EQ(L->struct_size, Size);
-    EXPECT_EQ(reinterpret_cast<uint32_t *>(L)[1], 0u) << "abi_version written";
-  }
+  expectSizesRefused("jitlock_rt_layout", jitlock_rt_fill_layout,
+                     sizeof(jitlock_rt_layout),
+                     {0u, uint32_t(sizeof(jitlock_rt_layout) - 8),
+                      JITLOCK_RT_MAX_STRUCT_SIZE + 1});
   EXPECT_EQ(jitlock_rt_fill_layout(nullptr), JITLOCK_EINVAL);
   EXPECT_EQ(jitlock_rt_fill_default_config(nullptr), JITLOCK_EINVAL);
 }

@@ -267,14 +267,8 @@ class CompiledMisuseReportTest : public RuntimeTest {
 protected:
   void SetUp() override {
     RuntimeTest::SetUp();
-    if (HasFatalFailure())
-      return;
-    jitlock_rt_config Cfg;
-    jitlock_rt_default_config(&Cfg);
-    Cfg.misuse_handler = &MisuseLog::handler;
-    Cfg.misuse_ctx = &Log;
-    Cfg.compiled_code_misuse = JITLOCK_MISUSE_REPORT;
-    reconfigure(Cfg);
+    if (!HasFatalFailure())
+      reconfigureWithLog(Log, JITLOCK_MISUSE_REPORT);
   }
 
   MisuseLog Log;

@@ -502,6 +502,19 @@ protected:
     ASSERT_NE(self, nullptr);
   }
 
+  // reconfigure() with the defaults but `log`'s handler, and `compiled` for
+  // misuse from compiled code.
+  void
+  reconfigureWithLog(MisuseLog &log,
+                     jitlock_misuse_action compiled = JITLOCK_MISUSE_ABORT) {
+    jitlock_rt_config cfg;
+    jitlock_rt_default_config(&cfg);
+    cfg.misuse_handler = &MisuseLog::handler;
+    cfg.misuse_ctx = &log;
+    cfg.compiled_code_misuse = compiled;
+    reconfigure(cfg);
+  }
+
   int enter(void *o) { return jitlock_rt_monitor_enter(self, o); }
   int exit(void *o) { return jitlock_rt_monitor_exit(self, o); }
 
