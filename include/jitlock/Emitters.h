@@ -62,14 +62,16 @@ struct SlowPathLabels {
 };
 
 /// Runtime entry points the slow-path stubs call; by default the runtime's
-/// jitlock_rt_monitor_enter/exit, jitlock_rt_stack_bang and
+/// jitlock_rt_monitor_enter/exit_slow, jitlock_rt_stack_bang and
 /// jitlock_rt_safepoint_poll. Tests and embedders may substitute (a
 /// substitute for StackBang must behave like it: return when there is room,
 /// else not return; one for SafepointPoll must call jitlock_rt_safepoint_poll
 /// or do what it does).
 struct RuntimeEntries {
-  const void *Enter = reinterpret_cast<const void *>(&jitlock_rt_monitor_enter);
-  const void *Exit = reinterpret_cast<const void *>(&jitlock_rt_monitor_exit);
+  const void *Enter =
+      reinterpret_cast<const void *>(&jitlock_rt_monitor_enter_slow);
+  const void *Exit =
+      reinterpret_cast<const void *>(&jitlock_rt_monitor_exit_slow);
   const void *StackBang =
       reinterpret_cast<const void *>(&jitlock_rt_stack_bang);
   const void *SafepointPoll =

@@ -80,6 +80,8 @@ inline RuntimeSymbolTable runtimeSymbols() {
 #define JITLOCK_RT_SYMBOL(Name) {#Name, reinterpret_cast<void *>(&Name)}
   static const RuntimeSymbol Table[] = {
       // Slow paths and complete operations.
+      JITLOCK_RT_SYMBOL(jitlock_rt_monitor_enter_slow),
+      JITLOCK_RT_SYMBOL(jitlock_rt_monitor_exit_slow),
       JITLOCK_RT_SYMBOL(jitlock_rt_monitor_enter),
       JITLOCK_RT_SYMBOL(jitlock_rt_monitor_exit),
       JITLOCK_RT_SYMBOL(jitlock_rt_wait),

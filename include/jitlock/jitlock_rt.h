@@ -2,12 +2,21 @@
  *
  * The one C interface of the jitlock runtime. Inline fast paths emitted by the
  * LLVM passes and the asmjit emitters call the slow-path entry points below;
- * interpreters call the same functions for every operation. The locking
- * protocol itself is stated once, in lib/Runtime/Synchronizer.cpp.
+ * interpreters and embedders call the rest, the C API. The locking protocol
+ * itself is stated once, in lib/Runtime/Synchronizer.cpp.
  *
- * Every function that can be misused returns a jitlock_status. Misuse never
- * changes lock state; when an embedder installed a misuse handler it is called
- * before the function returns the error code.
+ * Misuse. Every C API function that can be misused returns a jitlock_status.
+ * Misuse never changes lock state; when an embedder installed a misuse handler
+ * it is called before the function returns the error code. The monitor slow
+ * paths that compiled code calls (jitlock_rt_monitor_enter_slow and
+ * jitlock_rt_monitor_exit_slow) have no caller that could look at a status:
+ * they report the misuse too and then, by default, abort the process with a
+ * message naming the thread, the object and what happened. The
+ * configuration's compiled_code_misuse keeps report-and-continue instead.
+ *
+ * Versions. See "Versions and struct sizes" below for what a compatible
+ * change is and what bumps JITLOCK_RT_ABI_VERSION (the shared library's
+ * SOVERSION).
  *
  *===----------------------------------------------------------------------===*/
 #ifndef JITLOCK_JITLOCK_RT_H
@@ -47,15 +56,88 @@ typedef enum jitlock_status {
 /* Returns a static, human-readable name such as "JITLOCK_ENOT_OWNER". */
 const char *jitlock_rt_status_name(int status);
 
+/*===-- Versions and struct sizes ----------------------------------------===*/
+/* JITLOCK_RT_ABI_VERSION counts incompatible changes and is the shared
+ * library's SOVERSION; JITLOCK_RT_ABI_MINOR counts compatible additions since
+ * the last incompatible change. There is no patch level: a fix that keeps
+ * every contract changes neither.
+ *
+ * Compatible (JITLOCK_RT_ABI_MINOR + 1, same SOVERSION): a new function; a new
+ * enum value or flag that a caller only meets when it asks for it; a field
+ * appended at the end of a struct that has a struct_size field
+ * (jitlock_rt_config, jitlock_rt_layout). Such structs only grow, at their
+ * end, and their size grows with them. An appended config field's zero value
+ * must mean the behaviour the library had before the field existed, so that
+ * a caller that does not know the field gets that behaviour.
+ *
+ * Incompatible (JITLOCK_RT_ABI_VERSION + 1, JITLOCK_RT_ABI_MINOR back to 0,
+ * so a new SOVERSION): removing or renaming a function; changing a signature
+ * or a documented contract; removing, reordering or retyping a field of any
+ * struct; adding a field to a struct without struct_size (jitlock_rt_stats,
+ * jitlock_lock_info, jitlock_stack_info, jitlock_stack_overflow,
+ * jitlock_guarded_result, jitlock_relock_entry); changing what a layout value
+ * means to compiled code. Layout fingerprints start with
+ * "abi=<JITLOCK_RT_ABI_VERSION>", so code lowered against another ABI version
+ * is refused when it is loaded.
+ *
+ * struct_size, at the head of jitlock_rt_config and jitlock_rt_layout, is the
+ * size of the caller's struct in bytes. jitlock_rt_default_config and
+ * jitlock_rt_get_layout below are inline wrappers that set it to this
+ * header's sizeof; a caller of the exported jitlock_rt_fill_default_config /
+ * jitlock_rt_fill_layout (e.g. through a foreign-function interface) sets it
+ * itself. The library reads and writes only the caller's struct_size bytes:
+ *   - smaller than the library's struct (a caller built against an older
+ *     header): only that prefix is read or written, and jitlock_rt_configure
+ *     takes the defaults for the fields beyond it. The fields a struct had
+ *     before it had a size are required (jitlock_rt_config up to
+ *     locking_mode, jitlock_rt_layout up to poll_armed_bit); those appended
+ *     since are optional, compiled_code_misuse the first;
+ *   - larger (a newer header than the library): the fields the library knows
+ *     are read or written; the rest of a filled struct is zeroed, and
+ *     jitlock_rt_configure refuses a config whose unknown fields are not all
+ *     zero, since it cannot honour them;
+ *   - smaller than the required fields, or above JITLOCK_RT_MAX_STRUCT_SIZE
+ *     (as from a struct nobody initialized): refused with JITLOCK_EINVAL, the
+ *     misuse handler told the sizes, and nothing else of the struct read or
+ *     written. */
+#define JITLOCK_RT_ABI_VERSION 4u
+#define JITLOCK_RT_ABI_MINOR 0u
+#define JITLOCK_RT_MAX_STRUCT_SIZE 4096u
+
+/* A version as jitlock_rt_version returns it: ABI version << 16 | minor. */
+#define JITLOCK_RT_VERSION_PACK(abi, minor)                                    \
+  (((uint32_t)(abi) << 16) | (uint32_t)(minor))
+#define JITLOCK_RT_VERSION_ABI(version) ((uint32_t)(version) >> 16)
+#define JITLOCK_RT_VERSION_MINOR(version) ((uint32_t)(version) & 0xffffu)
+/* The version of this header. */
+#define JITLOCK_RT_VERSION                                                     \
+  JITLOCK_RT_VERSION_PACK(JITLOCK_RT_ABI_VERSION, JITLOCK_RT_ABI_MINOR)
+
+/* The version of the library that is running (which may be newer or older
+ * than the header its caller was compiled with). */
+uint32_t jitlock_rt_version(void);
+
+/* Non-zero when the running library serves a caller compiled with this
+ * header: the same ABI version, and at least this header's minor. */
+static inline int jitlock_rt_version_compatible(void) {
+  uint32_t version = jitlock_rt_version();
+  return JITLOCK_RT_VERSION_ABI(version) == JITLOCK_RT_ABI_VERSION &&
+         version >= JITLOCK_RT_VERSION;
+}
+
 /*===-- Configuration and lifetime ---------------------------------------===*/
 
-/* Called on every misuse before the error code is returned. `obj` may be
- * null. Must not call back into the runtime. */
+/* Called on every misuse before the error code is returned (or, for misuse
+ * from compiled code under JITLOCK_MISUSE_ABORT, before the abort). `obj`
+ * may be null. Must not call back into the runtime. */
 typedef void (*jitlock_misuse_fn)(void *ctx, jitlock_status status,
                                   jitlock_thread *thread, void *obj,
                                   const char *what);
 
 typedef struct jitlock_rt_config {
+  /* The size of the caller's struct (see "Versions and struct sizes");
+   * jitlock_rt_default_config sets it. */
+  uint32_t struct_size;
   /* Byte offset of the 64-bit header word from the object pointer. May be
    * negative. Default 0. */
   int32_t header_offset;
@@ -82,6 +164,10 @@ typedef struct jitlock_rt_config {
   uint32_t stack_guards;
   /* jitlock_locking_mode. Default JITLOCK_LOCKING_LIGHTWEIGHT. */
   uint32_t locking_mode;
+  /* jitlock_misuse_action: what misuse found by a slow path that compiled
+   * code called does after the misuse handler returns. Default
+   * JITLOCK_MISUSE_ABORT. The C API always returns its status. */
+  uint32_t compiled_code_misuse;
 } jitlock_rt_config;
 
 typedef enum jitlock_locking_mode {
@@ -94,12 +180,32 @@ typedef enum jitlock_locking_mode {
   JITLOCK_LOCKING_HEAVY = 1
 } jitlock_locking_mode;
 
-/* Fills `cfg` with the defaults. */
-void jitlock_rt_default_config(jitlock_rt_config *cfg);
+typedef enum jitlock_misuse_action {
+  /* Print a fatal message naming the thread (its id, or that it is not
+   * attached), the object and the misuse, then abort(). */
+  JITLOCK_MISUSE_ABORT = 0,
+  /* Return the status to the compiled code, which ignores it: nothing
+   * changed, and the code carries on (a refused enter runs its critical
+   * section without the lock). For embedders that log and continue. */
+  JITLOCK_MISUSE_REPORT = 1
+} jitlock_misuse_action;
+
+/* Fills the first cfg->struct_size bytes of `cfg` with the defaults (zeroing
+ * any bytes beyond the library's struct), keeping struct_size. JITLOCK_EINVAL
+ * for a size it refuses (see "Versions and struct sizes"). */
+int jitlock_rt_fill_default_config(jitlock_rt_config *cfg);
+
+/* Fills `cfg` with the defaults, struct_size included. */
+static inline void jitlock_rt_default_config(jitlock_rt_config *cfg) {
+  cfg->struct_size = (uint32_t)sizeof(*cfg);
+  (void)jitlock_rt_fill_default_config(cfg);
+}
 
 /* Applies a configuration. Allowed only while no thread is attached; returns
- * JITLOCK_ESTATE otherwise and JITLOCK_EINVAL for an invalid config. The
- * runtime is usable without calling this: it starts with the defaults. */
+ * JITLOCK_ESTATE otherwise and JITLOCK_EINVAL for an invalid config,
+ * including a struct_size it refuses. Fields beyond a smaller caller's
+ * struct_size take their defaults. The runtime is usable without calling
+ * this: it starts with the defaults. */
 int jitlock_rt_configure(const jitlock_rt_config *cfg);
 
 /* Frees every monitor and restores every inflated object's header to its
@@ -137,14 +243,38 @@ jitlock_thread *jitlock_rt_code_thread(void);
 uint64_t jitlock_rt_thread_id(const jitlock_thread *thread);
 
 /*===-- Monitor enter and exit -------------------------------------------===*/
-/* These are the complete operations, and also the slow-path targets of the
- * inline fast paths. Inline code calls them with the thread's state exactly
- * as it was before the inline attempt: an inline exit that popped its entry
- * and then failed its CAS pushes the entry back before calling. `self` must
- * be the calling thread. */
+/* The complete operations, for interpreters and embedders: misuse (`self`
+ * not the calling, attached thread: JITLOCK_ENOT_ATTACHED; a null object:
+ * JITLOCK_ENULL; an exit of an object `self` does not hold:
+ * JITLOCK_ENOT_OWNER) returns its status and changes nothing. */
 
 int jitlock_rt_monitor_enter(jitlock_thread *self, void *obj);
 int jitlock_rt_monitor_exit(jitlock_thread *self, void *obj);
+
+/* The same operations as the slow paths of inline code: what the LLVM
+ * lowering calls and what the asmjit emitters' RuntimeEntries name by
+ * default. Inline code calls them with the thread's state exactly as it was
+ * before the inline attempt: an inline exit that popped its entry and then
+ * failed its CAS pushes the entry back before calling.
+ *
+ * Compiled code cannot look at a status, and code that carries on after a
+ * refused enter runs its critical section unlocked. So the misuse above (a
+ * thread that is not attached, detached or never attached, whose structure
+ * the code found in TLS or through jitlock_rt_code_thread; a null object; an
+ * unbalanced exit or one by a non-owner) is reported to the misuse handler
+ * and then, with compiled_code_misuse at its default JITLOCK_MISUSE_ABORT,
+ * aborts the process with a message on stderr such as
+ *   jitlock: fatal: misuse from compiled code: monitor exit by a non-owner
+ *   (JITLOCK_ENOT_OWNER) on thread 3, object 0x7f0c2a4010a0
+ * With JITLOCK_MISUSE_REPORT they return the status as the C API does.
+ *
+ * The other entry points that inline code calls lose nothing by staying
+ * silent: jitlock_rt_stack_bang and jitlock_rt_safepoint_poll do nothing for
+ * a thread that is not attached, which has no zones to bang (its watermark
+ * is 0, so inline code does not call the bang) and no safepoint to stop at. */
+
+int jitlock_rt_monitor_enter_slow(jitlock_thread *self, void *obj);
+int jitlock_rt_monitor_exit_slow(jitlock_thread *self, void *obj);
 
 /*===-- Wait and notify --------------------------------------------------===*/
 
@@ -524,7 +654,11 @@ void jitlock_rt_get_stats(jitlock_rt_stats *stats);
 /* Every offset and constant the JIT paths need. This is the single source of
  * truth: the LLVM passes and the asmjit emitters read it. */
 typedef struct jitlock_rt_layout {
-  uint32_t abi_version;
+  /* The size of the caller's struct (see "Versions and struct sizes"). On
+   * return, how many bytes the library filled: fields that end beyond it are
+   * zero, unknown to the library. */
+  uint32_t struct_size;
+  uint32_t abi_version; /* JITLOCK_RT_ABI_VERSION of the library */
   /* Object header. */
   int32_t header_offset;
   uint64_t lock_mask;      /* 0b11 */
@@ -566,12 +700,19 @@ typedef struct jitlock_rt_layout {
   uint64_t poll_armed_bit;
 } jitlock_rt_layout;
 
-#define JITLOCK_RT_ABI_VERSION 3u
+/* Fills the first layout->struct_size bytes of `layout` (zeroing any beyond
+ * the library's struct) and sets struct_size to how many it filled.
+ * JITLOCK_EINVAL for a size it refuses (see "Versions and struct sizes"). */
+int jitlock_rt_fill_layout(jitlock_rt_layout *layout);
 
-void jitlock_rt_get_layout(jitlock_rt_layout *layout);
+/* Fills `layout`, struct_size included. */
+static inline void jitlock_rt_get_layout(jitlock_rt_layout *layout) {
+  layout->struct_size = (uint32_t)sizeof(*layout);
+  (void)jitlock_rt_fill_layout(layout);
+}
 
 /* Writes a one-line summary of every layout value that lowered or emitted
- * code compiles in ("abi=2;header=0;...") into `buf` (at most `size` bytes,
+ * code compiles in ("abi=4;header=0;...") into `buf` (at most `size` bytes,
  * NUL-terminated when size > 0) and returns its length, as snprintf does.
  * Code generators stamp their output with it and loaders compare stamps, so
  * that code built for another layout is refused rather than run. */

@@ -3,7 +3,7 @@
 // Replaces each jitlock.monitor.enter/exit with the inline fast path of the
 // protocol stated in lib/Runtime/Synchronizer.cpp; the step labels below
 // (E1-E5, M1-M2, X1-X4, N1-N3) are that comment's. Every other case calls the
-// runtime's jitlock_rt_monitor_enter/exit, in a block with cold branch
+// runtime's jitlock_rt_monitor_enter/exit_slow, in a block with cold branch
 // weights, so that the fast path is straight-line code.
 //
 // With locking=heavy the enter has no fast lock (E4-E5) and no lock-stack
@@ -81,10 +81,11 @@ private:
                           B.getInt64(L.monitor_value), "jitlock.is.monitor");
   }
   FunctionCallee slowPath(bool Enter) {
-    // int jitlock_rt_monitor_enter/exit(jitlock_thread *, void *)
-    FunctionCallee F = M.getOrInsertFunction(
-        Enter ? "jitlock_rt_monitor_enter" : "jitlock_rt_monitor_exit",
-        FunctionType::get(I32, {Ptr, Ptr}, false));
+    // int jitlock_rt_monitor_enter/exit_slow(jitlock_thread *, void *)
+    FunctionCallee F =
+        M.getOrInsertFunction(Enter ? "jitlock_rt_monitor_enter_slow"
+                                    : "jitlock_rt_monitor_exit_slow",
+                              FunctionType::get(I32, {Ptr, Ptr}, false));
     if (auto *Fn = dyn_cast<Function>(F.getCallee()))
       Fn->setDoesNotThrow();
     return F;

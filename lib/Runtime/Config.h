@@ -14,10 +14,32 @@ namespace jitlock {
 
 extern jitlock_rt_config Config;
 
+/// Who called the entry point that found a misuse: the C API, whose caller
+/// gets the status back, or a slow path of compiled code, which cannot look
+/// at it (jitlock_rt_monitor_enter_slow/exit_slow).
+enum class Caller { Api, CompiledCode };
+
 /// Reports a misuse through the embedder's handler, if any, and returns the
-/// status so that call sites read `return misuse(...)`.
+/// status so that call sites read `return misuse(...)`. From compiled code,
+/// and unless Config.compiled_code_misuse says JITLOCK_MISUSE_REPORT, it then
+/// prints a fatal message and aborts instead of returning.
 int misuse(jitlock_status Status, jitlock_thread *Thread, void *Obj,
-           const char *What);
+           const char *What, Caller From = Caller::Api);
+
+/// The struct_size check of the structs that carry one (jitlock_rt.h,
+/// "Versions and struct sizes"): JITLOCK_OK for a size from `MinSize` (the
+/// end of the struct's required fields) to JITLOCK_RT_MAX_STRUCT_SIZE; else
+/// the misuse, naming `Struct`, both sizes and `LibrarySize`, is reported
+/// and JITLOCK_EINVAL returned.
+int checkStructSize(const char *Struct, uint32_t Size, size_t MinSize,
+                    size_t LibrarySize);
+
+/// Fills a caller's struct that starts with struct_size from the library's
+/// `From` (`LibrarySize` bytes): the common prefix, then zeroes for the
+/// fields the library does not know; struct_size keeps the caller's value.
+/// Refuses, with nothing written, as checkStructSize does.
+int fillCallerStruct(const char *Struct, void *Out, size_t MinSize,
+                     const void *From, size_t LibrarySize);
 
 } // namespace jitlock
 

@@ -11,14 +11,22 @@
 #include "Safepoint.h"
 #include "Thread.h"
 
+#include <algorithm>
 #include <cstddef>
 
 #include <unistd.h>
 
 using namespace jitlock;
 
-void jitlock_rt_get_layout(jitlock_rt_layout *L) {
+/// The required fields, those the layout had before it had a size: no
+/// caller's struct is smaller. Fields appended later will be optional.
+static constexpr size_t MinLayoutSize =
+    offsetof(jitlock_rt_layout, poll_armed_bit) + sizeof(uint64_t);
+
+/// The whole layout, as this library knows it.
+static void fillWholeLayout(jitlock_rt_layout *L) {
   *L = jitlock_rt_layout{};
+  L->struct_size = sizeof(jitlock_rt_layout);
   L->abi_version = JITLOCK_RT_ABI_VERSION;
   L->header_offset = Config.header_offset;
   L->lock_mask = header::LockMask;
@@ -48,6 +56,17 @@ void jitlock_rt_get_layout(jitlock_rt_layout *L) {
   L->locking_mode = Config.locking_mode;
   L->poll_word_offset = offsetof(jitlock_thread, PollWord);
   L->poll_armed_bit = poll::ArmedBit;
+}
+
+int jitlock_rt_fill_layout(jitlock_rt_layout *Out) {
+  jitlock_rt_layout L;
+  fillWholeLayout(&L);
+  if (int Err = fillCallerStruct("jitlock_rt_layout", Out, MinLayoutSize, &L,
+                                 sizeof(L)))
+    return Err;
+  // What the caller may read: a newer caller's fields beyond are unknown.
+  Out->struct_size = std::min(Out->struct_size, L.struct_size);
+  return JITLOCK_OK;
 }
 
 size_t jitlock_rt_layout_fingerprint(const jitlock_rt_layout *L, char *Buf,

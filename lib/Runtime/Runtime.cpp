@@ -14,8 +14,14 @@
 #include "Thread.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <vector>
+
+#include <unistd.h>
 
 using namespace jitlock;
 
@@ -23,6 +29,7 @@ namespace jitlock {
 
 /// The defaults, which Config starts as.
 static constexpr jitlock_rt_config DefaultConfig = {
+    /*struct_size=*/sizeof(jitlock_rt_config),
     /*header_offset=*/0,
     /*hash_shift=*/8,
     /*hash_bits=*/31,
@@ -34,14 +41,88 @@ static constexpr jitlock_rt_config DefaultConfig = {
     /*stack_reserved_pages=*/1,
     /*stack_shadow_pages=*/20,
     /*stack_guards=*/1,
-    /*locking_mode=*/JITLOCK_LOCKING_LIGHTWEIGHT};
+    /*locking_mode=*/JITLOCK_LOCKING_LIGHTWEIGHT,
+    /*compiled_code_misuse=*/JITLOCK_MISUSE_ABORT};
 jitlock_rt_config Config = DefaultConfig;
 
+/// The required fields, those the config had before it had a size: no
+/// caller's struct is smaller. Those after them are optional (a smaller
+/// struct gets their defaults), compiled_code_misuse first.
+static constexpr size_t MinConfigSize =
+    offsetof(jitlock_rt_config, compiled_code_misuse);
+
+/// E.g. "jitlock: fatal: misuse from compiled code: monitor exit by a
+/// non-owner (JITLOCK_ENOT_OWNER) on thread 3, object 0x...", then abort.
+/// The thread is named from the calling OS thread's own state: `Thread` is
+/// whatever the code passed, possibly not a thread at all.
+[[noreturn]] static void abortOnCompiledCodeMisuse(jitlock_status Status,
+                                                   jitlock_thread *Thread,
+                                                   void *Obj,
+                                                   const char *What) {
+  char Who[128];
+  jitlock_thread *Self = currentThread();
+  if (!Self)
+    snprintf(Who, sizeof(Who), "a thread that is not attached");
+  else if (Thread == Self)
+    snprintf(Who, sizeof(Who), "thread %llu", (unsigned long long)Self->Id);
+  else
+    snprintf(Who, sizeof(Who), "thread %llu, which passed thread %p",
+             (unsigned long long)Self->Id, static_cast<void *>(Thread));
+  char Msg[512];
+  int N = snprintf(Msg, sizeof(Msg),
+                   "jitlock: fatal: misuse from compiled code: %s (%s) on %s, "
+                   "object %p; aborting (compiled_code_misuse = "
+                   "JITLOCK_MISUSE_REPORT reports and continues instead)\n",
+                   What, jitlock_rt_status_name(Status), Who, Obj);
+  // One write, so that threads dying together do not interleave lines.
+  if (N > 0) {
+    ssize_t Written =
+        ::write(STDERR_FILENO, Msg, std::min(size_t(N), sizeof(Msg) - 1));
+    (void)Written;
+  }
+  abort();
+}
+
 int misuse(jitlock_status Status, jitlock_thread *Thread, void *Obj,
-           const char *What) {
+           const char *What, Caller From) {
   if (Config.misuse_handler)
     Config.misuse_handler(Config.misuse_ctx, Status, Thread, Obj, What);
+  if (From == Caller::CompiledCode &&
+      Config.compiled_code_misuse == JITLOCK_MISUSE_ABORT)
+    abortOnCompiledCodeMisuse(Status, Thread, Obj, What);
   return Status;
+}
+
+int checkStructSize(const char *Struct, uint32_t Size, size_t MinSize,
+                    size_t LibrarySize) {
+  if (Size >= MinSize && Size <= JITLOCK_RT_MAX_STRUCT_SIZE)
+    return JITLOCK_OK;
+  char What[256];
+  snprintf(What, sizeof(What),
+           "%s.struct_size is %u bytes: this library (ABI %u.%u) takes %zu to "
+           "%u and knows %zu; start from jitlock_rt_default_config or "
+           "jitlock_rt_get_layout, which set it",
+           Struct, Size, JITLOCK_RT_ABI_VERSION, JITLOCK_RT_ABI_MINOR, MinSize,
+           JITLOCK_RT_MAX_STRUCT_SIZE, LibrarySize);
+  return misuse(JITLOCK_EINVAL, nullptr, nullptr, What);
+}
+
+int fillCallerStruct(const char *Struct, void *Out, size_t MinSize,
+                     const void *From, size_t LibrarySize) {
+  if (!Out) {
+    char What[64];
+    snprintf(What, sizeof(What), "null %s", Struct);
+    return misuse(JITLOCK_EINVAL, nullptr, nullptr, What);
+  }
+  uint32_t Size;
+  memcpy(&Size, Out, sizeof(Size));
+  if (int Err = checkStructSize(Struct, Size, MinSize, LibrarySize))
+    return Err;
+  size_t Common = std::min(size_t(Size), LibrarySize);
+  memcpy(Out, From, Common);
+  memset(static_cast<char *>(Out) + Common, 0, Size - Common);
+  memcpy(Out, &Size, sizeof(Size));
+  return JITLOCK_OK;
 }
 
 //===----------------------------------------------------------------------===//
@@ -210,11 +291,39 @@ const char *jitlock_rt_status_name(int Status) {
   return "JITLOCK_<unknown status>";
 }
 
-void jitlock_rt_default_config(jitlock_rt_config *Cfg) { *Cfg = DefaultConfig; }
+uint32_t jitlock_rt_version(void) { return JITLOCK_RT_VERSION; }
 
-int jitlock_rt_configure(const jitlock_rt_config *Cfg) {
-  if (!Cfg)
+int jitlock_rt_fill_default_config(jitlock_rt_config *Out) {
+  return fillCallerStruct("jitlock_rt_config", Out, MinConfigSize,
+                          &DefaultConfig, sizeof(DefaultConfig));
+}
+
+int jitlock_rt_configure(const jitlock_rt_config *In) {
+  if (!In)
     return misuse(JITLOCK_EINVAL, nullptr, nullptr, "null configuration");
+  uint32_t Size = In->struct_size;
+  if (int Err = checkStructSize("jitlock_rt_config", Size, MinConfigSize,
+                                sizeof(jitlock_rt_config)))
+    return Err;
+  // Fields this library does not know must be left at zero, which means
+  // "as before the field existed": anything else it could not honour.
+  const auto *Bytes = reinterpret_cast<const unsigned char *>(In);
+  for (size_t I = sizeof(jitlock_rt_config); I < Size; ++I) {
+    if (Bytes[I]) {
+      char What[160];
+      snprintf(What, sizeof(What),
+               "invalid configuration: byte %zu of a %u-byte jitlock_rt_config "
+               "is set, beyond the %zu bytes this library (ABI %u.%u) knows",
+               I, Size, sizeof(jitlock_rt_config), JITLOCK_RT_ABI_VERSION,
+               JITLOCK_RT_ABI_MINOR);
+      return misuse(JITLOCK_EINVAL, nullptr, nullptr, What);
+    }
+  }
+  // An older caller's struct ends early: the defaults for the rest.
+  jitlock_rt_config Given = DefaultConfig;
+  memcpy(&Given, In, std::min(size_t(Size), sizeof(Given)));
+  Given.struct_size = sizeof(Given);
+  const jitlock_rt_config *Cfg = &Given;
   // The hash must fit in the word above the lock bits.
   if (Cfg->hash_bits > 62 ||
       (Cfg->hash_bits != 0 &&
@@ -233,6 +342,9 @@ int jitlock_rt_configure(const jitlock_rt_config *Cfg) {
   if (Cfg->locking_mode > JITLOCK_LOCKING_HEAVY)
     return misuse(JITLOCK_EINVAL, nullptr, nullptr,
                   "invalid configuration: unknown locking mode");
+  if (Cfg->compiled_code_misuse > JITLOCK_MISUSE_REPORT)
+    return misuse(JITLOCK_EINVAL, nullptr, nullptr,
+                  "invalid configuration: unknown compiled_code_misuse");
   RegistryGuard Guard;
   if (!Threads.empty())
     return misuse(JITLOCK_ESTATE, nullptr, nullptr,

@@ -504,7 +504,8 @@ void unlockUnlisted(jitlock_thread &T, void *Obj) {
   }
 }
 
-[[gnu::always_inline]] static inline int exit(jitlock_thread &T, void *Obj) {
+[[gnu::always_inline]] static inline int exit(jitlock_thread &T, void *Obj,
+                                              Caller From = Caller::Api) {
   bump(T.Stats.SlowPathCalls);
   LockStack LS(T);
   auto Header = headerOf(Obj);
@@ -544,15 +545,17 @@ void unlockUnlisted(jitlock_thread &T, void *Obj) {
 
   Monitor *M = monitorOwnedBy(T, Obj, loadStableHeader(Obj));
   if (!M)
-    return misuse(JITLOCK_ENOT_OWNER, &T, Obj, "monitor exit by a non-owner");
+    return misuse(JITLOCK_ENOT_OWNER, &T, Obj, "monitor exit by a non-owner",
+                  From);
   exitMonitor(*M, T);
   return JITLOCK_OK;
 }
 
 } // namespace jitlock
 
-// The C entry points of the two hottest operations: interpreters call them
-// for every lock, and inline fast paths on their slow paths.
+// The C entry points of the two hottest operations: interpreters call these
+// for every lock, and inline fast paths the _slow pair on their slow paths.
+// The pairs differ only in what misuse does (Config.h, Caller).
 int jitlock_rt_monitor_enter(jitlock_thread *Self, void *Obj) {
   if (int Err = jitlock::checkCaller(Self, Obj, "monitor enter"))
     return Err;
@@ -563,6 +566,20 @@ int jitlock_rt_monitor_exit(jitlock_thread *Self, void *Obj) {
   if (int Err = jitlock::checkCaller(Self, Obj, "monitor exit"))
     return Err;
   return jitlock::exit(*Self, Obj);
+}
+
+int jitlock_rt_monitor_enter_slow(jitlock_thread *Self, void *Obj) {
+  if (int Err = jitlock::checkCaller(Self, Obj, "monitor enter",
+                                     jitlock::Caller::CompiledCode))
+    return Err;
+  return jitlock::enter(*Self, Obj);
+}
+
+int jitlock_rt_monitor_exit_slow(jitlock_thread *Self, void *Obj) {
+  if (int Err = jitlock::checkCaller(Self, Obj, "monitor exit",
+                                     jitlock::Caller::CompiledCode))
+    return Err;
+  return jitlock::exit(*Self, Obj, jitlock::Caller::CompiledCode);
 }
 
 namespace jitlock {

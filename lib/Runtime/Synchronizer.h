@@ -12,11 +12,12 @@ namespace jitlock {
 
 /// Argument checks shared by every C entry point that operates on an object
 /// for `Self`: `Self` must be the calling, attached thread.
-inline int checkCaller(jitlock_thread *Self, void *Obj, const char *What) {
+inline int checkCaller(jitlock_thread *Self, void *Obj, const char *What,
+                       Caller From = Caller::Api) {
   if (!Self || Self != currentThread())
-    return misuse(JITLOCK_ENOT_ATTACHED, Self, Obj, What);
+    return misuse(JITLOCK_ENOT_ATTACHED, Self, Obj, What, From);
   if (!Obj)
-    return misuse(JITLOCK_ENULL, Self, Obj, What);
+    return misuse(JITLOCK_ENULL, Self, Obj, What, From);
   return JITLOCK_OK;
 }
 

@@ -60,7 +60,7 @@ lp:
 ; CHECK:         store atomic ptr %o, ptr %jitlock.slot monotonic, align 8, !dbg [[ENTER]]
 ; CHECK:         %jitlock.owner.cas = cmpxchg {{.*}} acquire monotonic, align 8, !dbg [[ENTER]]
 ; CHECK:       jitlock.enter.slow:
-; CHECK-NEXT:    call i32 @jitlock_rt_monitor_enter(ptr %jitlock.thread, ptr %o) #{{[0-9]+}}, !dbg [[ENTER]]
+; CHECK-NEXT:    call i32 @jitlock_rt_monitor_enter_slow(ptr %jitlock.thread, ptr %o) #{{[0-9]+}}, !dbg [[ENTER]]
 ; CHECK-NEXT:    br label %jitlock.enter.done, !dbg [[ENTER]]
 ; CHECK:       jitlock.enter.done:
 ; CHECK-NEXT:    call void @work(), !dbg [[BODY:![0-9]+]]
@@ -68,14 +68,14 @@ lp:
 ; CHECK:         %jitlock.cas{{[0-9]+}} = cmpxchg ptr %o, {{.*}} release monotonic, align 8, !dbg [[EXIT]]
 ; CHECK:         %jitlock.owner.cas{{[0-9]+}} = cmpxchg {{.*}} release monotonic, align 8, !dbg [[EXIT]]
 ; CHECK:       jitlock.exit.slow:
-; CHECK-NEXT:    call i32 @jitlock_rt_monitor_exit(ptr %jitlock.thread, ptr %o) #{{[0-9]+}}, !dbg [[EXIT]]
+; CHECK-NEXT:    call i32 @jitlock_rt_monitor_exit_slow(ptr %jitlock.thread, ptr %o) #{{[0-9]+}}, !dbg [[EXIT]]
 ; CHECK-NEXT:    br label %jitlock.exit.done, !dbg [[EXIT]]
 ; CHECK:       jitlock.exit.done:
 ; CHECK-NEXT:    ret void, !dbg [[RET:![0-9]+]]
 
 ; CHECK-LABEL: define void @g(
 ; CHECK:         cmpxchg ptr %o, {{.*}} acquire monotonic, align 8, !dbg [[INVOKE:![0-9]+]]
-; CHECK:         call i32 @jitlock_rt_monitor_enter(ptr %jitlock.thread, ptr %o) #{{[0-9]+}}, !dbg [[INVOKE]]
+; CHECK:         call i32 @jitlock_rt_monitor_enter_slow(ptr %jitlock.thread, ptr %o) #{{[0-9]+}}, !dbg [[INVOKE]]
 
 ; CHECK-DAG:   [[BEFORE]] = !DILocation(line: 11, column: 3,
 ; CHECK-DAG:   [[ENTER]] = !DILocation(line: 12, column: 5,
@@ -86,8 +86,8 @@ lp:
 
 ; RUNTIME-LABEL: define void @f(
 ; RUNTIME:         call void @work(), !dbg [[BEFORE:![0-9]+]]
-; RUNTIME-NEXT:    call i32 @jitlock_rt_monitor_enter(ptr %jitlock.thread, ptr %o), !dbg [[ENTER:![0-9]+]]
+; RUNTIME-NEXT:    call i32 @jitlock_rt_monitor_enter_slow(ptr %jitlock.thread, ptr %o), !dbg [[ENTER:![0-9]+]]
 ; RUNTIME-NEXT:    call void @work(), !dbg [[BODY:![0-9]+]]
-; RUNTIME-NEXT:    call i32 @jitlock_rt_monitor_exit(ptr %jitlock.thread, ptr %o), !dbg [[EXIT:![0-9]+]]
+; RUNTIME-NEXT:    call i32 @jitlock_rt_monitor_exit_slow(ptr %jitlock.thread, ptr %o), !dbg [[EXIT:![0-9]+]]
 ; RUNTIME-DAG:   [[ENTER]] = !DILocation(line: 12, column: 5,
 ; RUNTIME-DAG:   [[EXIT]] = !DILocation(line: 14, column: 9,

@@ -92,7 +92,7 @@ entry:
 ;
 ; Everything else: the runtime, in a cold call.
 ; CHECK:       jitlock.enter.slow:
-; CHECK-NEXT:    {{%.*}} = call i32 @jitlock_rt_monitor_enter(ptr %jitlock.thread, ptr %o) [[COLD:#[0-9]+]]
+; CHECK-NEXT:    {{%.*}} = call i32 @jitlock_rt_monitor_enter_slow(ptr %jitlock.thread, ptr %o) [[COLD:#[0-9]+]]
 ; CHECK-NEXT:    br label %jitlock.enter.done
 ;
 ; CHECK:       jitlock.enter.done:
@@ -102,7 +102,7 @@ entry:
 ; The contract's functions are gone; the runtime's are declared nounwind.
 ; CHECK-NOT:   @jitlock.monitor.enter
 ; CHECK-NOT:   @jitlock.thread(
-; CHECK:       declare i32 @jitlock_rt_monitor_enter(ptr, ptr) [[NOUNWIND:#[0-9]+]]
+; CHECK:       declare i32 @jitlock_rt_monitor_enter_slow(ptr, ptr) [[NOUNWIND:#[0-9]+]]
 ; CHECK:       declare ptr @llvm.thread.pointer()
 ; CHECK-DAG:   attributes [[NOUNWIND]] = { nounwind }
 ; CHECK-DAG:   attributes [[COLD]] = { cold }

@@ -86,7 +86,7 @@ entry:
 ; CHECK-NEXT:    br i1 [[RELEASED]], label %jitlock.exit.done, label %jitlock.exit.slow, !prof [[LIKELY]]
 ;
 ; CHECK:       jitlock.exit.slow:
-; CHECK-NEXT:    {{%.*}} = call i32 @jitlock_rt_monitor_exit(ptr %jitlock.thread, ptr %o) [[COLD:#[0-9]+]]
+; CHECK-NEXT:    {{%.*}} = call i32 @jitlock_rt_monitor_exit_slow(ptr %jitlock.thread, ptr %o) [[COLD:#[0-9]+]]
 ; CHECK-NEXT:    br label %jitlock.exit.done
 ;
 ; CHECK:       jitlock.exit.done:
@@ -94,7 +94,7 @@ entry:
 ; CHECK-NEXT:  }
 
 ; CHECK-NOT:   @jitlock.monitor.exit
-; CHECK:       declare i32 @jitlock_rt_monitor_exit(ptr, ptr) [[NOUNWIND:#[0-9]+]]
+; CHECK:       declare i32 @jitlock_rt_monitor_exit_slow(ptr, ptr) [[NOUNWIND:#[0-9]+]]
 ; CHECK-DAG:   attributes [[NOUNWIND]] = { nounwind }
 ; CHECK-DAG:   attributes [[COLD]] = { cold }
 ; CHECK-DAG:   [[LIKELY]] = !{!"branch_weights", i32 1048575, i32 1}

@@ -1,7 +1,7 @@
 ; locking=heavy: the enter has no fast lock (E4-E5) and no lock-stack push.
 ; After the full-stack test (E2), a header that holds a monitor (exactly 10)
 ; takes the inline monitor path (M1: CAS owner 0 -> self; M2: recursion by
-; the owner); every other state calls jitlock_rt_monitor_enter, which
+; the owner); every other state calls jitlock_rt_monitor_enter_slow, which
 ; inflates when the runtime runs in JITLOCK_LOCKING_HEAVY. The exit is the lightweight one, which handles every
 ; state, with its first branch weighted for a monitor. The mode comes from
 ; the locking= parameter, the jitlock.locking module flag (string), or the
@@ -91,7 +91,7 @@
 ; HEAVY-EMPTY:
 ; Everything else, from the state before the attempt: the runtime.
 ; HEAVY-NEXT:  jitlock.enter.slow:
-; HEAVY-NEXT:    {{%.*}} = call i32 @jitlock_rt_monitor_enter(ptr %jitlock.thread, ptr %o) #[[COLD:[0-9]+]]
+; HEAVY-NEXT:    {{%.*}} = call i32 @jitlock_rt_monitor_enter_slow(ptr %jitlock.thread, ptr %o) #[[COLD:[0-9]+]]
 ; HEAVY-NEXT:    br label %jitlock.enter.done
 ; HEAVY-EMPTY:
 ; HEAVY-NEXT:  jitlock.enter.done:

@@ -65,14 +65,14 @@ cleanup:
 ; CHECK-NEXT:    %jitlock.header = load atomic i64, ptr %o monotonic
 ; CHECK-NOT:   invoke
 ; CHECK:         cmpxchg ptr %o, {{.*}} acquire monotonic
-; CHECK:         call i32 @jitlock_rt_monitor_enter(ptr %jitlock.thread, ptr %o)
+; CHECK:         call i32 @jitlock_rt_monitor_enter_slow(ptr %jitlock.thread, ptr %o)
 ; CHECK:       jitlock.enter.done:
 ; CHECK-NEXT:    br label %ok
 ; CHECK:       ok:
 ; CHECK-NEXT:    call void @work()
 ; CHECK-NEXT:    %jitlock.top{{[0-9]*}} = load atomic i32, ptr %jitlock.thread monotonic
 ; CHECK:         cmpxchg ptr %o, {{.*}} release monotonic
-; CHECK:         call i32 @jitlock_rt_monitor_exit(ptr %jitlock.thread, ptr %o)
+; CHECK:         call i32 @jitlock_rt_monitor_exit_slow(ptr %jitlock.thread, ptr %o)
 ; CHECK:       jitlock.exit.done:
 ; CHECK-NEXT:    br label %done
 ; CHECK:       done:
@@ -100,18 +100,18 @@ cleanup:
 ; CHECK:       cleanup:
 ; CHECK-NEXT:    landingpad
 ; CHECK-NEXT:      cleanup
-; CHECK:         call i32 @jitlock_rt_monitor_exit(ptr %jitlock.thread, ptr %o)
+; CHECK:         call i32 @jitlock_rt_monitor_exit_slow(ptr %jitlock.thread, ptr %o)
 ; CHECK:         resume
 ; CHECK:       !"jitlock.lowered-layout"
 
 ; RUNTIME-LABEL: define void @f(
 ; RUNTIME-NEXT:  entry:
 ; RUNTIME-NEXT:    %jitlock.thread = call ptr @jitlock_rt_code_thread()
-; RUNTIME-NEXT:    call i32 @jitlock_rt_monitor_enter(ptr %jitlock.thread, ptr %o)
+; RUNTIME-NEXT:    call i32 @jitlock_rt_monitor_enter_slow(ptr %jitlock.thread, ptr %o)
 ; RUNTIME-NEXT:    br label %ok
 ; RUNTIME:       ok:
 ; RUNTIME-NEXT:    call void @work()
-; RUNTIME-NEXT:    call i32 @jitlock_rt_monitor_exit(ptr %jitlock.thread, ptr %o)
+; RUNTIME-NEXT:    call i32 @jitlock_rt_monitor_exit_slow(ptr %jitlock.thread, ptr %o)
 ; RUNTIME-NEXT:    br label %done
 
 ; The optimizer then deletes the unreachable landing pads.
@@ -119,11 +119,11 @@ cleanup:
 ; O2-NOT:     invoke
 ; O2-NOT:     landingpad
 ; O2:         cmpxchg ptr %o, {{.*}} acquire monotonic
-; O2:         call i32 @jitlock_rt_monitor_enter(
+; O2:         call i32 @jitlock_rt_monitor_enter_slow(
 ; O2:       ok:
 ; O2-NEXT:    call void @work()
 ; O2:         cmpxchg ptr %o, {{.*}} release monotonic
-; O2:         call i32 @jitlock_rt_monitor_exit(
+; O2:         call i32 @jitlock_rt_monitor_exit_slow(
 ; O2:       done:
 ; O2-NEXT:    ret void
 ; O2-NEXT:  }

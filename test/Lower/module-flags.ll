@@ -43,7 +43,7 @@ entry:
 ; ARG:           %jitlock.top = load atomic i32, ptr %t monotonic
 ; default<O2> lowers first, then optimizes: it may add nonnull to the slow
 ; call's operands.
-; ARG:           call i32 @jitlock_rt_monitor_enter(ptr {{(nonnull )?}}%t, ptr {{(nonnull )?}}%o)
+; ARG:           call i32 @jitlock_rt_monitor_enter_slow(ptr {{(nonnull )?}}%t, ptr {{(nonnull )?}}%o)
 ; ARG-NOT:       @jitlock_rt_code_thread
 ; ARG-NOT:       @llvm.thread.pointer
 ; ARG:         !"jitlock.lowered-thread", !"arg"}
@@ -69,7 +69,7 @@ entry:
 ; TLS-NEXT:      %jitlock.thread = getelementptr i8, ptr %jitlock.tp, i64 -4096
 ; TLS-NEXT:      %jitlock.header.addr = getelementptr i8, ptr %o, i64 -16
 ; TLS-NEXT:      %jitlock.header = load atomic i64, ptr %jitlock.header.addr monotonic, align 8
-; TLS:           call i32 @jitlock_rt_monitor_enter(ptr %jitlock.thread, ptr %o)
+; TLS:           call i32 @jitlock_rt_monitor_enter_slow(ptr %jitlock.thread, ptr %o)
 ; TLS:         !"jitlock.lowered-layout", !"abi={{[0-9]+}};header=-16;
 ; TLS:         !"jitlock.lowered-thread", !"tls;tls-offset=-4096"}
 

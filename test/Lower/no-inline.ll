@@ -33,11 +33,11 @@ entry:
 ; CHECK-LABEL: define void @counter(ptr %o, ptr %c) {
 ; CHECK-NEXT:  entry:
 ; CHECK-NEXT:    %jitlock.thread = call ptr @jitlock_rt_code_thread()
-; CHECK-NEXT:    {{%.*}} = call i32 @jitlock_rt_monitor_enter(ptr %jitlock.thread, ptr %o){{$}}
+; CHECK-NEXT:    {{%.*}} = call i32 @jitlock_rt_monitor_enter_slow(ptr %jitlock.thread, ptr %o){{$}}
 ; CHECK-NEXT:    %v = load i32, ptr %c, align 4
 ; CHECK-NEXT:    %v1 = add i32 %v, 1
 ; CHECK-NEXT:    store i32 %v1, ptr %c, align 4
-; CHECK-NEXT:    {{%.*}} = call i32 @jitlock_rt_monitor_exit(ptr %jitlock.thread, ptr %o){{$}}
+; CHECK-NEXT:    {{%.*}} = call i32 @jitlock_rt_monitor_exit_slow(ptr %jitlock.thread, ptr %o){{$}}
 ; CHECK-NEXT:    ret void
 ; CHECK-NEXT:  }
 ; CHECK-NOT:   cmpxchg

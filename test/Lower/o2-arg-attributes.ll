@@ -37,8 +37,8 @@ entry:
 ; CHECK:         store atomic i32 %jitlock.top.next, ptr %t monotonic
 ; CHECK:         %jitlock.self = ptrtoint ptr %t to i64
 ; CHECK:         cmpxchg ptr %jitlock.owner.addr, i64 0, i64 %jitlock.self acquire monotonic
-; CHECK:         call i32 @jitlock_rt_monitor_enter(ptr {{(nonnull )?}}%t, ptr
-; CHECK:         call i32 @jitlock_rt_monitor_exit(ptr {{(nonnull )?}}%t, ptr
+; CHECK:         call i32 @jitlock_rt_monitor_enter_slow(ptr {{(nonnull )?}}%t, ptr
+; CHECK:         call i32 @jitlock_rt_monitor_exit_slow(ptr {{(nonnull )?}}%t, ptr
 ; CHECK:       attributes [[ATTRS]] = {
 ; CHECK-NOT:     memory(
 ; CHECK-SAME:    }

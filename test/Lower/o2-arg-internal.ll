@@ -35,8 +35,8 @@ entry:
 
 ; CHECK-LABEL: define internal {{.*}}void @callee(ptr "jitlock.thread" %t, ptr %o)
 ; CHECK:         load atomic i32, ptr %t monotonic
-; CHECK:         call i32 @jitlock_rt_monitor_enter(ptr {{(nonnull )?}}%t, ptr {{(nonnull )?}}%o)
-; CHECK:         call i32 @jitlock_rt_monitor_exit(ptr {{(nonnull )?}}%t, ptr {{(nonnull )?}}%o)
+; CHECK:         call i32 @jitlock_rt_monitor_enter_slow(ptr {{(nonnull )?}}%t, ptr {{(nonnull )?}}%o)
+; CHECK:         call i32 @jitlock_rt_monitor_exit_slow(ptr {{(nonnull )?}}%t, ptr {{(nonnull )?}}%o)
 ; CHECK-NOT:     @jitlock.
 ; CHECK:         ret void
 ; CHECK-NEXT:  }

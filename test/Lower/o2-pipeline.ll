@@ -66,14 +66,14 @@ entry:
 ; CHECK-NOT:     cmpxchg ptr %o,
 ; CHECK:         cmpxchg ptr %o, {{.*}} acquire monotonic
 ; CHECK-NOT:     cmpxchg ptr %o,
-; CHECK:         call i32 @jitlock_rt_monitor_enter(ptr {{(nonnull )?}}%jitlock.thread, ptr {{(nonnull )?}}%o) [[COLD:#[0-9]+]]
+; CHECK:         call i32 @jitlock_rt_monitor_enter_slow(ptr {{(nonnull )?}}%jitlock.thread, ptr {{(nonnull )?}}%o) [[COLD:#[0-9]+]]
 ; CHECK-NOT:     cmpxchg ptr %o,
 ; CHECK:         load i32, ptr %c
 ; CHECK:         store i32 {{.*}}, ptr %c
 ; CHECK-NOT:     cmpxchg ptr %o,
 ; CHECK:         cmpxchg ptr %o, {{.*}} release monotonic
 ; CHECK-NOT:     cmpxchg ptr %o,
-; CHECK:         call i32 @jitlock_rt_monitor_exit(ptr {{(nonnull )?}}%jitlock.thread, ptr {{(nonnull )?}}%o) [[COLD]]
+; CHECK:         call i32 @jitlock_rt_monitor_exit_slow(ptr {{(nonnull )?}}%jitlock.thread, ptr {{(nonnull )?}}%o) [[COLD]]
 ; CHECK-NOT:     cmpxchg ptr %o,
 ; CHECK:         ret void
 ; CHECK-NEXT:  }
@@ -92,21 +92,21 @@ entry:
 ; CHECK-NOT:     cmpxchg ptr %{{[op]}},
 ; CHECK:         cmpxchg ptr %p, {{.*}} acquire monotonic
 ; CHECK-NOT:     cmpxchg ptr %{{[op]}},
-; CHECK:         call i32 @jitlock_rt_monitor_enter({{.*}}%p) [[COLD]]
+; CHECK:         call i32 @jitlock_rt_monitor_enter_slow({{.*}}%p) [[COLD]]
 ; CHECK-NOT:     cmpxchg ptr %{{[op]}},
 ; CHECK:         cmpxchg ptr %o, {{.*}} acquire monotonic
 ; CHECK-NOT:     cmpxchg ptr %{{[op]}},
-; CHECK:         call i32 @jitlock_rt_monitor_enter({{.*}}%o) [[COLD]]
+; CHECK:         call i32 @jitlock_rt_monitor_enter_slow({{.*}}%o) [[COLD]]
 ; CHECK-NOT:     cmpxchg ptr %{{[op]}},
 ; CHECK:         store i32 1, ptr %c
 ; CHECK-NOT:     cmpxchg ptr %{{[op]}},
 ; CHECK:         cmpxchg ptr %o, {{.*}} release monotonic
 ; CHECK-NOT:     cmpxchg ptr %{{[op]}},
-; CHECK:         call i32 @jitlock_rt_monitor_exit({{.*}}%o) [[COLD]]
+; CHECK:         call i32 @jitlock_rt_monitor_exit_slow({{.*}}%o) [[COLD]]
 ; CHECK-NOT:     cmpxchg ptr %{{[op]}},
 ; CHECK:         cmpxchg ptr %p, {{.*}} release monotonic
 ; CHECK-NOT:     cmpxchg ptr %{{[op]}},
-; CHECK:         call i32 @jitlock_rt_monitor_exit({{.*}}%p) [[COLD]]
+; CHECK:         call i32 @jitlock_rt_monitor_exit_slow({{.*}}%p) [[COLD]]
 ; CHECK-NOT:     cmpxchg ptr %{{[op]}},
 ; CHECK:         ret void
 ; CHECK-NEXT:  }

@@ -43,5 +43,5 @@ entry:
 ; MONITORS:       declare ptr @jitlock.thread()
 
 ; LOWERED-NOT:   @jitlock.thread(
-; LOWERED:       call i32 @jitlock_rt_monitor_enter(ptr %t, ptr %o)
-; LOWERED:       call i32 @jitlock_rt_monitor_exit(ptr %t, ptr %o)
+; LOWERED:       call i32 @jitlock_rt_monitor_enter_slow(ptr %t, ptr %o)
+; LOWERED:       call i32 @jitlock_rt_monitor_exit_slow(ptr %t, ptr %o)

@@ -30,7 +30,7 @@ entry:
 ; CHECK:         br i1 {{%[0-9]+}}, label %jitlock.enter.done, label %jitlock.enter.slow, !prof [[LIKELY]]
 ; CHECK:         br i1 %jitlock.owner.is.self, label %jitlock.enter.monitor.recursive, label %jitlock.enter.slow, !prof [[LIKELY]]
 ; CHECK:       jitlock.enter.slow:
-; CHECK-NEXT:    call i32 @jitlock_rt_monitor_enter({{.*}}) [[COLD:#[0-9]+]]
+; CHECK-NEXT:    call i32 @jitlock_rt_monitor_enter_slow({{.*}}) [[COLD:#[0-9]+]]
 ;
 ; CHECK:         br i1 %jitlock.on.top, label %jitlock.exit.pop, label %jitlock.exit.inflated, !prof [[LIKELY]]
 ; CHECK:         br i1 %jitlock.recursive{{[0-9]+}}, label %jitlock.exit.done, label %jitlock.exit.unlock{{$}}
@@ -41,7 +41,7 @@ entry:
 ; CHECK:         br i1 %jitlock.owner.is.self{{[0-9]*}}, label %jitlock.exit.monitor.recursive, label %jitlock.exit.slow, !prof [[LIKELY]]
 ; CHECK:         br i1 {{%[0-9]+}}, label %jitlock.exit.done, label %jitlock.exit.slow, !prof [[LIKELY]]
 ; CHECK:       jitlock.exit.slow:
-; CHECK-NEXT:    call i32 @jitlock_rt_monitor_exit({{.*}}) [[COLD]]
+; CHECK-NEXT:    call i32 @jitlock_rt_monitor_exit_slow({{.*}}) [[COLD]]
 ;
 ; CHECK:       attributes [[COLD]] = { cold }
 ; CHECK-DAG:   [[UNLIKELY]] = !{!"branch_weights", i32 1, i32 1048575}

@@ -32,18 +32,18 @@ entry:
 ; CHECK:         %jitlock.top = load atomic i32, ptr %t monotonic, align 4
 ; CHECK:         %jitlock.slot = getelementptr i8, ptr %t, i64
 ; CHECK:         %jitlock.self = ptrtoint ptr %t to i64
-; CHECK:         call i32 @jitlock_rt_monitor_enter(ptr %t, ptr %o)
+; CHECK:         call i32 @jitlock_rt_monitor_enter_slow(ptr %t, ptr %o)
 ; CHECK:         call void @work()
 ; CHECK:         %jitlock.top{{[0-9]+}} = load atomic i32, ptr %t monotonic, align 4
-; CHECK:         call i32 @jitlock_rt_monitor_exit(ptr %t, ptr %o)
+; CHECK:         call i32 @jitlock_rt_monitor_exit_slow(ptr %t, ptr %o)
 ; CHECK:         ret void
 ; CHECK-NEXT:  }
 
 ; CHECK-LABEL: define void @last(ptr %o, i32 %n, ptr "jitlock.thread" %self) {
 ; CHECK-NEXT:  entry:
 ; CHECK-NEXT:    %jitlock.header = load atomic i64, ptr %o monotonic, align 8
-; CHECK:         call i32 @jitlock_rt_monitor_enter(ptr %self, ptr %o)
-; CHECK:         call i32 @jitlock_rt_monitor_exit(ptr %self, ptr %o)
+; CHECK:         call i32 @jitlock_rt_monitor_enter_slow(ptr %self, ptr %o)
+; CHECK:         call i32 @jitlock_rt_monitor_exit_slow(ptr %self, ptr %o)
 
 ; CHECK-NOT:   @llvm.thread.pointer
 ; CHECK-NOT:   @jitlock_rt_code_thread

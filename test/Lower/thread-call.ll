@@ -31,9 +31,9 @@ out:
 ; CHECK-NEXT:    %jitlock.thread = call ptr @jitlock_rt_code_thread()
 ; CHECK-NEXT:    br label %head
 ; CHECK-NOT:     @jitlock_rt_code_thread
-; CHECK:         call i32 @jitlock_rt_monitor_enter(ptr %jitlock.thread, ptr %o)
+; CHECK:         call i32 @jitlock_rt_monitor_enter_slow(ptr %jitlock.thread, ptr %o)
 ; CHECK-NOT:     @jitlock_rt_code_thread
-; CHECK:         call i32 @jitlock_rt_monitor_exit(ptr %jitlock.thread, ptr %o)
+; CHECK:         call i32 @jitlock_rt_monitor_exit_slow(ptr %jitlock.thread, ptr %o)
 ; CHECK-NOT:     @jitlock_rt_code_thread
 ; CHECK:         ret void
 ; CHECK-NEXT:  }

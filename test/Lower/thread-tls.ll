@@ -57,7 +57,7 @@ entry:
 ; CHECK-NOT:     @llvm.thread.pointer
 ; CHECK-NOT:     @jitlock.thread
 ; Every slow call, in every block, uses the one value.
-; CHECK-COUNT-6: call i32 @jitlock_rt_monitor_{{enter|exit}}(ptr %jitlock.thread, ptr
+; CHECK-COUNT-6: call i32 @jitlock_rt_monitor_{{enter|exit}}_slow(ptr %jitlock.thread, ptr
 ; CHECK-NOT:     @llvm.thread.pointer
 ; CHECK:         ret void
 ; CHECK-NEXT:  }

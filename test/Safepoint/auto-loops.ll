@@ -140,7 +140,7 @@ out:
 
 ; CHECK-LABEL: define void @runtime(
 ; CHECK:         call void @llvm.memset
-; CHECK:         call i32 @jitlock_rt_monitor_exit(
+; CHECK:         call i32 @jitlock_rt_monitor_exit_slow(
 ; CHECK:         %more = icmp ult i64 %i.next, %n
 ; CHECK-NEXT:    call void @jitlock_rt_safepoint_poll(ptr %jitlock.thread)
 ; CHECK-NEXT:    br i1 %more, label %loop, label %out

@@ -94,7 +94,7 @@ entry:
 }
 
 ; CHECK-LABEL: define void @after_runtime(
-; CHECK:         call i32 @jitlock_rt_monitor_exit(
+; CHECK:         call i32 @jitlock_rt_monitor_exit_slow(
 ; CHECK-NEXT:    call void @jitlock_rt_safepoint_poll(ptr %jitlock.thread)
 ; CHECK-NEXT:    ret void
 

@@ -52,7 +52,7 @@ entry:
 ; CHECK:       jitlock.bang.done:
 ; CHECK-NEXT:    %jitlock.header = load atomic i64, ptr %o monotonic
 ; CHECK-NOT:     @jitlock_rt_code_thread
-; CHECK:         call i32 @jitlock_rt_monitor_enter(ptr %jitlock.thread, ptr %o)
+; CHECK:         call i32 @jitlock_rt_monitor_enter_slow(ptr %jitlock.thread, ptr %o)
 ; CHECK-NOT:     @jitlock_rt_code_thread
-; CHECK:         call i32 @jitlock_rt_monitor_exit(ptr %jitlock.thread, ptr %o)
+; CHECK:         call i32 @jitlock_rt_monitor_exit_slow(ptr %jitlock.thread, ptr %o)
 ; CHECK:       }

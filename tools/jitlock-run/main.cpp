@@ -447,6 +447,7 @@ int main(int Argc, char **Argv) {
   jitlock_rt_config Cfg;
   jitlock_rt_default_config(&Cfg);
   Cfg.misuse_handler = onMisuse;
+  Cfg.compiled_code_misuse = JITLOCK_MISUSE_REPORT; // reported: status 1
   if (auto Mode = given(Locking))
     Cfg.locking_mode = *Mode == jitlock::LockingMode::Heavy
                            ? JITLOCK_LOCKING_HEAVY

@@ -18,13 +18,8 @@ class MisuseTest : public RuntimeTest {
 protected:
   void SetUp() override {
     RuntimeTest::SetUp();
-    if (HasFatalFailure())
-      return;
-    jitlock_rt_config cfg;
-    jitlock_rt_default_config(&cfg);
-    cfg.misuse_handler = &MisuseLog::handler;
-    cfg.misuse_ctx = &log;
-    reconfigure(cfg);
+    if (!HasFatalFailure())
+      reconfigureWithLog(log);
   }
 
   // Expects exactly one new misuse report with `status` about `obj`.

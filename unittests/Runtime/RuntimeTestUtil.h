@@ -4,8 +4,8 @@
 // detached, jitlock_rt_shutdown() called, no monitor alive), an actor-style
 // worker thread whose idle state is "stopped" (blocked on a condition variable
 // of ours), a misuse-handler recorder, deadline-based polling helpers, and
-// the scenario every front door's inline code must pass on a thread that is
-// not attached (expectDetachedEnterRefused).
+// the scenarios every front door's inline code must pass on a thread that is
+// not attached (expectDetachedEnterRefused, runDetachedPairUnderContention).
 //
 // Nothing here relies on sleeps for correctness: whenever a test needs "thread
 // T is now blocked", it polls jitlock_rt_inspect with a generous deadline.
@@ -377,6 +377,90 @@ inline void expectDetachedEnterRefused(void *obj, MisuseLog &log,
   EXPECT_EQ(i.entry_queued, 0u) << describe(obj);
 }
 
+// The reproducer for misuse from compiled code by a thread that detached:
+// a thread attaches, inflates `obj` (a timed wait leaves its monitor free),
+// detaches, and then runs one front door's inline `enter` and `exit` on it
+// while `contenders` attached threads run the same pair on it `iterations`
+// times each, counting inside. By default (JITLOCK_MISUSE_ABORT) its enter
+// aborts the process: callers run this inside EXPECT_DEATH. With
+// JITLOCK_MISUSE_REPORT both are refused and reported to `log` (whose handler
+// the caller installs), the contenders all finish, so nothing deadlocks, and
+// their count is exact. If they do not finish (the detached thread took the
+// monitor), the test fails and the thread attaches again to release it.
+inline void runDetachedPairUnderContention(void *obj, MisuseLog &log,
+                                           const InlineMonitorOp &enter,
+                                           const InlineMonitorOp &exit,
+                                           unsigned contenders,
+                                           unsigned iterations) {
+  std::atomic<bool> go{false};
+  std::atomic<unsigned> started{0}, finished{0};
+  // Guarded by obj: a relaxed load and store, which would lose increments
+  // without mutual exclusion, and which a race detector that cannot see
+  // inside emitted or JIT code does not flag.
+  std::atomic<uint64_t> counter{0};
+  size_t n0 = log.count();
+  jitlock_thread *leaver = nullptr;
+  std::thread detached([&] {
+    jitlock_thread *t = jitlock_rt_attach();
+    ASSERT_NE(t, nullptr);
+    ASSERT_EQ(jitlock_rt_monitor_enter(t, obj), JITLOCK_OK);
+    EXPECT_EQ(jitlock_rt_wait_timed(t, obj, 0), JITLOCK_ETIMEDOUT);
+    ASSERT_EQ(jitlock_rt_monitor_exit(t, obj), JITLOCK_OK);
+    ASSERT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+    leaver = jitlock_rt_code_thread();
+    EXPECT_EQ(leaver, t) << "a thread keeps its structure across detach";
+    go = true;
+    // While they run: at least one is past its first critical section.
+    waitUntil([&] { return started.load() > 0; });
+    enter(leaver, obj);
+    bool through = waitUntil([&] { return finished.load() == contenders; });
+    EXPECT_TRUE(through) << "the contenders never got the monitor: "
+                         << describe(obj);
+    if (!through) {
+      // Attached again, the same structure owns the monitor and can hand
+      // it over.
+      ASSERT_EQ(jitlock_rt_attach(), leaver);
+      EXPECT_EQ(jitlock_rt_monitor_exit(leaver, obj), JITLOCK_OK);
+      EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+      waitUntil([&] { return finished.load() == contenders; });
+    }
+    exit(leaver, obj);
+  });
+  std::vector<std::thread> others;
+  for (unsigned i = 0; i < contenders; ++i)
+    others.emplace_back([&] {
+      jitlock_thread *t = jitlock_rt_attach();
+      while (!go)
+        std::this_thread::yield();
+      for (unsigned k = 0; k < iterations; ++k) {
+        enter(t, obj);
+        counter.store(counter.load(std::memory_order_relaxed) + 1,
+                      std::memory_order_relaxed);
+        exit(t, obj);
+        if (k == 0)
+          ++started;
+      }
+      ++finished;
+      EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+    });
+  for (std::thread &o : others)
+    o.join();
+  detached.join();
+  EXPECT_EQ(counter.load(), uint64_t(contenders) * iterations);
+  jitlock_lock_info i = inspect(obj);
+  EXPECT_EQ(i.owner, nullptr) << describe(obj);
+  EXPECT_EQ(i.entry_queued, 0u) << describe(obj);
+  std::lock_guard<std::mutex> g(log.mu);
+  ASSERT_EQ(log.records.size(), n0 + 2)
+      << "exactly the detached enter and exit must be reported";
+  for (size_t k = n0; k < log.records.size(); ++k) {
+    EXPECT_EQ(log.records[k].status, JITLOCK_ENOT_ATTACHED)
+        << st(log.records[k].status);
+    EXPECT_EQ(log.records[k].thread, leaver);
+    EXPECT_EQ(log.records[k].obj, obj);
+  }
+}
+
 //===-- Fixture ----------------------------------------------------------===//
 
 // Each test starts with the default configuration and the main thread
@@ -420,6 +504,19 @@ protected:
     ASSERT_EQ(jitlock_rt_configure(&cfg), JITLOCK_OK);
     self = jitlock_rt_attach();
     ASSERT_NE(self, nullptr);
+  }
+
+  // reconfigure() with the defaults but `log`'s handler, and `compiled` for
+  // misuse from compiled code.
+  void
+  reconfigureWithLog(MisuseLog &log,
+                     jitlock_misuse_action compiled = JITLOCK_MISUSE_ABORT) {
+    jitlock_rt_config cfg;
+    jitlock_rt_default_config(&cfg);
+    cfg.misuse_handler = &MisuseLog::handler;
+    cfg.misuse_ctx = &log;
+    cfg.compiled_code_misuse = compiled;
+    reconfigure(cfg);
   }
 
   int enter(void *o) { return jitlock_rt_monitor_enter(self, o); }

@@ -86,7 +86,7 @@ entry:
 ; (With LL/SC, E5's and M1's failed compares share one clrex block.)
 ; LLSC-DAG:    [[NOSTORE]]: // %{{cmpxchg.nostore|jitlock.enter.slow.sink.split}}
 ; CHECK-DAG:   [[SLOW]]: // %jitlock.enter.slow
-; CHECK-DAG:   bl jitlock_rt_monitor_enter
+; CHECK-DAG:   bl jitlock_rt_monitor_enter_slow
 ; CHECK-DAG:   [[INFLATED]]: // %jitlock.enter.inflated
 ; M1: test the owner word (a plain load); nonzero skips the CAS.
 ; CHECK-DAG:   ldur [[OWN:x[0-9]+]], {{\[}}[[MON:x[0-9]+]], #62]
@@ -137,7 +137,7 @@ entry:
 ; LLSC-DAG:    [[NOSTORE]]: // %cmpxchg.nostore
 ; CHECK-DAG:   [[RESTORE]]: // %jitlock.exit.restore
 ; CHECK-DAG:   // %jitlock.exit.slow
-; CHECK-DAG:   bl jitlock_rt_monitor_exit
+; CHECK-DAG:   bl jitlock_rt_monitor_exit_slow
 ; CHECK-DAG:   [[INFLATED]]: // %jitlock.exit.inflated
 ; N2: a recursion count goes to the owner check, out of line.
 ; CHECK-DAG:   ldur [[REC:x[0-9]+]], {{\[}}[[MON:x[0-9]+]], #70]
@@ -178,5 +178,5 @@ entry:
 ; CHECK:       // %jitlock.exit.done
 ; CHECK-NOT:   {{[[:blank:]](ldaxr|ldxr|stxr|stlxr|casa?l?|bl)[[:blank:]]}}
 ; CHECK:       ret
-; CHECK:       bl jitlock_rt_monitor_{{enter|exit}}
+; CHECK:       bl jitlock_rt_monitor_{{enter|exit}}_slow
 ; CHECK:       .Lfunc_end2:

@@ -88,7 +88,7 @@ entry:
 ; CHECK-NEXT:  retq
 ; CHECK:       [[SLOW]]: # %jitlock.enter.slow
 ; CHECK-NOT:   retq
-; CHECK:       callq jitlock_rt_monitor_enter@PLT
+; CHECK:       callq jitlock_rt_monitor_enter_slow@PLT
 ; CHECK-NOT:   %fs
 ; CHECK:       .Lfunc_end0:
 
@@ -115,7 +115,7 @@ entry:
 ; CHECK-NEXT:  retq
 ; CHECK-NEXT:  [[RESTORE]]: # %jitlock.exit.restore
 ; CHECK:       # %jitlock.exit.slow
-; CHECK:       callq jitlock_rt_monitor_exit@PLT
+; CHECK:       callq jitlock_rt_monitor_exit_slow@PLT
 ; CHECK:       [[INFLATED]]: # %jitlock.exit.inflated
 ; N2: a recursion count goes to the owner check below, no call.
 ; CHECK:       # %jitlock.exit.monitor
@@ -157,5 +157,5 @@ entry:
 ; CHECK:       # %jitlock.exit.done
 ; CHECK-NOT:   {{[[:blank:]](lock|callq)[[:blank:]]}}
 ; CHECK:       retq
-; CHECK:       callq jitlock_rt_monitor_{{enter|exit}}@PLT
+; CHECK:       callq jitlock_rt_monitor_{{enter|exit}}_slow@PLT
 ; CHECK:       .Lfunc_end2:

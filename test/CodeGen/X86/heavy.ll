@@ -3,8 +3,8 @@
 ; not full (E2, before anything else: a thread that is not attached has a
 ; full one), then the header for a monitor (exactly 10), tests its owner word
 ; (header + 62) and takes a free one with one `lock cmpxchgq`; it pushes
-; nothing, and an object without a monitor goes to jitlock_rt_monitor_enter,
-; out of line. The exit's monitor path (N1-N3) is laid out inline, its
+; nothing, and an object without a monitor goes to
+; jitlock_rt_monitor_enter_slow, out of line. The exit's monitor path (N1-N3) is laid out inline, its
 ; lock-stack pop out of line.
 ;
 ; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
@@ -69,7 +69,7 @@ entry:
 ; CHECK-NEXT:    incq 70(%[[H]])
 ; CHECK-NEXT:    jmp
 ; CHECK-NEXT:  [[SLOW]]: # %jitlock.enter.slow
-; CHECK:         callq jitlock_rt_monitor_enter@PLT
+; CHECK:         callq jitlock_rt_monitor_enter_slow@PLT
 ; CHECK:       [[EXITOWNED]]: # %jitlock.exit.owned
 ; CHECK-NEXT:    movq 62(%[[IH]]), %[[OWNER:[a-z0-9]+]]
 ; CHECK-NEXT:    cmpq %[[THR]], %[[OWNER]]
@@ -79,4 +79,4 @@ entry:
 ; CHECK-NEXT:    movq %[[REC]], 70(%[[IH]])
 ; CHECK-NEXT:    jmp
 ; CHECK-NEXT:  [[EXITSLOW]]: # %jitlock.exit.slow
-; CHECK:         callq jitlock_rt_monitor_exit@PLT
+; CHECK:         callq jitlock_rt_monitor_exit_slow@PLT

@@ -41,7 +41,7 @@ entry:
 ; CHECK:       retq
 ; Out of line.
 ; CHECK-NOT:   %fs
-; CHECK-DAG:   {{callq|jmp}} jitlock_rt_monitor_enter@PLT
-; CHECK-DAG:   {{callq|jmp}} jitlock_rt_monitor_exit@PLT
+; CHECK-DAG:   {{callq|jmp}} jitlock_rt_monitor_enter_slow@PLT
+; CHECK-DAG:   {{callq|jmp}} jitlock_rt_monitor_exit_slow@PLT
 ; CHECK-NOT:   %fs
 ; CHECK:       .Lfunc_end0:
