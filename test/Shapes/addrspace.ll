@@ -40,21 +40,21 @@ entry:
 ; CHECK:         %jitlock.recursive = icmp eq ptr %jitlock.top.entry, %jitlock.object
 ; CHECK:         cmpxchg ptr %jitlock.object, {{.*}} acquire monotonic
 ; CHECK:         store atomic ptr %jitlock.object, ptr %jitlock.slot monotonic
-; CHECK:         call i32 @jitlock_rt_monitor_enter(ptr %jitlock.thread, ptr %jitlock.object)
+; CHECK:         call i32 @jitlock_rt_monitor_enter_slow(ptr %jitlock.thread, ptr %jitlock.object)
 ; CHECK:         call void @work(ptr addrspace(1) %o)
 ; CHECK-NEXT:    %[[EXIT_OBJ:jitlock.object[0-9]+]] = addrspacecast ptr addrspace(1) %o to ptr
 ; CHECK:         %jitlock.on.top = icmp eq ptr %jitlock.top.entry{{[0-9]*}}, %[[EXIT_OBJ]]
 ; CHECK:         cmpxchg ptr %[[EXIT_OBJ]], {{.*}} release monotonic
-; CHECK:         call i32 @jitlock_rt_monitor_exit(ptr %jitlock.thread, ptr %[[EXIT_OBJ]])
+; CHECK:         call i32 @jitlock_rt_monitor_exit_slow(ptr %jitlock.thread, ptr %[[EXIT_OBJ]])
 
 ; RUNTIME-LABEL: define void @sync(
 ; RUNTIME-NEXT:  entry:
 ; RUNTIME-NEXT:    %jitlock.thread = call ptr @jitlock_rt_code_thread()
 ; RUNTIME-NEXT:    %jitlock.object = addrspacecast ptr addrspace(1) %o to ptr
-; RUNTIME-NEXT:    call i32 @jitlock_rt_monitor_enter(ptr %jitlock.thread, ptr %jitlock.object)
+; RUNTIME-NEXT:    call i32 @jitlock_rt_monitor_enter_slow(ptr %jitlock.thread, ptr %jitlock.object)
 ; RUNTIME-NEXT:    call void @work(ptr addrspace(1) %o)
 ; RUNTIME-NEXT:    %jitlock.object1 = addrspacecast ptr addrspace(1) %o to ptr
-; RUNTIME-NEXT:    call i32 @jitlock_rt_monitor_exit(ptr %jitlock.thread, ptr %jitlock.object1)
+; RUNTIME-NEXT:    call i32 @jitlock_rt_monitor_exit_slow(ptr %jitlock.thread, ptr %jitlock.object1)
 ; RUNTIME-NEXT:    ret void
 
 ; O2-LABEL: define void @sync(
@@ -68,13 +68,13 @@ entry:
 ; X86:         callq work@PLT
 ; X86:         lock cmpxchgq %{{[a-z0-9]+}}, (%[[OBJ]])
 ; X86:         retq
-; X86-DAG:     callq jitlock_rt_monitor_enter@PLT
-; X86-DAG:     callq jitlock_rt_monitor_exit@PLT
+; X86-DAG:     callq jitlock_rt_monitor_enter_slow@PLT
+; X86-DAG:     callq jitlock_rt_monitor_exit_slow@PLT
 
 ; A64-LABEL: sync:
 ; A64:         ldaxr x{{[0-9]+}}, [x[[OBJ:[0-9]+]]]
 ; A64:         bl work
 ; A64:         stlxr w{{[0-9]+}}, x{{[0-9]+}}, [x[[OBJ]]]
 ; A64:         ret
-; A64-DAG:     bl jitlock_rt_monitor_enter
-; A64-DAG:     bl jitlock_rt_monitor_exit
+; A64-DAG:     bl jitlock_rt_monitor_enter_slow
+; A64-DAG:     bl jitlock_rt_monitor_exit_slow

@@ -156,6 +156,6 @@ declare i1 @llvm.coro.end(ptr, i1, token)
 ; CALL:       loop:
 ; CALL-NEXT:    %i = phi
 ; CALL-NEXT:    %[[C1:jitlock.thread[0-9]*]] = call ptr @jitlock_rt_code_thread()
-; CALL-NEXT:    call i32 @jitlock_rt_monitor_enter(ptr %[[C1]], ptr %obj)
+; CALL-NEXT:    call i32 @jitlock_rt_monitor_enter_slow(ptr %[[C1]], ptr %obj)
 
 ; ARG: error: jitlock: in function '{{counter|unmarked}}': thread=arg cannot follow a coroutine to the thread that resumes it (the marked parameter is the thread that created it); lower coroutines with thread=tls or thread=call:

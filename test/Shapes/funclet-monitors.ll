@@ -58,31 +58,31 @@ done:
 ; CHECK:       pad:
 ; CHECK-NEXT:    %cp = cleanuppad within none []
 ; CHECK:       jitlock.enter.slow:
-; CHECK-NEXT:    call i32 @jitlock_rt_monitor_enter(ptr %jitlock.thread, ptr %o) #{{[0-9]+}} [ "funclet"(token %cp) ]
+; CHECK-NEXT:    call i32 @jitlock_rt_monitor_enter_slow(ptr %jitlock.thread, ptr %o) #{{[0-9]+}} [ "funclet"(token %cp) ]
 ; CHECK:       jitlock.exit.slow:
-; CHECK-NEXT:    call i32 @jitlock_rt_monitor_exit(ptr %jitlock.thread, ptr %o) #{{[0-9]+}} [ "funclet"(token %cp) ]
+; CHECK-NEXT:    call i32 @jitlock_rt_monitor_exit_slow(ptr %jitlock.thread, ptr %o) #{{[0-9]+}} [ "funclet"(token %cp) ]
 ; CHECK:         cleanupret from %cp unwind to caller
 
 ; CHECK-LABEL: define void @catch(
 ; CHECK:       handler:
 ; CHECK-NEXT:    %cp = catchpad within %cs
 ; CHECK:       jitlock.enter.slow{{[0-9]*}}:
-; CHECK-NEXT:    call i32 @jitlock_rt_monitor_enter(ptr %jitlock.thread, ptr %o) #{{[0-9]+}} [ "funclet"(token %cp) ]
+; CHECK-NEXT:    call i32 @jitlock_rt_monitor_enter_slow(ptr %jitlock.thread, ptr %o) #{{[0-9]+}} [ "funclet"(token %cp) ]
 ; CHECK:       jitlock.exit.slow{{[0-9]*}}:
-; CHECK-NEXT:    call i32 @jitlock_rt_monitor_exit(ptr %jitlock.thread, ptr %o) #{{[0-9]+}} [ "funclet"(token %cp) ]
+; CHECK-NEXT:    call i32 @jitlock_rt_monitor_exit_slow(ptr %jitlock.thread, ptr %o) #{{[0-9]+}} [ "funclet"(token %cp) ]
 ; CHECK:         catchret from %cp to label %done
 
 ; RUNTIME-LABEL: define void @cleanup(
 ; RUNTIME:       pad:
 ; RUNTIME-NEXT:    %cp = cleanuppad within none []
-; RUNTIME-NEXT:    call i32 @jitlock_rt_monitor_enter(ptr %jitlock.thread, ptr %o) [ "funclet"(token %cp) ]
-; RUNTIME-NEXT:    call i32 @jitlock_rt_monitor_exit(ptr %jitlock.thread, ptr %o) [ "funclet"(token %cp) ]
+; RUNTIME-NEXT:    call i32 @jitlock_rt_monitor_enter_slow(ptr %jitlock.thread, ptr %o) [ "funclet"(token %cp) ]
+; RUNTIME-NEXT:    call i32 @jitlock_rt_monitor_exit_slow(ptr %jitlock.thread, ptr %o) [ "funclet"(token %cp) ]
 ; RUNTIME-NEXT:    cleanupret from %cp unwind to caller
 ; RUNTIME-LABEL: define void @catch(
 ; RUNTIME:       handler:
 ; RUNTIME-NEXT:    %cp = catchpad within %cs
-; RUNTIME-NEXT:    call i32 @jitlock_rt_monitor_enter(ptr %jitlock.thread, ptr %o) [ "funclet"(token %cp) ]
-; RUNTIME-NEXT:    call i32 @jitlock_rt_monitor_exit(ptr %jitlock.thread, ptr %o) [ "funclet"(token %cp) ]
+; RUNTIME-NEXT:    call i32 @jitlock_rt_monitor_enter_slow(ptr %jitlock.thread, ptr %o) [ "funclet"(token %cp) ]
+; RUNTIME-NEXT:    call i32 @jitlock_rt_monitor_exit_slow(ptr %jitlock.thread, ptr %o) [ "funclet"(token %cp) ]
 ; RUNTIME-NEXT:    catchret from %cp to label %done
 
 ; Each funclet still calls both slow paths after WinEHPrepare (the code

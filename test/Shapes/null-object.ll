@@ -43,24 +43,24 @@ entry:
 ; CHECK-LABEL: define void @null_object(
 ; CHECK-NEXT:  entry:
 ; CHECK-NEXT:    %jitlock.thread = call ptr @jitlock_rt_code_thread()
-; CHECK-NEXT:    call i32 @jitlock_rt_monitor_enter(ptr %jitlock.thread, ptr null)
+; CHECK-NEXT:    call i32 @jitlock_rt_monitor_enter_slow(ptr %jitlock.thread, ptr null)
 ; CHECK-NEXT:    call void @work()
-; CHECK-NEXT:    call i32 @jitlock_rt_monitor_exit(ptr %jitlock.thread, ptr null)
+; CHECK-NEXT:    call i32 @jitlock_rt_monitor_exit_slow(ptr %jitlock.thread, ptr null)
 ; CHECK-NEXT:    ret void
 
 ; CHECK-LABEL: define void @cast_null(
 ; CHECK-NEXT:  entry:
 ; CHECK-NEXT:    %jitlock.thread = call ptr @jitlock_rt_code_thread()
-; CHECK-NEXT:    call i32 @jitlock_rt_monitor_enter(ptr %jitlock.thread, ptr addrspacecast (ptr addrspace(1) null to ptr))
+; CHECK-NEXT:    call i32 @jitlock_rt_monitor_enter_slow(ptr %jitlock.thread, ptr addrspacecast (ptr addrspace(1) null to ptr))
 ; CHECK-NEXT:    %jitlock.header = load atomic i64, ptr %o monotonic
 ; CHECK:         cmpxchg ptr %o, {{.*}} acquire monotonic
 ; CHECK:         cmpxchg ptr %o, {{.*}} release monotonic
 ; CHECK:       jitlock.exit.done:
-; CHECK-NEXT:    call i32 @jitlock_rt_monitor_exit(ptr %jitlock.thread, ptr addrspacecast (ptr addrspace(1) null to ptr))
+; CHECK-NEXT:    call i32 @jitlock_rt_monitor_exit_slow(ptr %jitlock.thread, ptr addrspacecast (ptr addrspace(1) null to ptr))
 ; CHECK-NEXT:    ret void
 
 ; O2-LABEL: define void @null_object(
 ; O2-NOT:     cmpxchg
-; O2:         call i32 @jitlock_rt_monitor_enter(ptr {{.*}}, ptr null)
+; O2:         call i32 @jitlock_rt_monitor_enter_slow(ptr {{.*}}, ptr null)
 ; O2-NEXT:    tail call void @work()
-; O2-NEXT:    call i32 @jitlock_rt_monitor_exit(ptr {{.*}}, ptr null)
+; O2-NEXT:    call i32 @jitlock_rt_monitor_exit_slow(ptr {{.*}}, ptr null)
