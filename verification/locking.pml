@@ -246,6 +246,18 @@ inline qLock() {
 inline qUnlock() {
   mon[m].qlock = 0
 }
+/* HandoffWanted = ++Losses >= MaxLossesBeforeHandoff, counting up to it. */
+inline countLoss(who) {
+  losses[who] = (losses[who] < MAX_LOSSES -> losses[who] + 1 : MAX_LOSSES);
+  handoff[who] = (losses[who] >= MAX_LOSSES)
+}
+/* The node's set-up (Thread, Wakeup, Losses, HandoffWanted) and append. */
+inline joinQueue(which) {
+  wake[t] = SLEEP;
+  losses[t] = 0;
+  handoff[t] = 0;
+  qAppend(which, t)
+}
 
 /*===========================================================================
  * The parker: parkBlocked (Safepoint.cpp) around parkWhile (Parker.cpp).
@@ -395,9 +407,7 @@ inline releaseMonitor() {
        heir = mon[m].entry[0];
        if
        :: wake[heir] == COMPETE ->   /* still waking up: a barger won */
-          losses[heir] = (losses[heir] < MAX_LOSSES -> losses[heir] + 1
-                                                     : MAX_LOSSES);
-          handoff[heir] = (losses[heir] >= MAX_LOSSES)
+          countLoss(heir)
        :: else -> skip
        fi;
        if
@@ -458,9 +468,7 @@ inline waitInEntryQueue() {
         :: else ->
            atomic {                  /* lost: back to sleep */
              wake[t] = SLEEP;
-             losses[t] = (losses[t] < MAX_LOSSES -> losses[t] + 1
-                                                   : MAX_LOSSES);
-             handoff[t] = (losses[t] >= MAX_LOSSES);
+             countLoss(t);
              qUnlock()
            }
         fi
@@ -490,13 +498,7 @@ inline enterQueued() {
         queuedOk = false;
         break
      :: HOLDER(w) != DEFLATER && HOLDER(w) != 0 && (w & QBIT) != 0 ->
-        atomic {
-          wake[t] = SLEEP;
-          losses[t] = 0;
-          handoff[t] = 0;
-          qAppend(ENTRYQ, t);
-          qUnlock()
-        }
+        atomic { joinQueue(ENTRYQ); qUnlock() }
         queuedOk = true;
         break
      :: HOLDER(w) != DEFLATER && HOLDER(w) != 0 && (w & QBIT) == 0 ->
@@ -506,10 +508,7 @@ inline enterQueued() {
           if
           :: mon[m].owner == w ->
              mon[m].owner = w | QBIT;
-             wake[t] = SLEEP;
-             losses[t] = 0;
-             handoff[t] = 0;
-             qAppend(ENTRYQ, t);
+             joinQueue(ENTRYQ);
              qUnlock();
              cas = true
           :: else -> cas = false
@@ -838,21 +837,11 @@ inline waitJoin() {
   /* SEEDED BUG: release first, then join the wait set. */
   atomic { saved = mon[m].rec; mon[m].rec = 0 }
   releaseMonitor();
-  atomic {
-    qLock();
-    wake[t] = SLEEP;
-    losses[t] = 0;
-    handoff[t] = 0;
-    qAppend(WAITSET, t);
-    qUnlock()
-  }
+  atomic { qLock(); joinQueue(WAITSET); qUnlock() }
 #else
   atomic {                           /* join the wait set... */
     qLock();
-    wake[t] = SLEEP;
-    losses[t] = 0;
-    handoff[t] = 0;
-    qAppend(WAITSET, t);
+    joinQueue(WAITSET);
     qUnlock();
     saved = mon[m].rec;              /* ...then release fully */
     mon[m].rec = 0
