@@ -126,7 +126,7 @@ fi
 
 own_workdir=false
 if [[ -z $workdir ]]; then
-  workdir=$(mktemp -d "${TMPDIR:-/tmp}/jitlock-model.XXXXXX")
+  workdir=$(mktemp -d -t jitlock-model.XXXXXX)
   own_workdir=true
 fi
 mkdir -p "$workdir"
@@ -169,8 +169,8 @@ for check in "${checks[@]}"; do
   states=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' "$log" | tail -1)
   if [[ -z $errors ]]; then
     verdict="FAILED (no 'errors:' line from pan)"
-  elif grep -qE 'Search not completed|max search depth too small|MEMLIM' "$log" &&
-    [[ $expect == pass ]]; then
+  elif [[ $expect == pass && $errors == 0 ]] &&
+    grep -qE 'Search not completed|max search depth too small|MEMLIM' "$log"; then
     verdict="FAILED (the search was not exhaustive)"
   elif [[ $expect == pass && $errors == 0 ]]; then
     verdict="ok"
