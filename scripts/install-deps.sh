@@ -23,6 +23,7 @@ packages=(
   valgrind           # callgrind instruction counts (docs/stack-banging.md)
   g++-aarch64-linux-gnu # cross-compiles the runtime for the AArch64 tests
   qemu-user          # runs them (qemu-aarch64)
+  spin               # checks the locking protocol's model (verification/)
   # The arm64 builds of asmjit and GoogleTest (Debian multiarch; static
   # libraries under /usr/lib/aarch64-linux-gnu) for the AArch64 emitter
   # tests. The arm64 architecture is added to dpkg when they are missing.

@@ -1,0 +1,1191 @@
+/*
+ * locking.pml - jitlock's locking protocol as a Promela model for Spin.
+ *
+ * The protocol is stated once, at the top of lib/Runtime/Synchronizer.cpp,
+ * with labels (E1-E5, M1-M2, X1-X4, N1-N3, H1-H2, D1-D4). Every step that
+ * implements one of them carries its label in a comment, and each inline
+ * names the C++ function it models (Synchronizer.cpp, Monitor.cpp,
+ * Parker.cpp, Deflation.cpp), so that model and code read side by side.
+ * docs/model.md says what is modelled and what is abstracted away, and
+ * README.md here why each step that does more than one access may do so.
+ *
+ * One object, OBJ, shared by NTHREADS mutator threads that each run a fixed
+ * script of operations (THE SCRIPTS, at the end), and a VM thread that
+ * deflates idle monitors inside safepoints. A Promela step is one atomic
+ * access to shared memory (a load, a store, a CAS), plus what the thread
+ * does with its own data meanwhile, or one critical section of a queue lock
+ * around at most one access to a word used outside that lock.
+ *
+ * Compile-time switches (spin -D...):
+ *   NTHREADS=2|3     mutator threads, each with its own script
+ *   SEEDED_BUG=1     wait releases the monitor before joining the wait set
+ *   SEEDED_BUG=2     N3 is a load of the owner word and a plain store of 0
+ *                    instead of one CAS
+ *   SEEDED_BUG=3     the parker sleeps without FUTEX_WAIT's check of the
+ *                    word, so a wake-up that comes before the park is lost
+ *   HEAVY=1          the heavy-monitor locking mode: enter() takes an
+ *                    unlocked object by H1, inline code still by E5 (H2)
+ *   MAX_LOSSES=n     MaxLossesBeforeHandoff (16 in the runtime)
+ *   SPIN_TRIES=n     probes of the owner word before queueing (spin_limit)
+ */
+
+#ifndef NTHREADS
+#define NTHREADS 2
+#endif
+#ifndef SEEDED_BUG
+#define SEEDED_BUG 0
+#endif
+#ifndef HEAVY
+#define HEAVY 0
+#endif
+#ifndef MAX_LOSSES
+#define MAX_LOSSES 1
+#endif
+#ifndef SPIN_TRIES
+#define SPIN_TRIES 1
+#endif
+
+/* The operations of the scripts (THE SCRIPTS, at the end). */
+#define END 0
+#define ENTER 1        /* monitorenter OBJ */
+#define EXIT 2         /* monitorexit OBJ */
+#define ENTER_PRIV 3   /* monitorenter of the thread's own object */
+#define EXIT_PRIV 4
+#define WAIT_FLAG 5    /* while (!flag) wait(OBJ) */
+#define TIMED_WAIT 6   /* one wait_timed(OBJ), which may time out */
+#define NOTIFY 7       /* flag = true; notify(OBJ) */
+#define NOTIFY_ALL 8   /* flag = true; notifyAll(OBJ) */
+#define HASH 9         /* identityHash(OBJ) */
+#define TIMED_WAIT_FLAG 10  /* while (!flag) wait_timed(OBJ) */
+#define IS_WAIT(o) ((o) == WAIT_FLAG || (o) == TIMED_WAIT || \
+                    (o) == TIMED_WAIT_FLAG)
+#define IS_FLAG_WAIT(o) ((o) == WAIT_FLAG || (o) == TIMED_WAIT_FLAG)
+#define SCRIPT_LEN 8
+
+/*---------------------------------------------------------------------------
+ * The object header (ObjectHeader.h): lock bits [1:0], a hash bit, and the
+ * monitor's index in place of its address while the lock bits are 10. The
+ * embedder's 11 state is not modelled (loadStableHeader waits it out).
+ *---------------------------------------------------------------------------*/
+#define LOCKED 0
+#define UNLOCKED 1
+#define MONITOR 2
+#define LOCKMASK 3
+#define HASHBIT 4
+#define LOCKBITS(v) ((v) & LOCKMASK)
+#define WITHBITS(v, b) (((v) & ~LOCKMASK) | (b))
+#define HASHED(v) (((v) & HASHBIT) != 0)
+#define ENCODE_MON(i) (((i) << 2) | MONITOR)
+#define MON_OF(v) ((v) >> 2)
+
+/*---------------------------------------------------------------------------
+ * The monitor (Monitor.h). The owner word is a holder plus QueuedBit; the
+ * holder is 0, AnonymousOwner, DeflaterMarker or a thread (even values from
+ * 8 up, as thread addresses are aligned).
+ *---------------------------------------------------------------------------*/
+#define QBIT 1
+#define ANON 2
+#define DEFLATER 4
+#define ENC(i) (8 + 2 * (i))
+#define HOLDER(v) ((v) & ~QBIT)
+
+/* One monitor suffices while deflation runs inside a safepoint: OBJ has at
+ * most one, and an inflation publishes one only while the header names
+ * none. A concurrent deflater needs more (README.md). */
+#define NMON 1
+
+typedef Monitor {
+  byte owner;            /* line 1: the owner word */
+  byte rec;              /* line 1: Recursions, holds minus one */
+  byte dhdr;             /* line 0: DisplacedHeader */
+  bit live;              /* registered (newMonitor) and not freed (D4) */
+  bit qlock;             /* line 2: QueueLock, a spin lock */
+  byte entry[NTHREADS];  /* line 2: the FIFO entry queue, of thread ids */
+  byte nentry;
+  byte waits[NTHREADS];  /* line 2: the FIFO wait set */
+  byte nwait;
+};
+Monitor mon[NMON];
+byte hdr = UNLOCKED;     /* OBJ's header word */
+
+/*---------------------------------------------------------------------------
+ * Each thread's QueueNode (Thread.h) and its futex (Parker.cpp).
+ *---------------------------------------------------------------------------*/
+#define SLEEP 0
+#define GRANTED 1
+#define COMPETE 2
+#define NOWHERE 0
+#define ENTRYQ 1
+#define WAITSET 2
+byte wake[NTHREADS];     /* Node.Wakeup, the futex word */
+bit sleeping[NTHREADS];  /* in FUTEX_WAIT on its own Wakeup word */
+byte where[NTHREADS];    /* Node.Queue */
+byte losses[NTHREADS];   /* Node.Losses, counted up to MAX_LOSSES */
+bit handoff[NTHREADS];   /* Node.HandoffWanted */
+
+/*---------------------------------------------------------------------------
+ * Safepoints (Safepoint.cpp): a thread is safe at a poll between two
+ * operations and while parked (blocked from T2 before the park to T1 after
+ * it); everywhere else in monitor code it is unsafe.
+ *---------------------------------------------------------------------------*/
+bit safe[NTHREADS];
+#if NTHREADS == 2
+#define ALL_SAFE (safe[0] && safe[1])
+#else
+#define ALL_SAFE (safe[0] && safe[1] && safe[2])
+#endif
+
+/*---------------------------------------------------------------------------
+ * Ghost state for the properties. holds[t] counts the holds thread t has
+ * finished taking and not yet begun to give back: two threads with holds
+ * are two owners inside OBJ's critical section.
+ *---------------------------------------------------------------------------*/
+byte holds[NTHREADS];
+bool flag;               /* WAIT_FLAG's condition; read and set holding OBJ */
+bool hashGiven;          /* an identity hash of OBJ was handed out */
+byte finished;           /* threads at the end of their script */
+
+/*---------------------------------------------------------------------------
+ * Lock stacks (Thread.h) are local to each Mutator: only the thread itself
+ * uses its lock stack in the protocol. Entries are OBJ or PRIV, an object
+ * only its thread locks (whose fast lock and unlock always succeed, so only
+ * its entry is modelled). The capacity, 8 in the runtime, is each script's.
+ *---------------------------------------------------------------------------*/
+#define OBJ 1
+#define PRIV 2
+#define LSMAX 3
+#define LS_TOP (lsn > 0 -> ls[lsn - 1] : 0)
+#define LS_FULL (lsn == capacity)
+#define LS_HAS(i) (lsn > (i) && ls[i] == OBJ)
+#define LS_CONTAINS (LS_HAS(0) || LS_HAS(1) || LS_HAS(2))
+#define LS_COUNT ((LS_HAS(0) -> 1 : 0) + (LS_HAS(1) -> 1 : 0) + \
+                  (LS_HAS(2) -> 1 : 0))
+
+inline lsPush(e) {
+  assert(lsn < capacity);
+  ls[lsn] = e;
+  lsn++
+}
+inline lsPop() {
+  lsn--;
+  ls[lsn] = 0
+}
+/* LockStack::removeAll(OBJ), leaving the number removed in holdsN. */
+inline lsRemoveAll() {
+  holdsN = 0;
+  i = 0;
+  j = 0;
+  do
+  :: i < lsn ->
+     if
+     :: ls[i] == OBJ -> holdsN++
+     :: else -> ls[j] = ls[i]; j++
+     fi;
+     i++
+  :: else -> break
+  od;
+  lsn = j;
+  do
+  :: j < LSMAX -> ls[j] = 0; j++
+  :: else -> break
+  od;
+  i = 0;
+  j = 0
+}
+
+/*===========================================================================
+ * The queues (Monitor::append, Monitor::unlink), under the queue lock.
+ *===========================================================================*/
+inline qAppend(which, who) {
+  if
+  :: which == ENTRYQ ->
+     mon[m].entry[mon[m].nentry] = who;
+     mon[m].nentry++
+  :: else ->
+     mon[m].waits[mon[m].nwait] = who;
+     mon[m].nwait++
+  fi;
+  where[who] = which
+}
+inline qRemove(which, who) {
+  i = 0;
+  if
+  :: which == ENTRYQ ->
+     do
+     :: i < mon[m].nentry && mon[m].entry[i] != who -> i++
+     :: else -> break
+     od;
+     assert(i < mon[m].nentry);
+     do
+     :: i + 1 < mon[m].nentry -> mon[m].entry[i] = mon[m].entry[i + 1]; i++
+     :: else -> break
+     od;
+     mon[m].nentry--;
+     mon[m].entry[mon[m].nentry] = 0
+  :: else ->
+     do
+     :: i < mon[m].nwait && mon[m].waits[i] != who -> i++
+     :: else -> break
+     od;
+     assert(i < mon[m].nwait);
+     do
+     :: i + 1 < mon[m].nwait -> mon[m].waits[i] = mon[m].waits[i + 1]; i++
+     :: else -> break
+     od;
+     mon[m].nwait--;
+     mon[m].waits[mon[m].nwait] = 0
+  fi;
+  where[who] = NOWHERE;
+  i = 0
+}
+/* SpinLock::lock. Always the first statement of its atomic block, so that
+ * the block waits, as a whole, for the lock. */
+inline qLock() {
+  mon[m].qlock == 0 -> mon[m].qlock = 1
+}
+inline qUnlock() {
+  mon[m].qlock = 0
+}
+/* HandoffWanted = ++Losses >= MaxLossesBeforeHandoff, counting up to it. */
+inline countLoss(who) {
+  losses[who] = (losses[who] < MAX_LOSSES -> losses[who] + 1 : MAX_LOSSES);
+  handoff[who] = (losses[who] >= MAX_LOSSES)
+}
+/* The node's set-up (Thread, Wakeup, Losses, HandoffWanted) and append. */
+inline joinQueue(which) {
+  wake[t] = SLEEP;
+  losses[t] = 0;
+  handoff[t] = 0;
+  qAppend(which, t)
+}
+
+/*===========================================================================
+ * The parker: parkBlocked (Safepoint.cpp) around parkWhile (Parker.cpp).
+ *
+ * parkWhile(Wakeup, Sleep, deadline) is FUTEX_WAIT: the kernel sleeps only
+ * if the word still holds Sleep, atomically with respect to FUTEX_WAKE. A
+ * wake-up stored and signalled between the caller's check of the word and
+ * its park is therefore not lost: the park returns at once. wakeAll
+ * (FUTEX_WAKE) ends the sleep of a thread in FUTEX_WAIT on the word and does
+ * nothing otherwise: a futex keeps no permit. Spurious returns are not
+ * modelled: every caller loops on its own condition, so one changes nothing.
+ *===========================================================================*/
+inline park(isTimed) {
+#if SEEDED_BUG == 3
+  /* SEEDED BUG: sleep until woken, whatever the word holds by now. */
+  atomic { safe[t] = 1; sleeping[t] = 1 }
+#else
+  atomic {                           /* T2, then FUTEX_WAIT's check */
+    safe[t] = 1;
+    if
+    :: wake[t] == SLEEP -> sleeping[t] = 1
+    :: else -> skip
+    fi
+  }
+#endif
+  if
+  :: atomic { !sleeping[t] -> safe[t] = 0; inTime = true }   /* T1 */
+  :: isTimed ->                      /* the deadline passes */
+     atomic { sleeping[t] = 0; safe[t] = 0; inTime = false }
+  fi
+}
+inline wakeAll(who) {
+  sleeping[who] = 0
+}
+
+/*===========================================================================
+ * Inflation.
+ *
+ * newMonitor registers a monitor before the header CAS publishes it, and
+ * discardMonitor frees it again when the CAS fails. Until it is published
+ * only a registry scan can see it, and the one scan here, deflation, skips
+ * it at D1 (its owner word is never 0). So allocation, initialisation and
+ * the CAS are one step.
+ *===========================================================================*/
+inline publishMonitor(expected, ownerWord, recursions) {
+  /* newMonitor, then CAS header expected -> monitor|10 (acq_rel) */
+  if
+  :: hdr == expected ->
+     assert(!mon[0].live);
+     m = 0;
+     mon[m].live = 1;
+     mon[m].owner = ownerWord;
+     mon[m].rec = recursions;
+     mon[m].dhdr = WITHBITS(expected, UNLOCKED);
+     hdr = ENCODE_MON(m);
+     cas = true
+  :: else ->
+     h = hdr;                        /* what the failed CAS read */
+     cas = false
+  fi
+}
+
+/* inflateOwned(T, OBJ): OBJ is on this thread's lock stack. Leaves the
+ * monitor, owned by this thread now, in m. */
+inline inflateOwned() {
+  h = hdr;                           /* loadStableHeader */
+  do
+  :: LOCKBITS(h) == MONITOR ->
+     /* A contender inflated it with an anonymous owner: that owner is us. */
+     m = MON_OF(h);
+     atomic {                        /* setRecursions, by the owner */
+       lsRemoveAll();
+       mon[m].rec = (holdsN > 0 -> holdsN - 1 : 0);
+       holdsN = 0
+     }
+     atomic {                        /* the CAS loop keeping QueuedBit */
+       assert(HOLDER(mon[m].owner) == ANON);
+       mon[m].owner = (mon[m].owner & QBIT) | ENC(t)
+     }
+     break
+  :: else ->
+     atomic {
+       holdsN = LS_COUNT;
+       r = (holdsN > 0 -> holdsN - 1 : 0);
+       publishMonitor(h, ENC(t), r);
+       if
+       :: cas -> lsRemoveAll()
+       :: else -> skip
+       fi;
+       holdsN = 0;
+       r = 0
+     }
+     if
+     :: cas -> cas = false; break
+     :: else -> skip
+     fi
+  od
+}
+
+/* takeFreeMonitor: the CAS loop 'holder 0 -> W | self' (acquire), keeping
+ * the queued bit. It ends when a CAS succeeds or the holder is not 0, so it
+ * is one atomic read-modify-write. */
+inline takeFree() {
+  atomic {
+    if
+    :: HOLDER(mon[m].owner) == 0 ->
+       mon[m].owner = mon[m].owner | ENC(t);
+       taken = true
+    :: else -> taken = false
+    fi
+  }
+}
+
+/*===========================================================================
+ * Releasing a monitor: releaseMonitor.
+ *===========================================================================*/
+inline n3() {
+#if SEEDED_BUG == 2
+  /* SEEDED BUG: "nobody is queued, so clear the owner" as a load and a
+   * plain store. A contender that sets QueuedBit between the two is lost. */
+  w = mon[m].owner;
+  if
+  :: w == ENC(t) -> mon[m].owner = 0; released = true   /* N3 */
+  :: else -> released = false
+  fi;
+  w = 0
+#else
+  atomic {                           /* N3: CAS owner self -> 0, release */
+    if
+    :: mon[m].owner == ENC(t) -> mon[m].owner = 0; released = true
+    :: else -> released = false
+    fi
+  }
+#endif
+}
+
+inline releaseMonitor() {
+  n3();
+  if
+  :: released -> released = false
+  :: else ->
+     /* Someone is queued: QueuedBit is set only while the entry queue is
+      * non-empty, and both change only under the queue lock. */
+     atomic {
+       qLock();
+       assert(mon[m].nentry > 0 && HOLDER(mon[m].owner) == ENC(t));
+       heir = mon[m].entry[0];
+       if
+       :: wake[heir] == COMPETE ->   /* still waking up: a barger won */
+          countLoss(heir)
+       :: else -> skip
+       fi;
+       if
+       :: handoff[heir] ->           /* direct handoff */
+          qRemove(ENTRYQ, heir);
+          mon[m].owner = ENC(heir) | (mon[m].nentry > 0 -> QBIT : 0);
+          grant = GRANTED
+       :: else ->                    /* free it, still marked queued */
+          mon[m].owner = QBIT;
+          grant = COMPETE
+       fi
+     }
+     atomic {                        /* the wake-up, under the queue lock */
+       wake[heir] = grant;
+       qUnlock()
+     }
+     wakeAll(heir);                  /* the last touch of the heir's node */
+     heir = 0;
+     grant = 0
+  fi
+}
+
+/*===========================================================================
+ * Parking in the entry queue: waitInEntryQueue, enterQueued.
+ *===========================================================================*/
+inline waitInEntryQueue() {
+  do
+  :: wk = wake[t];
+     do
+     :: wk == SLEEP -> park(false); wk = wake[t]
+     :: else -> break
+     od;
+     if
+     :: wk == GRANTED -> break       /* handed over, and unlinked */
+     :: else ->
+        /* Compete, under the queue lock, so that an exit cannot free the
+         * monitor and wake us between a lost race and going back to
+         * sleep. */
+        atomic {
+          qLock();
+          if
+          :: wake[t] == GRANTED -> qUnlock(); wk = GRANTED
+          :: else -> takeFree()
+          fi
+        }
+        if
+        :: wk == GRANTED -> break
+        :: wk != GRANTED && taken ->
+           atomic {
+             qRemove(ENTRYQ, t);
+             if
+             :: mon[m].nentry == 0 -> mon[m].owner = mon[m].owner & ~QBIT
+             :: else -> skip
+             fi;
+             qUnlock()
+           }
+           break
+        :: else ->
+           atomic {                  /* lost: back to sleep */
+             wake[t] = SLEEP;
+             countLoss(t);
+             qUnlock()
+           }
+        fi
+     fi
+  od;
+  atomic {
+    wk = 0;
+    taken = false;
+    inTime = false;
+    losses[t] = 0;
+    handoff[t] = 0;
+    wake[t] = SLEEP
+  }
+}
+
+/* enterQueued: joins m's entry queue and sleeps until it owns m; queuedOk
+ * false, without queueing, when m is being deflated. */
+inline enterQueued() {
+  atomic { qLock(); takeFree() }
+  do
+  :: taken -> qUnlock(); queuedOk = true; break
+  :: else ->
+     w = mon[m].owner;
+     if
+     :: HOLDER(w) == DEFLATER ->     /* D2 relies on nobody queueing now */
+        qUnlock();
+        queuedOk = false;
+        break
+     :: HOLDER(w) != DEFLATER && HOLDER(w) != 0 && (w & QBIT) != 0 ->
+        atomic { joinQueue(ENTRYQ); qUnlock() }
+        queuedOk = true;
+        break
+     :: HOLDER(w) != DEFLATER && HOLDER(w) != 0 && (w & QBIT) == 0 ->
+        /* Once QueuedBit is set, the owner's N3 CAS fails, so its exit
+         * comes to releaseMonitor and the queue lock, after us. */
+        atomic {
+          if
+          :: mon[m].owner == w ->
+             mon[m].owner = w | QBIT;
+             joinQueue(ENTRYQ);
+             qUnlock();
+             cas = true
+          :: else -> cas = false
+          fi
+        }
+        if
+        :: cas -> cas = false; queuedOk = true; break
+        :: else -> takeFree()
+        fi
+     :: else -> takeFree()           /* freed meanwhile: try again */
+     fi
+  od;
+  w = 0;
+  if
+  :: queuedOk && !taken -> waitInEntryQueue()
+  :: else -> taken = false
+  fi
+}
+
+/*===========================================================================
+ * Entering: enterMonitor, keepIfInstalled, and enter() (E1-E5 again, with
+ * inflation). enter() serves the inline enter's slow path and, with
+ * wantMonitor, enterInflated: a timed-out waiter's re-entry.
+ *===========================================================================*/
+inline enterMonitor() {
+  entered = false;
+  gaveUp = false;
+  takeFree();                        /* M1, widened to the queued bit */
+  if
+  :: !taken ->
+     w = mon[m].owner;
+     if
+     :: HOLDER(w) == DEFLATER -> gaveUp = true
+     :: HOLDER(w) == ANON && LS_CONTAINS ->
+        /* Re-entry of an object a contender inflated: fix the owner. */
+        inflateOwned();
+        mon[m].rec++;
+        entered = true;
+        gaveUp = true
+     :: HOLDER(w) == ENC(t) ->       /* M2 */
+        mon[m].rec++;
+        entered = true;
+        gaveUp = true
+     :: else ->
+        i = 0;                       /* a bounded spin */
+        do
+        :: i < SPIN_TRIES && !taken ->
+           i++;
+           takeFree();
+           if
+           :: !taken && HOLDER(mon[m].owner) == DEFLATER -> gaveUp = true; break
+           :: else -> skip
+           fi
+        :: else -> break
+        od;
+        i = 0;
+        if
+        :: !gaveUp && !taken ->
+           enterQueued();
+           gaveUp = !queuedOk;
+           queuedOk = false
+        :: else -> skip
+        fi
+     fi;
+     w = 0
+  :: else -> skip
+  fi;
+  taken = false;
+  if
+  :: !gaveUp ->
+     /* keepIfInstalled: keep m if OBJ's header still names it. */
+     if
+     :: hdr == ENCODE_MON(m) -> entered = true
+     :: else -> releaseMonitor(); entered = false
+     fi
+  :: else -> gaveUp = false
+  fi
+}
+
+inline slowEnter() {
+  do
+  :: h = hdr;                        /* E1 */
+     if
+     :: LS_FULL && !wantMonitor ->   /* E2: make room, then start over */
+        assert(ls[0] == OBJ);
+        inflateOwned()
+     :: else ->
+        if
+        :: LOCKBITS(h) == MONITOR -> /* E3 */
+           m = MON_OF(h);
+           enterMonitor();
+           if
+           :: entered -> entered = false; break
+           :: else -> skip           /* being deflated: start over */
+           fi
+        :: LOCKBITS(h) == UNLOCKED && (HEAVY || wantMonitor) ->
+           atomic {                  /* H1: inflateUnlocked */
+             publishMonitor(h, ENC(t), 0)
+           }
+           if
+           :: cas -> cas = false; break
+           :: else -> skip
+           fi
+        :: LOCKBITS(h) == LOCKED && LS_TOP == OBJ ->      /* E4 */
+           lsPush(OBJ);
+           break
+        :: LOCKBITS(h) == LOCKED && LS_TOP != OBJ && LS_CONTAINS ->
+           inflateOwned();           /* non-adjacent re-entry (A B A) */
+           mon[m].rec++;
+           break
+        :: LOCKBITS(h) == LOCKED && !LS_CONTAINS ->
+           /* Another thread holds it: inflateAnonymous, then enter the
+            * monitor (next iteration). */
+           atomic { publishMonitor(h, ANON, 0) }
+           cas = false
+        :: LOCKBITS(h) == UNLOCKED && !(HEAVY || wantMonitor) ->
+           atomic {                  /* E5 */
+             if
+             :: hdr == h -> hdr = WITHBITS(h, LOCKED); lsPush(OBJ); cas = true
+             :: else -> cas = false
+             fi
+           }
+           if
+           :: cas -> cas = false; break
+           :: else -> skip
+           fi
+        fi
+     fi
+  od;
+  wantMonitor = false
+}
+
+/* monitorenter, the inline part (E1-E5, M1-M2). slow: call enter(). */
+inline enterInline() {
+  h = hdr;                           /* E1 */
+  if
+  :: LS_FULL -> slow = true          /* E2 */
+  :: else ->
+     if
+     :: LOCKBITS(h) == MONITOR ->    /* E3 */
+        m = MON_OF(h);
+        w = mon[m].owner;            /* M1 */
+        if
+        :: w == ENC(t) ->            /* M2 */
+           mon[m].rec++
+        :: w == 0 ->
+           atomic {                  /* M1: CAS owner 0 -> self, acquire */
+             if
+             :: mon[m].owner == 0 -> mon[m].owner = ENC(t)
+             :: else -> slow = true
+             fi
+           }
+        :: else -> slow = true
+        fi;
+        w = 0
+     :: else ->
+        if
+        :: LS_TOP == OBJ -> lsPush(OBJ)                   /* E4 */
+        :: else ->
+           atomic {                  /* E5: CAS (h, 01) -> (h, 00), acquire */
+             if
+             :: hdr == WITHBITS(h, UNLOCKED) ->
+                hdr = WITHBITS(h, LOCKED);
+                lsPush(OBJ)
+             :: else -> slow = true
+             fi
+           }
+        fi
+     fi
+  fi
+}
+
+/*===========================================================================
+ * Exiting: the inline part (X1-X4, N1-N3), then exit(), which ends in
+ * monitorOwnedBy and exitMonitor (run by the Mutator as common phases).
+ *===========================================================================*/
+
+/* The X4 CAS: h -> (h, 01) if h is fast-locked, release. */
+inline unlockFast() {
+  atomic {
+    if
+    :: LOCKBITS(h) == LOCKED && hdr == h ->
+       hdr = WITHBITS(h, UNLOCKED);
+       cas = true
+    :: else -> cas = false
+    fi
+  }
+}
+
+/* monitorexit, the inline part. exitSlow: call exit(). */
+inline exitInline() {
+  if
+  :: LS_TOP == OBJ ->                /* X1 */
+     lsPop();                        /* X2 */
+     if
+     :: LS_TOP == OBJ -> skip        /* X3: a recursive exit */
+     :: else ->
+        h = hdr;                     /* X4 */
+        unlockFast();
+        if
+        :: cas -> cas = false
+        :: else -> lsPush(OBJ); exitSlow = true
+        fi
+     fi
+  :: else ->
+     h = hdr;                        /* N1 */
+     if
+     :: LOCKBITS(h) != MONITOR -> exitSlow = true
+     :: else ->
+        m = MON_OF(h);
+        atomic {                     /* N2: rec, then the owner word */
+          r = mon[m].rec;
+          if
+          :: r != 0 && mon[m].owner == ENC(t) -> mon[m].rec = r - 1; cas = true
+          :: else -> cas = false
+          fi
+        }
+        if
+        :: cas -> cas = false
+        :: !cas && r != 0 -> exitSlow = true
+        :: else ->
+           n3();                     /* N3 */
+           if
+           :: released -> released = false
+           :: else -> exitSlow = true
+           fi
+        fi;
+        r = 0
+     fi
+  fi
+}
+
+/* exit(T, OBJ) up to monitorOwnedBy. The scripts exit in LIFO order, so OBJ
+ * is on top of the lock stack or not on it. exited: done without a monitor;
+ * otherwise needOwner is set for monitorOwnedBy and exitMonitor. */
+inline slowExit() {
+  if
+  :: LS_TOP == OBJ ->                /* X1-X4, as the inline path does them */
+     lsPop();
+     if
+     :: LS_TOP == OBJ -> exited = true
+     :: else ->
+        h = hdr;
+        unlockFast();
+        if
+        :: cas -> cas = false; exited = true
+        :: else -> lsPush(OBJ)
+        fi
+     fi
+  :: else -> skip
+  fi;
+  if
+  :: !exited && LS_CONTAINS ->
+     /* On the lock stack, and the header did not say 00: a hash install,
+      * or a contender inflated it since we fast-locked it. */
+     assert(LS_TOP == OBJ && LS_COUNT == 1);
+     do
+     :: h = hdr;                     /* loadStableHeader */
+        if
+        :: LOCKBITS(h) != LOCKED -> break
+        :: else ->
+           lsPop();                  /* removeAt */
+           unlockFast();
+           if
+           :: cas -> cas = false; exited = true; break
+           :: else -> lsPush(OBJ)    /* insertAt */
+           fi
+        fi
+     od
+  :: else -> skip
+  fi;
+  if
+  :: !exited -> needOwner = true; h = hdr    /* loadStableHeader */
+  :: else -> exited = false
+  fi
+}
+
+/* monitorOwnedBy(T, OBJ, h) and ownedMonitorForWait: the monitor of OBJ
+ * if this thread owns it, fixing an anonymous owner first. notify leaves a
+ * fast-locked object alone (ownsIt false): it has no waiters. */
+inline ownedMonitor() {
+  if
+  :: LOCKBITS(h) == LOCKED ->
+     assert(LS_CONTAINS && (IS_WAIT(op) || op == NOTIFY || op == NOTIFY_ALL));
+     ownsIt = IS_WAIT(op);
+     fixIt = ownsIt
+  :: LOCKBITS(h) == MONITOR ->
+     m = MON_OF(h);
+     w = mon[m].owner;
+     if
+     :: HOLDER(w) == ENC(t) -> ownsIt = true
+     :: HOLDER(w) == ANON && LS_CONTAINS -> ownsIt = true; fixIt = true
+     :: else -> assert(false)        /* the scripts never misuse */
+     fi;
+     w = 0
+  :: else -> assert(false)
+  fi;
+  if
+  :: fixIt -> fixIt = false; inflateOwned()
+  :: else -> skip
+  fi
+}
+
+/* exitMonitor: the owner gives up one hold. */
+inline exitMonitor() {
+  atomic {                           /* only the owner writes rec */
+    r = mon[m].rec;
+    if
+    :: r != 0 -> mon[m].rec = r - 1
+    :: else -> doRelease = true
+    fi;
+    r = 0
+  }
+}
+
+/*===========================================================================
+ * wait and notify.
+ *===========================================================================*/
+
+/* wait(T, OBJ, timed), after ownedMonitorForWait: join the wait set and
+ * release. Then waitPark. */
+inline waitJoin() {
+  savedHolds = holds[t];
+  holds[t] = 0;
+#if SEEDED_BUG == 1
+  /* SEEDED BUG: release first, then join the wait set. */
+  atomic { saved = mon[m].rec; mon[m].rec = 0 }
+  releaseMonitor();
+  atomic { qLock(); joinQueue(WAITSET); qUnlock() }
+#else
+  atomic {                           /* join the wait set... */
+    qLock();
+    joinQueue(WAITSET);
+    qUnlock();
+    saved = mon[m].rec;              /* ...then release fully */
+    mon[m].rec = 0
+  }
+  doRelease = true
+#endif
+}
+
+/* Sleeps in the wait set until a notify moved us to the entry queue and an
+ * exit woke us, or (timed) the deadline passed while still in the wait
+ * set: then timedOut, and wantMonitor for enter() (enterInflated). */
+inline waitPark() {
+  timed = (op == TIMED_WAIT || op == TIMED_WAIT_FLAG);
+  wk = wake[t];
+  do
+  :: wk == SLEEP ->
+     park(timed);
+     if
+     :: !inTime ->
+        atomic {
+          qLock();
+          if
+          :: where[t] == WAITSET -> qRemove(WAITSET, t); timedOut = true
+          :: else -> skip
+          fi;
+          qUnlock()
+        }
+        if
+        :: timedOut -> break
+        :: else -> timed = false     /* notified: the monitor is on its way */
+        fi
+     :: else -> skip
+     fi;
+     wk = wake[t]
+  :: else -> break
+  od;
+  wk = 0;
+  inTime = false;
+  timed = false;
+  if
+  :: timedOut -> timedOut = false; slow = true; wantMonitor = true
+  :: else -> waitInEntryQueue()
+  fi
+}
+
+/* notify(T, OBJ, all) on the monitor m this thread owns. */
+inline notifyQueues() {
+  atomic {
+    qLock();
+    do
+    :: mon[m].nwait > 0 ->
+       heir = mon[m].waits[0];
+       qRemove(WAITSET, heir);
+       qAppend(ENTRYQ, heir);
+       heir = 0;
+       if
+       :: op == NOTIFY -> break
+       :: else -> skip
+       fi
+    :: else -> break
+    od;
+    if
+    :: mon[m].nentry > 0 -> mon[m].owner = mon[m].owner | QBIT
+    :: else -> skip
+    fi;
+    qUnlock()
+  }
+}
+
+/*===========================================================================
+ * identityHash(T, OBJ).
+ *===========================================================================*/
+inline hashOp() {
+  do
+  :: h = hdr;
+     if
+     :: LOCKBITS(h) == MONITOR ->    /* the hash lives in the monitor */
+        m = MON_OF(h);
+        d = mon[m].dhdr;
+        do
+        :: HASHED(d) -> cas = true; break
+        :: !HASHED(d) && LOCKBITS(d) != UNLOCKED -> break   /* sealed (D3) */
+        :: !HASHED(d) && LOCKBITS(d) == UNLOCKED ->
+           atomic {
+             if
+             :: mon[m].dhdr == d -> mon[m].dhdr = d | HASHBIT; cas = true
+             :: else -> d = mon[m].dhdr
+             fi
+           }
+           if
+           :: cas -> break
+           :: else -> skip
+           fi
+        od;
+        d = 0
+     :: else ->
+        atomic {
+          if
+          :: HASHED(h) -> cas = true
+          :: else ->                 /* CAS h -> h with a hash, in place */
+             if
+             :: hdr == h -> hdr = h | HASHBIT; cas = true
+             :: else -> cas = false
+             fi
+          fi
+        }
+     fi;
+     if
+     :: cas -> break
+     :: else -> skip
+     fi
+  od;
+  atomic { cas = false; hashGiven = true }
+}
+
+/*===========================================================================
+ * The VM thread: jitlock_rt_deflate_idle, inside a safepoint.
+ *===========================================================================*/
+
+/* deflateIfIdle(m), then the sweep's freeLocked. Inside a safepoint no
+ * thread holds a queue lock (holders are unsafe), so D2 never waits. */
+inline deflateIfIdle() {
+  if
+  :: mon[m].owner == 0 ->            /* D1: CAS owner 0 -> DEFLATER */
+     mon[m].owner = DEFLATER;
+     assert(mon[m].qlock == 0);      /* D2 */
+     if
+     :: mon[m].nentry > 0 || mon[m].nwait > 0 || mon[m].rec != 0 ->
+        mon[m].owner = 0
+     :: else ->
+        mon[m].dhdr = WITHBITS(mon[m].dhdr, LOCKED);      /* D3: seal */
+        assert(hdr == ENCODE_MON(m));                     /* D3: CAS */
+        hdr = WITHBITS(mon[m].dhdr, UNLOCKED);
+        mon[m].live = 0                                   /* D4 */
+     fi
+  :: else -> skip
+  fi
+}
+
+/* Whether D1-D4 would deflate mon[0] now. A sweep that deflates nothing
+ * changes nothing (inside a safepoint nobody sees DEFLATER come and go), so
+ * only sweeps that deflate are steps: otherwise the VM thread, always able
+ * to sweep, would hide every deadlock of the mutators. */
+#define IDLE (mon[0].live && mon[0].owner == 0 && mon[0].nentry == 0 && \
+              mon[0].nwait == 0 && mon[0].rec == 0)
+
+active proctype VMThread() {
+  byte m;
+end:
+  do
+  :: atomic {
+       /* A safepoint: every mutator is stopped at a poll or parked, so the
+        * whole sweep is one step. */
+       ALL_SAFE && IDLE ->
+       m = 0;
+       deflateIfIdle();
+       assert(!mon[0].live);
+       m = 0
+     }
+  od
+}
+
+/*===========================================================================
+ * The properties checked in every state.
+ *===========================================================================*/
+#if NTHREADS == 2
+#define MUTEX (holds[0] == 0 || holds[1] == 0)
+#else
+#define MUTEX ((holds[0] == 0 || holds[1] == 0) && \
+               (holds[0] == 0 || holds[2] == 0) && \
+               (holds[1] == 0 || holds[2] == 0))
+#endif
+/* An identity hash once handed out stays the object's. */
+#define HASH_KEPT (!hashGiven || \
+                   (LOCKBITS(hdr) == MONITOR -> HASHED(mon[MON_OF(hdr)].dhdr) \
+                                             : HASHED(hdr)))
+/* Once every script has ended, OBJ is free: unlocked, or an idle monitor. */
+#define FREE_AT_END (finished < NTHREADS || LOCKBITS(hdr) == UNLOCKED || \
+                     (LOCKBITS(hdr) == MONITOR && mon[0].owner == 0 && \
+                      mon[0].rec == 0 && mon[0].nentry == 0 && \
+                      mon[0].nwait == 0))
+
+active proctype Invariants() {
+end:
+  atomic {
+    !(MUTEX && HASH_KEPT && FREE_AT_END) ->
+    assert(MUTEX);
+    assert(HASH_KEPT);
+    assert(FREE_AT_END)
+  }
+}
+
+/*===========================================================================
+ * THE SCRIPTS. A Mutator runs its script one operation at a time and is at
+ * a poll (safe) between two. An operation runs in phases: its own part,
+ * then exit()'s lock stack part, monitorOwnedBy, exitMonitor, the release,
+ * the wait, enter(), as it needs them; each phase has one copy here.
+ *===========================================================================*/
+
+hidden byte script[NTHREADS * SCRIPT_LEN];
+hidden byte capacities[NTHREADS];
+
+proctype Mutator(byte t) {
+  byte step, op, capacity;
+  byte ls[LSMAX], lsn;               /* the lock stack */
+  byte h, m, w, r, d, wk, heir, grant, holdsN, saved, savedHolds, i, j;
+  bool cas, taken, entered, gaveUp, queuedOk, released, exited, ownsIt;
+  bool fixIt, inTime, timed, timedOut;
+  bool slow, wantMonitor, exitSlow, needOwner, doRelease, waiting;
+
+  capacity = capacities[t];
+endPoll:
+  do
+  :: atomic {
+       script[t * SCRIPT_LEN + step] != END ->
+       op = script[t * SCRIPT_LEN + step];
+       safe[t] = 0;
+       if
+       :: op == EXIT -> holds[t]--   /* giving it back from here on */
+       :: IS_FLAG_WAIT(op) && flag -> op = END  /* no need to wait */
+       :: else -> skip
+       fi
+     }
+     if
+     /* Compiled code runs the inline part first; an interpreter calls
+      * jitlock_rt_monitor_enter/exit, which are enter() and exit(). */
+     :: op == ENTER -> enterInline()
+     :: op == ENTER -> slow = true
+     :: op == EXIT -> exitInline()
+     :: op == EXIT -> exitSlow = true
+     :: op == ENTER_PRIV -> lsPush(PRIV)
+     :: op == EXIT_PRIV -> assert(LS_TOP == PRIV); lsPop()
+     :: IS_WAIT(op) || op == NOTIFY || op == NOTIFY_ALL ->
+        needOwner = true;
+        h = hdr                      /* ownedMonitorForWait, notify */
+     :: op == HASH -> hashOp()
+     :: op == END -> skip
+     fi;
+     if
+     :: exitSlow -> exitSlow = false; slowExit()
+     :: else -> skip
+     fi;
+     if
+     :: needOwner -> needOwner = false; ownedMonitor()
+     :: else -> skip
+     fi;
+     if
+     :: op == EXIT && ownsIt -> exitMonitor()
+     :: op == NOTIFY || op == NOTIFY_ALL ->
+        flag = true;
+        if
+        :: ownsIt -> notifyQueues()
+        :: else -> skip
+        fi
+     :: IS_WAIT(op) -> waiting = true; waitJoin()
+     :: else -> skip
+     fi;
+     ownsIt = false;
+     if
+     :: doRelease -> doRelease = false; releaseMonitor()
+     :: else -> skip
+     fi;
+     if
+     :: waiting -> waitPark()
+     :: else -> skip
+     fi;
+     if
+     :: slow -> slow = false; slowEnter()
+     :: else -> skip
+     fi;
+     if
+     :: waiting ->
+        atomic { mon[m].rec = saved; holds[t] = savedHolds }
+        waiting = false;
+        saved = 0;
+        savedHolds = 0
+     :: else -> skip
+     fi;
+     atomic {
+       if
+       :: op == ENTER -> holds[t]++
+       :: else -> skip
+       fi;
+       if
+       :: !IS_FLAG_WAIT(op) -> step++   /* else check the flag again */
+       :: else -> skip
+       fi;
+       if
+       :: script[t * SCRIPT_LEN + step] == END ->
+          assert(lsn == 0);          /* every lock given back */
+          finished++
+       :: else -> skip
+       fi;
+       op = 0;
+       h = 0;
+       m = 0;
+       safe[t] = 1
+     }
+  od
+}
+
+inline setScript(who, cap, s0, s1, s2, s3, s4, s5, s6) {
+  capacities[who] = cap;
+  script[who * SCRIPT_LEN + 0] = s0;
+  script[who * SCRIPT_LEN + 1] = s1;
+  script[who * SCRIPT_LEN + 2] = s2;
+  script[who * SCRIPT_LEN + 3] = s3;
+  script[who * SCRIPT_LEN + 4] = s4;
+  script[who * SCRIPT_LEN + 5] = s5;
+  script[who * SCRIPT_LEN + 6] = s6;
+  script[who * SCRIPT_LEN + 7] = END
+}
+
+init {
+  atomic {
+#if NTHREADS == 2
+    /* The waiter: recursion on the lock stack, a full lock stack (E2),
+     * then a wait that saves two recursions. */
+    setScript(0, 2, ENTER, ENTER, ENTER, WAIT_FLAG, EXIT, EXIT, EXIT);
+    /* A timed wait nobody notifies, the notify, and a second enter that
+     * may find OBJ deflated meanwhile. */
+    setScript(1, 3, ENTER, TIMED_WAIT, NOTIFY, EXIT, ENTER, EXIT, END);
+#else
+    /* The waiter: its timed waits inflate its fast lock (held twice),
+     * time out, or are notified. */
+    setScript(0, 3, ENTER, ENTER, TIMED_WAIT_FLAG, EXIT, EXIT, END, END);
+    /* The notifier wakes every waiter. */
+    setScript(1, 3, ENTER, NOTIFY_ALL, EXIT, END, END, END, END);
+    /* A hash, perhaps while another thread has OBJ fast-locked, then
+     * non-adjacent re-entry (A B A). */
+    setScript(2, 3, HASH, ENTER, ENTER_PRIV, ENTER, EXIT, EXIT_PRIV, EXIT);
+#endif
+    safe[0] = 1;
+    safe[1] = 1;
+#if NTHREADS == 3
+    safe[2] = 1;
+#endif
+    run Mutator(0);
+    run Mutator(1);
+#if NTHREADS == 3
+    run Mutator(2);
+#endif
+  }
+}
+
+/* Liveness: every script ends; no thread stays parked or spins for good. */
+ltl terminates { <> (finished == NTHREADS) }
