@@ -46,6 +46,17 @@
 ; RUN: %qemu-aarch64 %t/heavy.call.lse --locking=heavy --gtest_brief=1 \
 ; RUN:   | FileCheck %s -DTHREAD=call -DLOCKING=heavy
 ;
+; Without one, the default for compiled code: the enter after detach aborts
+; the process, naming the thread and the object, and never returns.
+; RUN: not --crash %qemu-aarch64 %t/lightweight.tls.lse --locking=lightweight --misuse=default 2>&1 \
+; RUN:   | FileCheck %s --check-prefix=ABORT
+; RUN: not --crash %qemu-aarch64 %t/heavy.call.lse --locking=heavy --misuse=default 2>&1 \
+; RUN:   | FileCheck %s --check-prefix=ABORT
+;
+; ABORT:      detached; entering [[OBJ:0x[0-9a-f]+]]
+; ABORT:      misuse from compiled code: monitor enter (JITLOCK_ENOT_ATTACHED) on a thread that is not attached{{.*}}[[OBJ]]
+; ABORT-NOT:  the lowered enter returned
+;
 ; CHECK:      harness: {{.*}}, thread=[[THREAD]], locking=[[LOCKING]]
 ; CHECK:      [  PASSED  ] 1 test.
 ; CHECK-NOT:  FAILED

@@ -12,6 +12,12 @@
 //
 //   --locking=heavy  configures the runtime in heavy mode, for code lowered
 //                    with locking=heavy (lightweight otherwise)
+//   --misuse=default instead of the test, leaves the runtime's default for
+//                    misuse from compiled code: an object is locked and
+//                    unlocked by an attached thread (in heavy mode it keeps
+//                    its monitor), the thread detaches and runs the lowered
+//                    enter, and the process must abort with a message
+//                    naming the thread and the object
 //
 // Exits 3 before any test when the module was lowered for another runtime
 // (Lowered.h).
@@ -58,15 +64,41 @@ TEST(LoweredDetachedThread, InlineEnterOfAFreeMonitorIsRefused) {
   EXPECT_EQ(jitlock_rt_configure(&Cfg), JITLOCK_OK);
 }
 
+/// The reproducer with the default policy; returns only if it did not abort.
+int enterAfterDetachWithDefaults() {
+  jitlock_rt_config Cfg;
+  jitlock_rt_default_config(&Cfg);
+  Cfg.locking_mode =
+      Heavy ? JITLOCK_LOCKING_HEAVY : JITLOCK_LOCKING_LIGHTWEIGHT;
+  if (jitlock_rt_configure(&Cfg) != JITLOCK_OK)
+    return 2;
+  auto *O = new jitlock_test::Obj;
+  jitlock_thread *T = jitlock_rt_attach();
+  if (jitlock_rt_monitor_enter(T, O) != JITLOCK_OK ||
+      jitlock_rt_monitor_exit(T, O) != JITLOCK_OK ||
+      jitlock_rt_detach() != JITLOCK_OK)
+    return 2;
+  printf("detached; entering %p\n", static_cast<void *>(O));
+  fflush(stdout);
+  detached_lock(O);
+  printf("the lowered enter returned on a detached thread\n");
+  return 1;
+}
+
 } // namespace
 
 int main(int Argc, char **Argv) {
   testing::InitGoogleTest(&Argc, Argv);
+  bool MisuseDefault = false;
   for (int I = 1; I < Argc; ++I) {
     if (!strcmp(Argv[I], "--locking=heavy")) {
       Heavy = true;
+    } else if (!strcmp(Argv[I], "--misuse=default")) {
+      MisuseDefault = true;
     } else if (strcmp(Argv[I], "--locking=lightweight")) {
-      fprintf(stderr, "usage: %s [--locking=lightweight|heavy]\n", Argv[0]);
+      fprintf(stderr,
+              "usage: %s [--locking=lightweight|heavy] [--misuse=default]\n",
+              Argv[0]);
       return 2;
     }
   }
@@ -76,5 +108,7 @@ int main(int Argc, char **Argv) {
   printf("harness: %s, thread=%s, locking=%s\n", Argv[0],
          jitlock_lowered_thread, Heavy ? "heavy" : "lightweight");
   fflush(stdout);
+  if (MisuseDefault)
+    return enterAfterDetachWithDefaults();
   return RUN_ALL_TESTS();
 }
