@@ -246,10 +246,5 @@ void jitlock_rt_enumerate_roots(jitlock_root_fn Fn, void *Ctx) {
 }
 
 uint64_t jitlock_rt_peek_hash(const void *Obj) {
-  if (!Obj || Config.hash_bits == 0)
-    return 0;
-  uint64_t H = headerOf(Obj).load(std::memory_order_acquire);
-  if (header::hasMonitor(H))
-    H = header::monitorOf(H)->DisplacedHeader.load(std::memory_order_acquire);
-  return header::hashOf(H);
+  return Obj ? peekHash(Obj) : 0;
 }

@@ -233,6 +233,9 @@ int jitlock_rt_configure(const jitlock_rt_config *Cfg) {
   if (Cfg->locking_mode > JITLOCK_LOCKING_HEAVY)
     return misuse(JITLOCK_EINVAL, nullptr, nullptr,
                   "invalid configuration: unknown locking mode");
+  if (deflationThreadRunning())
+    return misuse(JITLOCK_ESTATE, nullptr, nullptr,
+                  "configure while the deflation thread runs");
   RegistryGuard Guard;
   if (!Threads.empty())
     return misuse(JITLOCK_ESTATE, nullptr, nullptr,
@@ -242,6 +245,20 @@ int jitlock_rt_configure(const jitlock_rt_config *Cfg) {
 }
 
 int jitlock_rt_shutdown(void) {
+  // The deflation thread would sweep monitors being freed: stopped first,
+  // unless shutdown is refused anyway.
+  if (deflationThreadRunning()) {
+    bool Attached;
+    {
+      RegistryGuard Guard;
+      Attached = !Threads.empty();
+    }
+    if (Attached)
+      return misuse(JITLOCK_ESTATE, nullptr, nullptr,
+                    "shutdown while threads are attached");
+    if (int Err = stopDeflationThread())
+      return Err;
+  }
   // Held throughout, so that no thread attaches and inflates meanwhile.
   RegistryGuard Guard;
   if (!Threads.empty())

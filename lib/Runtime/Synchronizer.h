@@ -6,6 +6,7 @@
 #include "Monitor.h"
 #include "Thread.h"
 
+#include <atomic>
 #include <cstdint>
 
 namespace jitlock {
@@ -24,7 +25,20 @@ inline int checkCaller(jitlock_thread *Self, void *Obj, const char *What) {
 // (Enter and exit are jitlock_rt_monitor_enter/exit, in Synchronizer.cpp.)
 int wait(jitlock_thread &T, void *Obj, bool Timed, uint64_t TimeoutNs);
 int notify(jitlock_thread &T, void *Obj, bool All);
+/// `T` may be null, or a thread that no handshake covers (native).
 uint64_t identityHash(jitlock_thread *T, void *Obj);
+/// The installed hash, or 0; from any thread.
+uint64_t peekHash(const void *Obj);
+
+/// Where identityHash calls IdentityHashTestHook: once it has loaded a
+/// header naming a monitor, and once it has read that monitor's displaced
+/// header.
+enum class IdentityHashStage { MonitorLoaded, DisplacedLoaded };
+using IdentityHashHook = void (*)(IdentityHashStage Stage, void *Obj);
+/// For tests only, which set it to force a deflation and reuse of the
+/// monitor in the middle of a hash (the runtime never sets it). Null: one
+/// relaxed load per hash of an inflated object, and nothing else.
+extern std::atomic<IdentityHashHook> IdentityHashTestHook;
 
 // Building blocks shared with restore-locks, queries and thread exit.
 
@@ -83,6 +97,28 @@ unsigned releaseAllLocks(jitlock_thread &T);
 
 /// Whether `T` holds any lock, fast or inflated.
 bool holdsAnyLock(jitlock_thread &T);
+
+// Deflation (Deflation.cpp).
+
+/// A5: gives `Obj` its header back from `M`, whose deflation has won (A3),
+/// unless that was done already. For the deflater, and for an enterer that
+/// found M deflated through `Obj`'s header.
+void restoreHeader(Monitor &M, void *Obj);
+
+/// Where a deflater calls DeflationTestHook, under the registry lock: once
+/// it has marked `M`'s owner (A1), and once its deflation has won (A3), just
+/// before the header is restored (A5).
+enum class DeflationStage { OwnerMarked, Decided };
+using DeflationHook = void (*)(DeflationStage Stage, Monitor &M);
+/// For tests only, as IdentityHashTestHook: they run enterers in between.
+extern std::atomic<DeflationHook> DeflationTestHook;
+
+/// Whether the deflation thread runs.
+bool deflationThreadRunning();
+/// Stops the deflation thread: JITLOCK_ESTATE when it is not running, or
+/// when the caller holds a safepoint or runs a handshake operation (the
+/// thread may be waiting for that).
+int stopDeflationThread();
 
 } // namespace jitlock
 
