@@ -113,13 +113,13 @@ static bool deflateIfIdle(Monitor &M) {
                                        std::memory_order_relaxed))
     return false;
   runDeflationHook(DeflationStage::OwnerMarked, M);
-  // A2: nobody counted, queued or waiting. Only an owner joins the wait
-  // set, and the owner is the marker now.
-  M.QueueLock.lock();
-  bool Busy = M.EntryHead || M.WaitHead ||
-              M.Recursions.load(std::memory_order_relaxed) != 0;
-  M.QueueLock.unlock();
-  if (Busy || M.Contentions.load(std::memory_order_relaxed) != 0) {
+  // A2: nobody counted, queued or waiting. No queue lock is needed: only an
+  // owner joins the wait set, before it releases M, which A1 acquired; and
+  // nobody joins the entry queue uncounted while the owner is the marker.
+  if (M.EntryCount.load(std::memory_order_relaxed) ||
+      M.WaitCount.load(std::memory_order_relaxed) ||
+      M.Recursions.load(std::memory_order_relaxed) != 0 ||
+      M.Contentions.load(std::memory_order_relaxed) != 0) {
     abortDeflation(M);
     return false;
   }
@@ -148,7 +148,7 @@ static void handshakeForDeflation(void *, jitlock_thread *) {
 /// how many monitors the sweep left: they were busy.
 static size_t runCycle(uint64_t &Busy) {
   bool InSafepoint = holdsSafepoint();
-  Monitor *Deflated = nullptr;
+  DeflatedChain Deflated;
   size_t N;
   if (InSafepoint) {
     N = sweepMonitors(deflateIfIdle, Deflated, Busy);

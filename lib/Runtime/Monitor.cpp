@@ -80,12 +80,11 @@ static void unlinkLocked(Monitor *M) {
   LiveMonitors.fetch_sub(1, std::memory_order_relaxed);
 }
 
-/// Puts an unregistered `M` on the free list; lock held.
-static void pushFreeLocked(Monitor *M) {
-  // A reader holding a stale pointer sees the marker and starts over.
-  M->Owner.store(owner::DeflaterMarker, std::memory_order_relaxed);
-  M->RegistryNext = FreeHead;
-  FreeHead = M;
+/// Puts the unregistered chain `Head`..`Tail` (linked through RegistryNext)
+/// on the free list; lock held. Their owner words are the deflater's marker.
+static void pushFreeLocked(Monitor *Head, Monitor *Tail) {
+  Tail->RegistryNext = FreeHead;
+  FreeHead = Head;
 }
 
 Monitor *newMonitor(void *Object, uint64_t DisplacedHeader, uintptr_t OwnerWord,
@@ -130,10 +129,12 @@ Monitor *newMonitor(void *Object, uint64_t DisplacedHeader, uintptr_t OwnerWord,
 void discardMonitor(Monitor *M) {
   std::lock_guard<std::mutex> Guard(RegistryMutex);
   unlinkLocked(M);
-  pushFreeLocked(M);
+  // A reader holding a stale pointer sees the marker and starts over.
+  M->Owner.store(owner::DeflaterMarker, std::memory_order_relaxed);
+  pushFreeLocked(M, M);
 }
 
-size_t sweepMonitors(bool (*Deflate)(Monitor &), Monitor *&Deflated,
+size_t sweepMonitors(bool (*Deflate)(Monitor &), DeflatedChain &Deflated,
                      uint64_t &Kept) {
   std::lock_guard<std::mutex> Guard(RegistryMutex);
   size_t Count = 0;
@@ -141,8 +142,10 @@ size_t sweepMonitors(bool (*Deflate)(Monitor &), Monitor *&Deflated,
     Next = M->RegistryNext;
     if (Deflate(*M)) {
       unlinkLocked(M);
-      M->RegistryNext = Deflated;
-      Deflated = M;
+      M->RegistryNext = Deflated.Head;
+      Deflated.Head = M;
+      if (!Deflated.Tail)
+        Deflated.Tail = M;
       ++Count;
     }
   }
@@ -150,12 +153,11 @@ size_t sweepMonitors(bool (*Deflate)(Monitor &), Monitor *&Deflated,
   return Count;
 }
 
-void freeMonitors(Monitor *Deflated) {
+void freeMonitors(const DeflatedChain &Deflated) {
+  if (!Deflated.Head)
+    return;
   std::lock_guard<std::mutex> Guard(RegistryMutex);
-  while (Monitor *M = Deflated) {
-    Deflated = M->RegistryNext;
-    pushFreeLocked(M);
-  }
+  pushFreeLocked(Deflated.Head, Deflated.Tail);
 }
 
 uint64_t monitorsAlive() { return LiveMonitors.load(); }

@@ -9,7 +9,8 @@
 //   line 1  the owner word and the recursion count: written by the owner, and
 //           CASed by enterers; the inline paths read both together
 //   line 2  the queue lock, the entry queue, the wait set and the contention
-//           count: written by contending enterers in the runtime
+//           count: written by contending enterers in the runtime (and by
+//           deflaters), never by inline code
 //
 // The owner word holds the owning thread's address, 0, AnonymousOwner or
 // DeflaterMarker, plus QueuedBit while the entry queue is non-empty. Keeping
@@ -146,16 +147,20 @@ Monitor *newMonitor(void *Object, uint64_t DisplacedHeader, uintptr_t OwnerWord,
 void discardMonitor(Monitor *M);
 /// Calls `Fn(Monitor &)` for each live monitor under the registry lock.
 template <typename Fn> void forEachMonitor(Fn &&F);
+/// Monitors a sweep unregistered, linked through RegistryNext.
+struct DeflatedChain {
+  Monitor *Head = nullptr;
+  Monitor *Tail = nullptr;
+};
 /// Calls `Deflate(Monitor &)` for each live monitor under the registry lock
-/// and unregisters each one for which it returns true, chaining it (through
-/// RegistryNext) onto `Deflated`, still unusable: freeMonitors makes the
-/// chain reusable once no thread can hold an address of them (A6). Returns
-/// how many were unregistered; `Kept` gets how many stayed, as the sweep
-/// ends.
-size_t sweepMonitors(bool (*Deflate)(Monitor &), Monitor *&Deflated,
+/// and unregisters each one for which it returns true, chaining it onto
+/// `Deflated`, still unusable: freeMonitors makes the chain reusable once no
+/// thread can hold an address of them (A6). Returns how many were
+/// unregistered; `Kept` gets how many stayed, as the sweep ends.
+size_t sweepMonitors(bool (*Deflate)(Monitor &), DeflatedChain &Deflated,
                      uint64_t &Kept);
 /// Puts a chain that sweepMonitors unregistered on the free list.
-void freeMonitors(Monitor *Deflated);
+void freeMonitors(const DeflatedChain &Deflated);
 /// Registered monitors: installed in a header, or about to be.
 uint64_t monitorsAlive();
 /// Monitors in memory: registered, deflated and waiting for their

@@ -66,9 +66,11 @@
 //   A1  CAS m.owner 0 -> DEFLATER, acquire. It fails for an owned, an
 //       anonymous and a queued monitor (the queued bit makes the word
 //       nonzero): skip m.
-//   A2  re-check: m.contentions == 0 and, under m's queue lock, the entry
-//       queue and the wait set empty and m.recursions == 0; otherwise abort.
-//       Only an owner joins the wait set, and the owner is the marker now.
+//   A2  re-check: m.contentions == 0, the entry queue and the wait set
+//       empty (their counts) and m.recursions == 0; otherwise abort. Only an
+//       owner joins the wait set, before the release that A1 acquired; a
+//       notify moves waiters to the entry queue only for an owner, and its
+//       queued bit makes A1 fail. So no queue changes unseen from A1 on.
 //   A3  CAS m.contentions 0 -> DEFLATED (INT32_MIN), acq_rel: the decision.
 //       It fails once an enterer has counted itself (A4): abort. Once it
 //       succeeds nobody takes m again: the owner stays DEFLATER, and every
