@@ -615,7 +615,9 @@ int jitlock_rt_start_deflation(const jitlock_deflation_policy *policy);
 /* Stops the deflation thread and waits until it has ended (an attached caller
  * is blocked meanwhile). JITLOCK_ESTATE when it is not running, or when the
  * caller holds a safepoint or runs a handshake operation, which the thread
- * may be waiting for. jitlock_rt_shutdown stops it too. */
+ * may be waiting for. jitlock_rt_shutdown stops it too, and so does the
+ * process's exit (giving up after a second on a thread that waits for a
+ * handshake with a thread that never polls). */
 int jitlock_rt_stop_deflation(void);
 
 typedef struct jitlock_deflation_stats {

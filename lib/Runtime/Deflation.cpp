@@ -29,6 +29,7 @@
 #include "Safepoint.h"
 #include "Synchronizer.h"
 
+#include <cstdlib>
 #include <mutex>
 #include <pthread.h>
 #include <sched.h>
@@ -185,10 +186,15 @@ size_t jitlock_rt_deflate_idle(void) {
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// Guards the thread's lifetime (start, stop) and its policy.
+/// Guards the thread's lifetime (start, stop).
 std::mutex ControlMutex;
-std::thread DeflationThread;
+/// On the heap, so that no static std::thread is destroyed while joinable at
+/// exit (which would terminate the process); stopAtExit ends it first.
+std::thread *DeflationThread = nullptr;
+bool ExitHandlerInstalled = false;
 std::atomic<bool> StopRequested{false};
+/// 1 once the thread's loop has returned: a futex word to wait on.
+std::atomic<uint32_t> LoopEnded{0};
 /// Bumped, then woken, to end the thread's sleep early: by stop, and by the
 /// inflation that reaches DeflationTrigger.
 std::atomic<uint32_t> WakeWord{0};
@@ -227,6 +233,48 @@ void deflationLoop(jitlock_deflation_policy P) {
     runCycle(Busy);
     ThreadCycles.fetch_add(1, std::memory_order_relaxed);
   }
+  LoopEnded.store(1, std::memory_order_release);
+  wakeAll(LoopEnded);
+}
+
+/// Ends the thread; ControlMutex held. An attached caller is blocked while
+/// it waits: the thread may be waiting for a handshake with it. With a
+/// deadline (0: none), a thread still running then is left behind,
+/// detached, and false is returned.
+bool endThreadLocked(uint64_t DeadlineNs, bool AtExit) {
+  StopRequested.store(true, std::memory_order_release);
+  wakeDeflationThread();
+  jitlock_thread *Self = currentThread();
+  uint32_t Prev = Self ? enterBlocked(*Self) : 0;
+  while (!LoopEnded.load(std::memory_order_acquire))
+    if (!parkWhile(LoopEnded, 0, DeadlineNs))
+      break;
+  bool Ended = LoopEnded.load(std::memory_order_acquire);
+  if (Ended)
+    DeflationThread->join();
+  else
+    DeflationThread->detach();
+  delete DeflationThread;
+  DeflationThread = nullptr;
+  // At exit the caller stays blocked: it runs no managed code any more.
+  if (Self && !AtExit)
+    leaveBlocked(*Self, Prev);
+  if (Ended) {
+    StopRequested.store(false, std::memory_order_relaxed);
+    LoopEnded.store(0, std::memory_order_relaxed);
+  }
+  DeflationTrigger.store(UINT64_MAX, std::memory_order_relaxed);
+  Running.store(false, std::memory_order_release);
+  return Ended;
+}
+
+/// A thread left running when the process exits is stopped before the
+/// statics it uses are destroyed; one that does not stop within a second
+/// (waiting for a handshake with a thread that never polls) is left behind.
+void stopAtExit() {
+  std::lock_guard<std::mutex> Guard(ControlMutex);
+  if (DeflationThread)
+    endThreadLocked(monotonicNowNs() + 1000000000u, /*AtExit=*/true);
 }
 } // namespace
 
@@ -250,20 +298,10 @@ int stopDeflationThread() {
                   "stopping the deflation thread while holding a safepoint or "
                   "inside a handshake (it may be waiting for either)");
   std::lock_guard<std::mutex> Guard(ControlMutex);
-  if (!DeflationThread.joinable())
+  if (!DeflationThread)
     return misuse(JITLOCK_ESTATE, nullptr, nullptr,
                   "stopping the deflation thread, which is not running");
-  StopRequested.store(true, std::memory_order_release);
-  wakeDeflationThread();
-  // The thread may be waiting for a handshake with the caller: wait safe.
-  jitlock_thread *Self = currentThread();
-  uint32_t Prev = Self ? enterBlocked(*Self) : 0;
-  DeflationThread.join();
-  if (Self)
-    leaveBlocked(*Self, Prev);
-  DeflationTrigger.store(UINT64_MAX, std::memory_order_relaxed);
-  StopRequested.store(false, std::memory_order_relaxed);
-  Running.store(false, std::memory_order_release);
+  endThreadLocked(/*DeadlineNs=*/0, /*AtExit=*/false);
   return JITLOCK_OK;
 }
 
@@ -294,11 +332,13 @@ int jitlock_rt_start_deflation(const jitlock_deflation_policy *Requested) {
     return misuse(JITLOCK_ESTATE, nullptr, nullptr,
                   "starting the deflation thread from inside a handshake");
   std::lock_guard<std::mutex> Guard(ControlMutex);
-  if (DeflationThread.joinable())
+  if (DeflationThread)
     return misuse(JITLOCK_ESTATE, nullptr, nullptr,
                   "starting the deflation thread, which is running already");
+  if (!ExitHandlerInstalled)
+    ExitHandlerInstalled = std::atexit(stopAtExit) == 0;
   Running.store(true, std::memory_order_release);
-  DeflationThread = std::thread(deflationLoop, P);
+  DeflationThread = new std::thread(deflationLoop, P);
   return JITLOCK_OK;
 }
 

@@ -690,4 +690,24 @@ TEST_F(DeflationTest, ThreadDeflatesOnItsThresholdAndOnItsPeriod) {
   ASSERT_EQ(jitlock_rt_stop_deflation(), JITLOCK_OK);
 }
 
+// A process that exits with the thread running, attached and holding an
+// idle monitor, exits cleanly: the thread is stopped before the runtime's
+// statics go (a std::thread destroyed while it runs would abort).
+TEST(DeflationExitTest, ExitWithTheThreadRunningIsClean) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        static Obj o;
+        jitlock_thread *t = jitlock_rt_attach();
+        jitlock_rt_monitor_enter(t, &o);
+        jitlock_rt_wait_timed(t, &o, 0);
+        jitlock_rt_monitor_exit(t, &o);
+        jitlock_deflation_policy p = policy(1, 1);
+        if (jitlock_rt_start_deflation(&p) != JITLOCK_OK)
+          std::_Exit(3);
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
 } // namespace
