@@ -69,9 +69,11 @@ void unlockUnlisted(jitlock_thread &T, void *Obj);
 /// returns false if the header no longer names it (deflated and reused).
 bool takeInstalledMonitor(jitlock_thread &T, Monitor &M, void *Obj);
 
-/// Takes `Obj`'s monitor `M` for `T`, spinning and then parking as needed.
-/// Returns false, holding nothing more, when `M` is being deflated or is no
-/// longer `Obj`'s: the caller starts over from the header.
+/// Takes `Obj`'s monitor `M` for `T`, spinning and then parking as needed,
+/// or cancelling a deflation of `M` in progress (A4). Returns false, holding
+/// nothing more, when a deflation of `M` has won (`Obj`'s header is then
+/// restored) or `M` is no longer `Obj`'s: the caller starts over from the
+/// header.
 bool enterMonitor(jitlock_thread &T, Monitor &M, void *Obj);
 
 /// H1: installs a new monitor owned by `T` on an object whose header is the
