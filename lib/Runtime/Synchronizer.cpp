@@ -114,7 +114,8 @@
 // blocks (parks) holding m's address is in m's queues or counted in
 // m.contentions, which A2 and A3 refuse.
 // Readers that a handshake does not cover, because they may run on a thread
-// that is not attached (an identity hash, a hash peek), check m.generation:
+// that is not attached (an identity hash, a hash peek, the queries), check
+// m.generation (MonitorRead in Synchronizer.h):
 // even, and bumped when m is reused (odd meanwhile, a sequence lock); what
 // they read of m is the object's if the header still names m and the
 // generation did not move.
@@ -757,34 +758,6 @@ static void runIdentityHashHook(IdentityHashStage Stage, void *Obj) {
 }
 
 namespace {
-/// What a reader that no handshake covers may trust of the monitor `M` that
-/// `Obj`'s header `H` named: its generation when read, for validate().
-class MonitorRead {
-public:
-  MonitorRead(const void *Obj, uint64_t H)
-      : Obj(Obj), H(H), M(*monitorOf(H)),
-        Gen(M.Generation.load(std::memory_order_acquire)) {}
-
-  Monitor &monitor() const { return M; }
-
-  /// Whether what was read of M since construction (and since the last
-  /// acquire of M's fields) was `Obj`'s monitor: the header still names M
-  /// and M was not reused meanwhile. A reuse bumps the generation (odd)
-  /// before it writes M's fields, so a field read of the next object's is
-  /// followed by a generation read that shows it.
-  bool validate() const {
-    std::atomic_thread_fence(std::memory_order_acquire);
-    return Gen % 2 == 0 && headerOf(Obj).load(std::memory_order_acquire) == H &&
-           M.Generation.load(std::memory_order_relaxed) == Gen;
-  }
-
-private:
-  const void *Obj;
-  uint64_t H;
-  Monitor &M;
-  uint64_t Gen;
-};
-
 /// Backs off while a deflation restores a header, as a caller that no
 /// handshake covers cannot help it.
 void waitForHeaderChange(unsigned &Round) {

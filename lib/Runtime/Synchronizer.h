@@ -4,6 +4,7 @@
 
 #include "Config.h"
 #include "Monitor.h"
+#include "ObjectHeader.h"
 #include "Thread.h"
 
 #include <atomic>
@@ -29,6 +30,35 @@ int notify(jitlock_thread &T, void *Obj, bool All);
 uint64_t identityHash(jitlock_thread *T, void *Obj);
 /// The installed hash, or 0; from any thread.
 uint64_t peekHash(const void *Obj);
+
+/// A read of the monitor `M` that `Obj`'s header `H` named, by a thread that
+/// no handshake covers (one not attached, or native): M may be deflated and
+/// reused for another object under it (A6's readers in Synchronizer.cpp).
+class MonitorRead {
+public:
+  MonitorRead(const void *Obj, uint64_t H)
+      : Obj(Obj), H(H), M(*header::monitorOf(H)),
+        Gen(M.Generation.load(std::memory_order_acquire)) {}
+
+  Monitor &monitor() const { return M; }
+
+  /// Whether the fields read of M since construction were those of `Obj`'s
+  /// monitor: the header still names M and M was not reused meanwhile. A
+  /// reuse bumps the generation (odd) before it writes M's fields, so a
+  /// field read of the next object's is followed by a generation read that
+  /// shows it.
+  bool validate() const {
+    std::atomic_thread_fence(std::memory_order_acquire);
+    return Gen % 2 == 0 && headerOf(Obj).load(std::memory_order_acquire) == H &&
+           M.Generation.load(std::memory_order_relaxed) == Gen;
+  }
+
+private:
+  const void *Obj;
+  uint64_t H;
+  Monitor &M;
+  uint64_t Gen;
+};
 
 /// Where identityHash calls IdentityHashTestHook: once it has loaded a
 /// header naming a monitor, and once it has read that monitor's displaced
