@@ -20,18 +20,19 @@
 //  * a safepoint sees no header change, though the deflaters run;
 //  * the deflaters deflated, handshook, and (usually) lost a race or two.
 //
-// Churn: 10^6 objects, each inflated once (a timed wait, or a non-adjacent
-// re-entry) and then never touched again, by 4 threads, with the deflation
-// thread on (threshold 1024, no period). The mutators pace themselves as a
-// VM paces allocation on its collector: before each batch of 256 inflations
-// a thread waits, native, while more than 2048 monitors are alive. The
-// bound: at most 2048 + 4 * 256 = 3072 monitors alive at any time (sampled
-// after every batch and asserted), and at most twice that in memory
-// (monitors_allocated: alive, plus one cycle's deflated monitors waiting for
-// their handshake), where a million would be without reuse. The pacing
-// stalls for good (a failure after 60 s) unless the deflation thread keeps up
-// on its threshold alone. At the end every object has its exact header back,
-// hash included. RSS is printed, not checked.
+// Churn: 10^6 objects, each inflated (by a timed wait, a non-adjacent re-entry,
+// or the contention of the previous thread, which now and then locks what the
+// next one holds) and then dropped, by 4 threads, with the deflation thread on
+// (threshold 1024, no period). The mutators pace themselves as a VM paces
+// allocation on its collector: before each batch of 256 inflations a thread
+// waits, native, while more than 2048 monitors are alive. The bound: at most
+// 2048 + 4 * 256 = 3072 monitors alive at any time (sampled after every batch
+// and asserted), and at most twice that in memory (monitors_allocated: alive,
+// plus one cycle's deflated monitors waiting for their handshake), where a
+// million would be without reuse. The pacing stalls for good (a failure after
+// 60 s) unless the deflation thread keeps up on its threshold alone. At the end
+// every object has its exact header back, hash included. RSS is printed, not
+// checked.
 //
 // Seeds: JITLOCK_DEFLATION_SEED (default: from the clock), printed first.
 //
@@ -492,6 +493,8 @@ TEST(DeflationStressTest, ChurnKeepsLiveMonitorsBounded) {
 
   std::atomic<uint64_t> MaxAlive{0}, Progress{0}, Stalls{0};
   std::atomic<bool> Failed{false};
+  /// The object each thread holds now, for the previous thread to contend.
+  std::atomic<Obj *> Current[kChurnThreads] = {};
   auto Work = [&](int Id) {
     jitlock_thread *T = jitlock_rt_attach();
     ASSERT_NE(T, nullptr);
@@ -520,19 +523,43 @@ TEST(DeflationStressTest, ChurnKeepsLiveMonitorsBounded) {
       for (uint64_t N = 0; N < kBatch && I < Total; ++N, I += kChurnThreads) {
         Obj *O = &Objects[I];
         ASSERT_EQ(jitlock_rt_monitor_enter(T, O), JITLOCK_OK);
-        if (Rng() % 2) {
-          EXPECT_EQ(jitlock_rt_wait_timed(T, O, 0), JITLOCK_ETIMEDOUT);
-        } else {
+        Current[Id].store(O, std::memory_order_release);
+        switch (Rng() % 4) {
+        case 0: {
           // A B A with a private second object: inflates A.
-          Obj Other;
-          ASSERT_EQ(jitlock_rt_monitor_enter(T, &Other), JITLOCK_OK);
+          Obj Mine;
+          ASSERT_EQ(jitlock_rt_monitor_enter(T, &Mine), JITLOCK_OK);
           ASSERT_EQ(jitlock_rt_monitor_enter(T, O), JITLOCK_OK);
           ASSERT_EQ(jitlock_rt_monitor_exit(T, O), JITLOCK_OK);
-          ASSERT_EQ(jitlock_rt_monitor_exit(T, &Other), JITLOCK_OK);
+          ASSERT_EQ(jitlock_rt_monitor_exit(T, &Mine), JITLOCK_OK);
+          break;
+        }
+        case 1:
+          // Held fast a little longer, for the previous thread to contend
+          // (a core given away now and then makes that likely).
+          for (int Spin = 0; Spin < 256; ++Spin)
+            std::atomic_signal_fence(std::memory_order_seq_cst);
+          if (Rng() % 8 == 0)
+            std::this_thread::yield();
+          [[fallthrough]];
+        default:
+          // A timed wait: inflates, unless a contender did so first.
+          EXPECT_EQ(jitlock_rt_wait_timed(T, O, 0), JITLOCK_ETIMEDOUT);
+          break;
         }
         if (I % 16 == 0)
           Hashes[I] = jitlock_rt_identity_hash(T, O);
+        Current[Id].store(nullptr, std::memory_order_relaxed);
         ASSERT_EQ(jitlock_rt_monitor_exit(T, O), JITLOCK_OK);
+        // Contention: the next thread's object, which it may hold fast-locked
+        // (a contender then inflates it with an anonymous owner), or have
+        // dropped already.
+        if (Rng() % 4 == 0)
+          if (Obj *Theirs = Current[(Id + 1) % kChurnThreads].load(
+                  std::memory_order_acquire)) {
+            ASSERT_EQ(jitlock_rt_monitor_enter(T, Theirs), JITLOCK_OK);
+            ASSERT_EQ(jitlock_rt_monitor_exit(T, Theirs), JITLOCK_OK);
+          }
         poll(T, Layout);
         Progress.fetch_add(1, std::memory_order_relaxed);
       }
@@ -569,11 +596,13 @@ TEST(DeflationStressTest, ChurnKeepsLiveMonitorsBounded) {
   std::printf("  %" PRIu64 " inflations, %" PRIu64 " deflated in %" PRIu64
               " thread cycles; at most %" PRIu64
               " monitors alive (bound %" PRIu64 "), %" PRIu64
-              " allocated, %" PRIu64 " pacing waits; RSS %ld -> %ld KiB\n",
+              " allocated, %" PRIu64 " pacing waits, %" PRIu64
+              " contended enters; RSS %ld -> %ld KiB\n",
               S1.inflations - S0.inflations,
               D1.monitors_deflated - D0.monitors_deflated,
               D1.thread_cycles - D0.thread_cycles, MaxAlive.load(), kBound,
-              D1.monitors_allocated, Stalls.load(), RssBefore, RssAfter);
+              D1.monitors_allocated, Stalls.load(),
+              S1.contended_enters - S0.contended_enters, RssBefore, RssAfter);
   // A timed-out waiter whose idle monitor was deflated before it re-entered
   // inflates again: at least one inflation per object.
   EXPECT_GE(S1.inflations - S0.inflations, Total);
