@@ -52,6 +52,16 @@ SAFEPOINT_COUNTERS = {
     **{f"handshake/{kind}/{n}": ["handshake_median_us", "handshake_p99_us"]
        for kind in ("one", "all") for n in LOOPERS},
 }
+# Concurrent deflation: deflation/<monitors>/<mutators>; the pause counters
+# exist only with mutators.
+DEFLATION_COUNTERS = {
+    f"deflation/{monitors}/{mutators}":
+        ["monitors_per_s", "cycle_median_us", "cycle_p99_us"]
+        + (["pause_median_us", "pause_p99_us"] if mutators else [])
+    for monitors, mutators in ((64, 2), (1024, 0), (1024, 1), (1024, 2),
+                               (1024, 4), (16384, 0), (16384, 2))
+}
+SAFEPOINT_COUNTERS.update(DEFLATION_COUNTERS)
 EXPECTED = LOCKING + list(SAFEPOINT_COUNTERS)
 
 
@@ -92,6 +102,9 @@ def check(doc):
             if run.get("error_occurred"):
                 problems.append(f"{name}: error: {run.get('error_message')}")
                 continue
+            if name in DEFLATION_COUNTERS and run.get("monitors_alive") != 0:
+                problems.append(f"{name}: {run.get('monitors_alive')!r} "
+                                "monitors alive after the run")
             if name in SAFEPOINT_COUNTERS:
                 problems += check_safepoint_run(name, run)
                 continue

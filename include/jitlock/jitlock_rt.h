@@ -65,7 +65,8 @@ const char *jitlock_rt_status_name(int status);
  * Compatible (JITLOCK_RT_ABI_MINOR + 1, same SOVERSION): a new function; a new
  * enum value or flag that a caller only meets when it asks for it; a field
  * appended at the end of a struct that has a struct_size field
- * (jitlock_rt_config, jitlock_rt_layout). Such structs only grow, at their
+ * (jitlock_rt_config, jitlock_rt_layout, jitlock_deflation_policy). Such
+ * structs only grow, at their
  * end, and their size grows with them. An appended config field's zero value
  * must mean the behaviour the library had before the field existed, so that
  * a caller that does not know the field gets that behaviour.
@@ -414,11 +415,15 @@ void jitlock_rt_enumerate_roots(jitlock_root_fn fn, void *ctx);
  * unlocked form (hash and embedder bits kept) and the monitor is freed for
  * reuse. Returns how many were deflated.
  *
- * It runs inside a safepoint, as jitlock_rt_enumerate_roots does, so it may
- * be called from any thread while mutators lock, wait and notify: no thread
- * can hold a deflated monitor's address when it is reused. An embedder calls
- * it before it frees or reuses the memory of objects that may have monitors,
- * as a collector would. */
+ * It runs while mutators lock, wait and notify, from any thread, without
+ * stopping them: a thread entering a monitor being deflated either cancels
+ * the deflation or retries from the header, and deflated monitors are reused
+ * only after a handshake with every thread (jitlock_rt_handshake_all), so no
+ * thread can hold a deflated monitor's address when it is reused. It waits
+ * for a safepoint in progress; inside the caller's own it needs no handshake.
+ * An embedder calls it before it frees or reuses the memory of objects that
+ * may have monitors, as a collector would; the deflation thread below calls
+ * it on a policy. */
 size_t jitlock_rt_deflate_idle(void);
 
 /*===-- Thread states, safepoints and handshakes --------------------------===*/
@@ -722,6 +727,65 @@ size_t jitlock_rt_layout_fingerprint(const jitlock_rt_layout *layout, char *buf,
 /* Prints the thread and monitor layout: field offsets, sizes, cache lines
  * and who writes each line, like a field-layout dump. */
 void jitlock_rt_print_layout(FILE *out);
+
+/*===-- The deflation thread ---------------------------------------------===*/
+/* A thread of the runtime's own (not attached) that runs what
+ * jitlock_rt_deflate_idle does, on a policy. See docs/monitors.md. */
+
+typedef struct jitlock_deflation_policy {
+  /* sizeof(jitlock_deflation_policy) in the caller's header, as
+   * jitlock_rt_default_deflation_policy sets it; read as struct_size is for
+   * jitlock_rt_config (only that prefix is read or written; one that lacks
+   * a field this library requires is refused). */
+  uint32_t struct_size;
+  /* Deflate at least this often, in milliseconds; 0: only on the threshold.
+   * At most 3600000. Default 1000. */
+  uint32_t period_ms;
+  /* Deflate as soon as this many monitors may be idle: monitors alive beyond
+   * those the previous deflation found busy. 0: only on the period. Default
+   * 1024. */
+  uint64_t idle_threshold;
+} jitlock_deflation_policy;
+
+/* What jitlock_rt_default_deflation_policy calls, with policy->struct_size
+ * set by the caller. JITLOCK_EINVAL for a null policy or a size refused. */
+int jitlock_rt_fill_default_deflation_policy(jitlock_deflation_policy *policy);
+
+/* Fills `policy` with the defaults, struct_size included. */
+static inline void
+jitlock_rt_default_deflation_policy(jitlock_deflation_policy *policy) {
+  policy->struct_size = (uint32_t)sizeof(*policy);
+  (void)jitlock_rt_fill_default_deflation_policy(policy);
+}
+
+/* Starts the deflation thread; a null policy means the defaults.
+ * JITLOCK_EINVAL for a policy with a wrong size, a period above an hour, or
+ * both triggers 0; JITLOCK_ESTATE when it runs already or from inside a
+ * handshake operation. jitlock_rt_configure is refused while it runs. */
+int jitlock_rt_start_deflation(const jitlock_deflation_policy *policy);
+
+/* Stops the deflation thread and waits until it has ended (an attached caller
+ * is blocked meanwhile). JITLOCK_ESTATE when it is not running, or when the
+ * caller holds a safepoint or runs a handshake operation, which the thread
+ * may be waiting for. jitlock_rt_shutdown stops it too, and so does the
+ * process's exit (giving up after a second on a thread that waits for a
+ * handshake with a thread that never polls). */
+int jitlock_rt_stop_deflation(void);
+
+typedef struct jitlock_deflation_stats {
+  uint64_t monitors_deflated; /* by every deflation, of every caller */
+  uint64_t cycles;            /* deflations: sweeps of every monitor */
+  uint64_t thread_cycles;     /* the deflation thread's share of them */
+  uint64_t handshakes;        /* handshakes with every thread before reuse */
+  uint64_t cancelled;         /* deflations an enterer won by cancelling */
+  uint64_t thread_running;    /* 1 while the deflation thread runs */
+  /* Monitors in memory: alive, deflated and waiting for the handshake, or
+   * free for reuse. Returned to the system only by jitlock_rt_shutdown. */
+  uint64_t monitors_allocated;
+} jitlock_deflation_stats;
+
+/* Totals since the process started; a snapshot. */
+void jitlock_rt_get_deflation_stats(jitlock_deflation_stats *stats);
 
 #pragma GCC visibility pop
 

@@ -1,14 +1,23 @@
-//===- Deflation.cpp - Deflating idle monitors ----------------------------===//
+//===- Deflation.cpp - Deflating idle monitors while mutators run ---------===//
 //
-// jitlock_rt_deflate_idle gives every idle monitor's object back its unlocked
-// header and frees the monitor for reuse, following D1-D4 of the protocol
-// comment in Synchronizer.cpp, inside a safepoint: no other thread runs
-// monitor code meanwhile, and none holds a monitor address from an earlier
-// header load when a freed monitor is reused (inline code never polls
-// between its header load and its CAS, and parked threads sit in the queues
-// of the monitors they hold addresses of, which D2 leaves alone). The steps
-// are still the ones a concurrent deflater would take, so that enterers
-// racing them retry cleanly.
+// A deflation cycle gives every idle monitor's object back its unlocked
+// header and, after a handshake with every thread, frees the monitor for
+// reuse. The steps are A1-A6 of the protocol comment in Synchronizer.cpp;
+// the enterer's side (A4, and A5 when it helps) is in Synchronizer.cpp.
+//
+// A cycle is a VM operation in two parts. The sweep (A1-A5 for each
+// registered monitor) holds the operation lock, so that no safepoint or
+// handshake runs meanwhile: inside a safepoint a collector may move objects
+// and monitor roots, and expects headers to stay put. Then, with the lock
+// released, a handshake with every thread (A6) makes sure no thread still
+// holds the address of a deflated monitor from an earlier header load, and
+// the monitors go on the free list. A cycle run by the holder of a safepoint
+// frees them at once: every other thread is stopped at a poll or safe.
+//
+// The deflation thread (jitlock_rt_start_deflation) is not attached: it runs
+// cycles when the live monitors pass its policy's threshold, counted beyond
+// those the previous sweep found busy, and on its period. An inflation that
+// reaches the threshold wakes it (DeflationTrigger).
 //
 //===----------------------------------------------------------------------===//
 #include "jitlock/jitlock_rt.h"
@@ -16,60 +25,335 @@
 #include "Config.h"
 #include "Monitor.h"
 #include "ObjectHeader.h"
+#include "Parker.h"
 #include "Safepoint.h"
+#include "Synchronizer.h"
 
+#include <cstdlib>
+#include <mutex>
+#include <pthread.h>
 #include <sched.h>
+#include <thread>
 
 using namespace jitlock;
 
-/// D1-D3 for one monitor, under the registry lock. True when `M`'s object no
-/// longer names it and `M` may be freed (D4, by the caller).
+namespace {
+/// jitlock_deflation_stats, summed over every deflater.
+std::atomic<uint64_t> MonitorsDeflated{0}, Cycles{0}, ThreadCycles{0},
+    Handshakes{0}, Cancelled{0};
+
+/// The limits jitlock_rt_start_deflation checks.
+constexpr uint32_t MaxPeriodMs = 3600 * 1000;
+constexpr jitlock_deflation_policy DefaultPolicy = {
+    /*struct_size=*/sizeof(jitlock_deflation_policy),
+    /*period_ms=*/1000,
+    /*idle_threshold=*/1024};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// One monitor: A1-A3, then A5
+//===----------------------------------------------------------------------===//
+
+namespace jitlock {
+
+void restoreHeader(Monitor &M, void *Obj) {
+  // A5. Seal: a hash install that read the unsealed word fails its CAS and
+  // starts over from the object's header, where the hash then goes.
+  uint64_t D = M.DisplacedHeader.load(std::memory_order_acquire);
+  while (header::isUnlocked(D) &&
+         !M.DisplacedHeader.compare_exchange_weak(
+             D, header::withLockBits(D, header::LockedValue),
+             std::memory_order_acq_rel, std::memory_order_acquire)) {
+  }
+  // Sealed, the word never changes again: every helper writes the same.
+  uint64_t Unlocked = header::withLockBits(D, header::UnlockedValue);
+  auto Header = headerOf(Obj);
+  for (;;) {
+    uint64_t Expected = header::encodeMonitor(&M);
+    // Release: the last owner's critical section, acquired by A1 (or by a
+    // helper's A4 count), happens before the next fast lock of the object.
+    if (Header.compare_exchange_strong(Expected, Unlocked,
+                                       std::memory_order_release,
+                                       std::memory_order_relaxed))
+      return;
+    // Restored already, by the deflater or another helper.
+    if (!header::isEmbedderOwned(Expected))
+      return;
+    sched_yield(); // The embedder's transient 11 state.
+  }
+}
+
+} // namespace jitlock
+
+std::atomic<DeflationHook> jitlock::DeflationTestHook{nullptr};
+
+static void runDeflationHook(DeflationStage Stage, Monitor &M) {
+  if (DeflationHook Hook = DeflationTestHook.load(std::memory_order_relaxed))
+    Hook(Stage, M);
+}
+
+/// The deflater gives up on `M` after A1: the owner word goes back to 0,
+/// unless an enterer cancelled the deflation by taking it (A4), in which
+/// case the deflater takes back the contention that enterer added for it.
+static void abortDeflation(Monitor &M) {
+  uintptr_t Marker = owner::DeflaterMarker;
+  if (!M.Owner.compare_exchange_strong(Marker, 0, std::memory_order_release,
+                                       std::memory_order_relaxed)) {
+    M.Contentions.fetch_sub(1, std::memory_order_relaxed);
+    Cancelled.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+/// A1-A3 and A5 for one monitor, under the registry lock. True when `M`'s
+/// object no longer names it, so that the sweep unregisters it (A6).
 static bool deflateIfIdle(Monitor &M) {
-  // D1: only a monitor nobody owns, fixes or queues on.
+  // A1: only a monitor nobody owns, fixes or queues on.
   uintptr_t Free = 0;
   if (!M.Owner.compare_exchange_strong(Free, owner::DeflaterMarker,
                                        std::memory_order_acquire,
                                        std::memory_order_relaxed))
     return false;
-  // D2: waiters keep their monitor; nobody can join a queue from here on.
-  M.QueueLock.lock();
-  bool Busy = M.EntryHead || M.WaitHead ||
-              M.Recursions.load(std::memory_order_relaxed) != 0;
-  M.QueueLock.unlock();
-  if (Busy) {
-    M.Owner.store(0, std::memory_order_release);
+  runDeflationHook(DeflationStage::OwnerMarked, M);
+  // A2: nobody counted, queued or waiting. No queue lock is needed: only an
+  // owner joins the wait set, before it releases M, which A1 acquired; and
+  // nobody joins the entry queue uncounted while the owner is the marker.
+  if (M.EntryCount.load(std::memory_order_relaxed) ||
+      M.WaitCount.load(std::memory_order_relaxed) ||
+      M.Recursions.load(std::memory_order_relaxed) != 0 ||
+      M.Contentions.load(std::memory_order_relaxed) != 0) {
+    abortDeflation(M);
     return false;
   }
-  // D3: seal the displaced header so that hash installs go to the object.
-  uint64_t D = M.DisplacedHeader.load(std::memory_order_acquire);
-  while (!M.DisplacedHeader.compare_exchange_weak(
-      D, header::withLockBits(D, header::LockedValue),
-      std::memory_order_acq_rel, std::memory_order_acquire)) {
+  // A3: the decision. From here no enterer can take M.
+  int32_t None = 0;
+  if (!M.Contentions.compare_exchange_strong(None, Monitor::DeflatedContentions,
+                                             std::memory_order_acq_rel,
+                                             std::memory_order_relaxed)) {
+    abortDeflation(M);
+    return false;
   }
-  uint64_t Unlocked = header::withLockBits(D, header::UnlockedValue);
-  // Release: the last owner's critical section, acquired by D1, happens
-  // before the next fast lock of the object.
-  auto Header = headerOf(M.Object);
-  for (;;) {
-    uint64_t Expected = header::encodeMonitor(&M);
-    if (Header.compare_exchange_strong(Expected, Unlocked,
-                                       std::memory_order_release,
-                                       std::memory_order_relaxed))
-      break;
-    // The object no longer names M (it never should): M is unreachable.
-    if (!header::isEmbedderOwned(Expected))
-      break;
-    sched_yield(); // The embedder's transient 11 state.
-  }
+  runDeflationHook(DeflationStage::Decided, M);
+  restoreHeader(M, M.Object);
   return true;
 }
 
+//===----------------------------------------------------------------------===//
+// A cycle: the sweep, the handshake, the free list
+//===----------------------------------------------------------------------===//
+
+static void handshakeForDeflation(void *, jitlock_thread *) {
+  // Nothing to do: reaching a poll, or being safe, is the point (A6).
+}
+
+/// One deflation cycle; the caller is no handshake operation. `Busy` gets
+/// how many monitors the sweep left: they were busy.
+static size_t runCycle(uint64_t &Busy) {
+  bool InSafepoint = holdsSafepoint();
+  DeflatedChain Deflated;
+  size_t N;
+  if (InSafepoint) {
+    N = sweepMonitors(deflateIfIdle, Deflated, Busy);
+  } else {
+    lockWhileSafe(operationLock());
+    N = sweepMonitors(deflateIfIdle, Deflated, Busy);
+    operationLock().unlock();
+  }
+  Cycles.fetch_add(1, std::memory_order_relaxed);
+  if (N == 0)
+    return 0;
+  // A6. Inside a safepoint every other thread is stopped or safe already.
+  if (!InSafepoint) {
+    jitlock_rt_handshake_all(handshakeForDeflation, nullptr);
+    Handshakes.fetch_add(1, std::memory_order_relaxed);
+  }
+  freeMonitors(Deflated);
+  MonitorsDeflated.fetch_add(N, std::memory_order_relaxed);
+  return N;
+}
+
 size_t jitlock_rt_deflate_idle(void) {
-  SafepointScope Stopped;
-  if (Stopped.refused()) {
+  if (inHandshake()) {
     misuse(JITLOCK_ESTATE, nullptr, nullptr,
            "deflation from inside a handshake");
     return 0;
   }
-  return sweepMonitors(deflateIfIdle);
+  uint64_t Busy;
+  return runCycle(Busy);
+}
+
+//===----------------------------------------------------------------------===//
+// The deflation thread
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Guards the thread's lifetime (start, stop).
+std::mutex ControlMutex;
+/// On the heap, so that no static std::thread is destroyed while joinable at
+/// exit (which would terminate the process); stopAtExit ends it first.
+std::thread *DeflationThread = nullptr;
+bool ExitHandlerInstalled = false;
+std::atomic<bool> StopRequested{false};
+/// 1 once the thread's loop has returned: a futex word to wait on.
+std::atomic<uint32_t> LoopEnded{0};
+/// Bumped, then woken, to end the thread's sleep early: by stop, and by the
+/// inflation that reaches DeflationTrigger.
+std::atomic<uint32_t> WakeWord{0};
+std::atomic<bool> Running{false};
+
+void wakeDeflationThread() {
+  WakeWord.fetch_add(1, std::memory_order_release);
+  wakeAll(WakeWord);
+}
+
+void deflationLoop(jitlock_deflation_policy P) {
+  pthread_setname_np(pthread_self(), "jitlock-deflate");
+  const uint64_t PeriodNs = uint64_t(P.period_ms) * 1000000u;
+  // Monitors the previous cycle's sweep found busy; those created since
+  // may be idle. Before the first cycle, every monitor may be idle.
+  uint64_t Busy = 0;
+  while (!StopRequested.load(std::memory_order_acquire)) {
+    uint32_t Seen = WakeWord.load(std::memory_order_acquire);
+    if (P.idle_threshold) {
+      uint64_t Trigger = Busy + P.idle_threshold;
+      DeflationTrigger.store(Trigger);
+      // An inflation that got there first compared with the old trigger.
+      if (monitorsAlive() >= Trigger)
+        requestDeflation();
+    }
+    uint64_t Deadline = PeriodNs ? monotonicNowNs() + PeriodNs : 0;
+    // Until the period ends, an inflation reaches the trigger (and bumps
+    // WakeWord), or stop.
+    while (!StopRequested.load(std::memory_order_acquire) &&
+           WakeWord.load(std::memory_order_acquire) == Seen)
+      if (!parkWhile(WakeWord, Seen, Deadline))
+        break;
+    DeflationTrigger.store(UINT64_MAX);
+    if (StopRequested.load(std::memory_order_acquire))
+      break;
+    runCycle(Busy);
+    ThreadCycles.fetch_add(1, std::memory_order_relaxed);
+  }
+  LoopEnded.store(1, std::memory_order_release);
+  wakeAll(LoopEnded);
+}
+
+/// Ends the thread; ControlMutex held. An attached caller is blocked while
+/// it waits: the thread may be waiting for a handshake with it. With a
+/// deadline (0: none), a thread still running then is left behind,
+/// detached, and false is returned.
+bool endThreadLocked(uint64_t DeadlineNs, bool AtExit) {
+  StopRequested.store(true, std::memory_order_release);
+  wakeDeflationThread();
+  jitlock_thread *Self = currentThread();
+  uint32_t Prev = Self ? enterBlocked(*Self) : 0;
+  while (!LoopEnded.load(std::memory_order_acquire))
+    if (!parkWhile(LoopEnded, 0, DeadlineNs))
+      break;
+  bool Ended = LoopEnded.load(std::memory_order_acquire);
+  if (Ended)
+    DeflationThread->join();
+  else
+    DeflationThread->detach();
+  delete DeflationThread;
+  DeflationThread = nullptr;
+  // At exit the caller stays blocked: it runs no managed code any more.
+  if (Self && !AtExit)
+    leaveBlocked(*Self, Prev);
+  if (Ended) {
+    StopRequested.store(false, std::memory_order_relaxed);
+    LoopEnded.store(0, std::memory_order_relaxed);
+  }
+  DeflationTrigger.store(UINT64_MAX, std::memory_order_relaxed);
+  Running.store(false, std::memory_order_release);
+  return Ended;
+}
+
+/// A thread left running when the process exits is stopped before the
+/// statics it uses are destroyed; one that does not stop within a second
+/// (waiting for a handshake with a thread that never polls) is left behind.
+void stopAtExit() {
+  std::lock_guard<std::mutex> Guard(ControlMutex);
+  if (DeflationThread)
+    endThreadLocked(monotonicNowNs() + 1000000000u, /*AtExit=*/true);
+}
+} // namespace
+
+namespace jitlock {
+
+void requestDeflation() {
+  // The first inflation to see the trigger reached disarms it and wakes the
+  // thread; later ones see UINT64_MAX and stay quiet.
+  if (DeflationTrigger.exchange(UINT64_MAX, std::memory_order_relaxed) !=
+      UINT64_MAX)
+    wakeDeflationThread();
+}
+
+bool deflationThreadRunning() {
+  return Running.load(std::memory_order_acquire);
+}
+
+int stopDeflationThread() {
+  if (holdsSafepoint() || inHandshake())
+    return misuse(JITLOCK_ESTATE, nullptr, nullptr,
+                  "stopping the deflation thread while holding a safepoint or "
+                  "inside a handshake (it may be waiting for either)");
+  std::lock_guard<std::mutex> Guard(ControlMutex);
+  if (!DeflationThread)
+    return misuse(JITLOCK_ESTATE, nullptr, nullptr,
+                  "stopping the deflation thread, which is not running");
+  endThreadLocked(/*DeadlineNs=*/0, /*AtExit=*/false);
+  return JITLOCK_OK;
+}
+
+} // namespace jitlock
+
+int jitlock_rt_fill_default_deflation_policy(jitlock_deflation_policy *P) {
+  return fillCallerStruct("jitlock_deflation_policy", P,
+                          sizeof(jitlock_deflation_policy), &DefaultPolicy,
+                          sizeof(DefaultPolicy));
+}
+
+int jitlock_rt_start_deflation(const jitlock_deflation_policy *Requested) {
+  jitlock_deflation_policy P = DefaultPolicy;
+  if (Requested) {
+    if (Requested->struct_size < sizeof(jitlock_deflation_policy) ||
+        Requested->struct_size > JITLOCK_RT_MAX_STRUCT_SIZE)
+      return misuse(JITLOCK_EINVAL, nullptr, nullptr,
+                    "deflation policy with a struct_size this library "
+                    "cannot read: fill it with "
+                    "jitlock_rt_default_deflation_policy first");
+    P.period_ms = Requested->period_ms;
+    P.idle_threshold = Requested->idle_threshold;
+  }
+  if (P.period_ms > MaxPeriodMs || (P.period_ms == 0 && P.idle_threshold == 0))
+    return misuse(JITLOCK_EINVAL, nullptr, nullptr,
+                  "invalid deflation policy: the period must be at most an "
+                  "hour, and the period and the idle threshold cannot both "
+                  "be 0");
+  if (inHandshake())
+    return misuse(JITLOCK_ESTATE, nullptr, nullptr,
+                  "starting the deflation thread from inside a handshake");
+  std::lock_guard<std::mutex> Guard(ControlMutex);
+  if (DeflationThread)
+    return misuse(JITLOCK_ESTATE, nullptr, nullptr,
+                  "starting the deflation thread, which is running already");
+  if (!ExitHandlerInstalled)
+    ExitHandlerInstalled = std::atexit(stopAtExit) == 0;
+  Running.store(true, std::memory_order_release);
+  DeflationThread = new std::thread(deflationLoop, P);
+  return JITLOCK_OK;
+}
+
+int jitlock_rt_stop_deflation(void) { return stopDeflationThread(); }
+
+void jitlock_rt_get_deflation_stats(jitlock_deflation_stats *Out) {
+  if (!Out)
+    return;
+  auto Get = [](const std::atomic<uint64_t> &C) {
+    return C.load(std::memory_order_relaxed);
+  };
+  *Out = jitlock_deflation_stats{
+      Get(MonitorsDeflated), Get(Cycles),    Get(ThreadCycles),
+      Get(Handshakes),       Get(Cancelled), deflationThreadRunning(),
+      monitorsAllocated()};
 }

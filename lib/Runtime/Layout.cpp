@@ -196,6 +196,7 @@ void jitlock_rt_print_layout(FILE *Out) {
   static const FieldRow MonitorRows[] = {
       FIELD(Monitor, Object, "inflater"),
       FIELD(Monitor, DisplacedHeader, "inflater, hash installers"),
+      FIELD(Monitor, Generation, "inflater (reuse)"),
       FIELD(Monitor, RegistryNext, "registry lock holders"),
       FIELD(Monitor, RegistryPrev, "registry lock holders"),
       FIELD(Monitor, Owner, "owner, enterers (CAS)"),
@@ -207,6 +208,7 @@ void jitlock_rt_print_layout(FILE *Out) {
       FIELD(Monitor, WaitTail, "queue lock holders"),
       FIELD(Monitor, EntryCount, "queue lock holders"),
       FIELD(Monitor, WaitCount, "queue lock holders"),
+      FIELD(Monitor, Contentions, "contending enterers, deflaters"),
   };
   printStruct(Out, "Monitor", sizeof(Monitor), alignof(Monitor), MonitorRows,
               sizeof(MonitorRows) / sizeof(MonitorRows[0]));

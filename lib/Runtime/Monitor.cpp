@@ -60,68 +60,110 @@ static Monitor *RegistryHead = nullptr;
 /// Freed monitors, linked through RegistryNext; guarded by RegistryMutex.
 static Monitor *FreeHead = nullptr;
 static std::atomic<uint64_t> LiveMonitors{0};
+/// Monitors in memory: registered, deflated and waiting for their
+/// handshake, or free.
+static std::atomic<uint64_t> AllocatedMonitors{0};
 
 void detail::lockMonitorRegistry() { RegistryMutex.lock(); }
 void detail::unlockMonitorRegistry() { RegistryMutex.unlock(); }
 Monitor *detail::firstMonitor() { return RegistryHead; }
 
-/// Unlinks `M` from the registry and puts it on the free list; lock held.
-static void freeLocked(Monitor *M) {
+std::atomic<uint64_t> DeflationTrigger{UINT64_MAX};
+
+/// Unlinks `M` from the registry; lock held.
+static void unlinkLocked(Monitor *M) {
   (M->RegistryPrev ? M->RegistryPrev->RegistryNext : RegistryHead) =
       M->RegistryNext;
   if (M->RegistryNext)
     M->RegistryNext->RegistryPrev = M->RegistryPrev;
-  // A reader holding a stale pointer sees the marker and starts over.
-  M->Owner.store(owner::DeflaterMarker, std::memory_order_relaxed);
-  M->RegistryPrev = nullptr;
-  M->RegistryNext = FreeHead;
-  FreeHead = M;
+  M->RegistryPrev = M->RegistryNext = nullptr;
   LiveMonitors.fetch_sub(1, std::memory_order_relaxed);
+}
+
+/// Puts the unregistered chain `Head`..`Tail` (linked through RegistryNext)
+/// on the free list; lock held. Their owner words are the deflater's marker.
+static void pushFreeLocked(Monitor *Head, Monitor *Tail) {
+  Tail->RegistryNext = FreeHead;
+  FreeHead = Head;
 }
 
 Monitor *newMonitor(void *Object, uint64_t DisplacedHeader, uintptr_t OwnerWord,
                     uint64_t Recursions) {
-  std::lock_guard<std::mutex> Guard(RegistryMutex);
-  Monitor *M = FreeHead;
-  if (M) {
-    // Its queues are empty: only idle or never-published monitors are freed.
-    FreeHead = M->RegistryNext;
-    M->Object = Object;
-    M->DisplacedHeader.store(DisplacedHeader, std::memory_order_relaxed);
-    M->Recursions.store(Recursions, std::memory_order_relaxed);
-    M->Owner.store(OwnerWord, std::memory_order_relaxed);
-  } else {
-    M = new Monitor(Object, DisplacedHeader, OwnerWord, Recursions);
+  Monitor *M;
+  uint64_t Live;
+  {
+    std::lock_guard<std::mutex> Guard(RegistryMutex);
+    M = FreeHead;
+    if (M) {
+      // Its queues are empty: only idle or never-published monitors are
+      // freed. Odd generation while the identity changes: a reader that no
+      // handshake covers (Synchronizer.cpp) sees the change.
+      FreeHead = M->RegistryNext;
+      uint64_t Gen = M->Generation.load(std::memory_order_relaxed);
+      M->Generation.store(Gen + 1, std::memory_order_relaxed);
+      std::atomic_thread_fence(std::memory_order_release);
+      M->Object = Object;
+      M->DisplacedHeader.store(DisplacedHeader, std::memory_order_relaxed);
+      M->Recursions.store(Recursions, std::memory_order_relaxed);
+      M->Contentions.store(0, std::memory_order_relaxed);
+      M->Owner.store(OwnerWord, std::memory_order_relaxed);
+      M->Generation.store(Gen + 2, std::memory_order_release);
+    } else {
+      M = new Monitor(Object, DisplacedHeader, OwnerWord, Recursions);
+      AllocatedMonitors.fetch_add(1, std::memory_order_relaxed);
+    }
+    M->RegistryPrev = nullptr;
+    M->RegistryNext = RegistryHead;
+    if (RegistryHead)
+      RegistryHead->RegistryPrev = M;
+    RegistryHead = M;
+    // Sequentially consistent, as the deflation thread's store of the
+    // trigger and its load of the count: one of the two sees the other.
+    Live = LiveMonitors.fetch_add(1) + 1;
   }
-  M->RegistryPrev = nullptr;
-  M->RegistryNext = RegistryHead;
-  if (RegistryHead)
-    RegistryHead->RegistryPrev = M;
-  RegistryHead = M;
-  LiveMonitors.fetch_add(1, std::memory_order_relaxed);
+  if (Live >= DeflationTrigger.load())
+    requestDeflation();
   return M;
 }
 
 void discardMonitor(Monitor *M) {
   std::lock_guard<std::mutex> Guard(RegistryMutex);
-  freeLocked(M);
+  unlinkLocked(M);
+  // A reader holding a stale pointer sees the marker and starts over.
+  M->Owner.store(owner::DeflaterMarker, std::memory_order_relaxed);
+  pushFreeLocked(M, M);
 }
 
-size_t sweepMonitors(bool (*Deflate)(Monitor &)) {
+size_t sweepMonitors(bool (*Deflate)(Monitor &), DeflatedChain &Deflated,
+                     uint64_t &Kept) {
   std::lock_guard<std::mutex> Guard(RegistryMutex);
-  size_t Freed = 0;
+  size_t Count = 0;
   for (Monitor *M = RegistryHead, *Next; M; M = Next) {
     Next = M->RegistryNext;
     if (Deflate(*M)) {
-      freeLocked(M);
-      ++Freed;
+      unlinkLocked(M);
+      M->RegistryNext = Deflated.Head;
+      Deflated.Head = M;
+      if (!Deflated.Tail)
+        Deflated.Tail = M;
+      ++Count;
     }
   }
-  return Freed;
+  Kept = LiveMonitors.load(std::memory_order_relaxed);
+  return Count;
 }
 
-uint64_t monitorsAlive() {
-  return LiveMonitors.load(std::memory_order_relaxed);
+void freeMonitors(const DeflatedChain &Deflated) {
+  if (!Deflated.Head)
+    return;
+  std::lock_guard<std::mutex> Guard(RegistryMutex);
+  pushFreeLocked(Deflated.Head, Deflated.Tail);
+}
+
+uint64_t monitorsAlive() { return LiveMonitors.load(); }
+
+uint64_t monitorsAllocated() {
+  return AllocatedMonitors.load(std::memory_order_relaxed);
 }
 
 void freeAllMonitors() {
@@ -143,10 +185,12 @@ void freeAllMonitors() {
     }
     delete M;
     LiveMonitors.fetch_sub(1, std::memory_order_relaxed);
+    AllocatedMonitors.fetch_sub(1, std::memory_order_relaxed);
   }
   while (Monitor *M = FreeHead) {
     FreeHead = M->RegistryNext;
     delete M;
+    AllocatedMonitors.fetch_sub(1, std::memory_order_relaxed);
   }
 }
 

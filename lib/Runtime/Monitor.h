@@ -5,10 +5,12 @@
 // are grouped by writer:
 //
 //   line 0  identity: the object, the displaced header (hash installs CAS
-//           it), registry links
+//           it), the generation, registry links
 //   line 1  the owner word and the recursion count: written by the owner, and
 //           CASed by enterers; the inline paths read both together
-//   line 2  the queue lock, the entry queue and the wait set
+//   line 2  the queue lock, the entry queue, the wait set and the contention
+//           count: written by contending enterers in the runtime (and by
+//           deflaters), never by inline code
 //
 // The owner word holds the owning thread's address, 0, AnonymousOwner or
 // DeflaterMarker, plus QueuedBit while the entry queue is non-empty. Keeping
@@ -17,7 +19,10 @@
 //
 // Monitors are type-stable: a deflated or discarded monitor goes to a free
 // list (its owner word DeflaterMarker, so that a stale reader retries) and
-// is reused by the next inflation; memory is returned only at shutdown.
+// is reused by the next inflation; memory is returned only at shutdown. A
+// deflated monitor reaches the free list only after a handshake with every
+// thread (A6 in Synchronizer.cpp); until then it sits on its deflater's own
+// list, out of the registry.
 //
 //===----------------------------------------------------------------------===//
 #ifndef JITLOCK_RUNTIME_MONITOR_H
@@ -35,10 +40,10 @@ inline constexpr uintptr_t QueuedBit = 0b01;
 /// Owned by some thread that holds the object fast-locked; set by a
 /// contender that inflated it and cannot know which thread that is.
 inline constexpr uintptr_t AnonymousOwner = 0b10;
-/// Set by a deflater (D1 in Synchronizer.cpp) and kept while the monitor is
+/// Set by a deflater (A1 in Synchronizer.cpp) and kept while the monitor is
 /// free. Not a thread address (threads are cache-line aligned) and nonzero,
 /// so inline paths, which only CAS 0 -> self, send it to the runtime, which
-/// retries from the header.
+/// cancels the deflation or retries from the header (A4).
 inline constexpr uintptr_t DeflaterMarker = 0b100;
 
 inline uintptr_t encode(const jitlock_thread *T) {
@@ -73,8 +78,12 @@ public:
       : Object(Object), DisplacedHeader(DisplacedHeader), Owner(OwnerWord),
         Recursions(Recursions) {}
 
-  /// Whether a deflater holds it (D1-D4) or it is free: an enterer that
-  /// finds it so must start over from the object's header.
+  /// What a deflation that has won (A3) leaves in Contentions; enterers
+  /// that count themselves later still read a negative number.
+  static constexpr int32_t DeflatedContentions = INT32_MIN;
+
+  /// Whether a deflater holds it (A1-A3), it was deflated, or it is free:
+  /// not a monitor to take from 0.
   bool isDeflating() const {
     return owner::holder(Owner.load(std::memory_order_relaxed)) ==
            owner::DeflaterMarker;
@@ -90,9 +99,14 @@ public:
   // Line 0.
   void *Object;
   /// The object's header in unlocked form; hash installs CAS it while the
-  /// object is inflated. A deflater seals it (lock bits 00, D3) just before
+  /// object is inflated. A deflater seals it (lock bits 00, A5) just before
   /// writing it back, which sends hash installs to the object's header.
   std::atomic<uint64_t> DisplacedHeader;
+  /// Even, and one step further each time the monitor is reused; odd while
+  /// newMonitor rewrites it for its next object (a sequence lock around
+  /// Object and DisplacedHeader). Readers that no handshake covers check it
+  /// to tell this object's monitor from the same storage reused for another.
+  std::atomic<uint64_t> Generation{0};
   Monitor *RegistryNext = nullptr;
   Monitor *RegistryPrev = nullptr;
 
@@ -107,6 +121,10 @@ public:
   QueueNode *WaitHead = nullptr, *WaitTail = nullptr;
   std::atomic<uint32_t> EntryCount{0};
   std::atomic<uint32_t> WaitCount{0};
+  /// Enterers between their A4 count and their acquisition, plus one per
+  /// deflation cancelled and not yet noticed by its deflater; negative
+  /// (DeflatedContentions and up) once a deflation has won.
+  std::atomic<int32_t> Contentions{0};
 
   /// Appends to / unlinks from one of the two queues; QueueLock held.
   void append(QueueNode::Where Q, QueueNode &N);
@@ -129,11 +147,30 @@ Monitor *newMonitor(void *Object, uint64_t DisplacedHeader, uintptr_t OwnerWord,
 void discardMonitor(Monitor *M);
 /// Calls `Fn(Monitor &)` for each live monitor under the registry lock.
 template <typename Fn> void forEachMonitor(Fn &&F);
-/// Calls `Deflate(Monitor &)` for each live monitor under the registry lock;
-/// unregisters and frees for reuse each one for which it returns true.
-/// Returns how many were freed.
-size_t sweepMonitors(bool (*Deflate)(Monitor &));
+/// Monitors a sweep unregistered, linked through RegistryNext.
+struct DeflatedChain {
+  Monitor *Head = nullptr;
+  Monitor *Tail = nullptr;
+};
+/// Calls `Deflate(Monitor &)` for each live monitor under the registry lock
+/// and unregisters each one for which it returns true, chaining it onto
+/// `Deflated`, still unusable: freeMonitors makes the chain reusable once no
+/// thread can hold an address of them (A6). Returns how many were
+/// unregistered; `Kept` gets how many stayed, as the sweep ends.
+size_t sweepMonitors(bool (*Deflate)(Monitor &), DeflatedChain &Deflated,
+                     uint64_t &Kept);
+/// Puts a chain that sweepMonitors unregistered on the free list.
+void freeMonitors(const DeflatedChain &Deflated);
+/// Registered monitors: installed in a header, or about to be.
 uint64_t monitorsAlive();
+/// Monitors in memory: registered, deflated and waiting for their
+/// handshake (A6), or on the free list.
+uint64_t monitorsAllocated();
+/// Wakes the deflation thread (Deflation.cpp) once monitorsAlive() reaches
+/// it; UINT64_MAX when no thread waits for that.
+extern std::atomic<uint64_t> DeflationTrigger;
+/// Called by the inflation that reached DeflationTrigger.
+void requestDeflation();
 /// Frees every monitor, live or free, restoring the headers of objects that
 /// still point at one. Only while no thread is attached.
 void freeAllMonitors();

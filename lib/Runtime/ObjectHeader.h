@@ -12,6 +12,10 @@
 // A fast lock changes only bits [1:0], so the rest of the word stays
 // readable while the object is fast-locked.
 //
+// How a header names its monitor is this file's alone (encodeMonitor,
+// monitorOf): another storage strategy (a table index, a side table) would
+// change these and what deflation's A5 undoes (Synchronizer.cpp).
+//
 //===----------------------------------------------------------------------===//
 #ifndef JITLOCK_RUNTIME_OBJECTHEADER_H
 #define JITLOCK_RUNTIME_OBJECTHEADER_H

@@ -33,20 +33,18 @@ static jitlock_thread *scanLockStacks(const void *Obj, uint64_t *Holds) {
   return Found;
 }
 
-int jitlock_rt_inspect(const void *Obj, jitlock_lock_info *Info) {
-  if (!Info)
-    return JITLOCK_EINVAL;
+/// One look at `Obj`'s lock. False when the monitor it read was deflated
+/// meanwhile, and perhaps reused for another object: look again.
+static bool inspectOnce(const void *Obj, jitlock_lock_info *Info) {
   *Info = jitlock_lock_info{};
-  if (!Obj)
-    return JITLOCK_ENULL;
   uint64_t H = headerOf(Obj).load(std::memory_order_acquire);
   if (header::isUnlocked(H)) {
     Info->state = JITLOCK_STATE_UNLOCKED;
-    return JITLOCK_OK;
+    return true;
   }
   if (header::isEmbedderOwned(H)) {
     Info->state = JITLOCK_STATE_EMBEDDER;
-    return JITLOCK_OK;
+    return true;
   }
   if (header::isFastLocked(H)) {
     Info->state = JITLOCK_STATE_FAST;
@@ -58,9 +56,10 @@ int jitlock_rt_inspect(const void *Obj, jitlock_lock_info *Info) {
       if (headerOf(Obj).load(std::memory_order_acquire) != H)
         break;
     }
-    return JITLOCK_OK;
+    return true;
   }
-  Monitor &M = *header::monitorOf(H);
+  MonitorRead Read(Obj, H);
+  Monitor &M = Read.monitor();
   Info->state = JITLOCK_STATE_INFLATED;
   Info->entry_queued = M.EntryCount.load(std::memory_order_relaxed);
   Info->waiting = M.WaitCount.load(std::memory_order_relaxed);
@@ -72,6 +71,17 @@ int jitlock_rt_inspect(const void *Obj, jitlock_lock_info *Info) {
     // A deflater's marker reads as unowned: the monitor was idle.
     Info->owner = Owner;
     Info->holds = M.Recursions.load(std::memory_order_relaxed) + 1;
+  }
+  return Read.validate();
+}
+
+int jitlock_rt_inspect(const void *Obj, jitlock_lock_info *Info) {
+  if (!Info)
+    return JITLOCK_EINVAL;
+  *Info = jitlock_lock_info{};
+  if (!Obj)
+    return JITLOCK_ENULL;
+  for (int Try = 0; !inspectOnce(Obj, Info) && Try < 16; ++Try) {
   }
   return JITLOCK_OK;
 }
@@ -93,12 +103,18 @@ int jitlock_rt_holds_lock(const jitlock_thread *T, const void *Obj) {
     return 0;
   if (OnLockStack)
     return 1;
-  uint64_t H = headerOf(Obj).load(std::memory_order_acquire);
-  if (!header::hasMonitor(H))
-    return 0;
-  uintptr_t Holder = owner::holder(
-      header::monitorOf(H)->Owner.load(std::memory_order_acquire));
-  return Holder == owner::encode(T);
+  // Through a monitor, read as inspectOnce reads it: the caller may be one
+  // that no handshake covers.
+  for (int Try = 0;; ++Try) {
+    uint64_t H = headerOf(Obj).load(std::memory_order_acquire);
+    if (!header::hasMonitor(H))
+      return 0;
+    MonitorRead Read(Obj, H);
+    uintptr_t Holder =
+        owner::holder(Read.monitor().Owner.load(std::memory_order_acquire));
+    if (Read.validate() || Try == 15)
+      return Holder == owner::encode(T);
+  }
 }
 
 size_t jitlock_rt_lock_stack(const jitlock_thread *T, void **Out, size_t Cap) {
@@ -246,10 +262,5 @@ void jitlock_rt_enumerate_roots(jitlock_root_fn Fn, void *Ctx) {
 }
 
 uint64_t jitlock_rt_peek_hash(const void *Obj) {
-  if (!Obj || Config.hash_bits == 0)
-    return 0;
-  uint64_t H = headerOf(Obj).load(std::memory_order_acquire);
-  if (header::hasMonitor(H))
-    H = header::monitorOf(H)->DisplacedHeader.load(std::memory_order_acquire);
-  return header::hashOf(H);
+  return Obj ? peekHash(Obj) : 0;
 }

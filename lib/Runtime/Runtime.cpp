@@ -345,6 +345,9 @@ int jitlock_rt_configure(const jitlock_rt_config *In) {
   if (Cfg->compiled_code_misuse > JITLOCK_MISUSE_REPORT)
     return misuse(JITLOCK_EINVAL, nullptr, nullptr,
                   "invalid configuration: unknown compiled_code_misuse");
+  if (deflationThreadRunning())
+    return misuse(JITLOCK_ESTATE, nullptr, nullptr,
+                  "configure while the deflation thread runs");
   RegistryGuard Guard;
   if (!Threads.empty())
     return misuse(JITLOCK_ESTATE, nullptr, nullptr,
@@ -354,6 +357,20 @@ int jitlock_rt_configure(const jitlock_rt_config *In) {
 }
 
 int jitlock_rt_shutdown(void) {
+  // The deflation thread would sweep monitors being freed: stopped first,
+  // unless shutdown is refused anyway.
+  if (deflationThreadRunning()) {
+    bool Attached;
+    {
+      RegistryGuard Guard;
+      Attached = !Threads.empty();
+    }
+    if (Attached)
+      return misuse(JITLOCK_ESTATE, nullptr, nullptr,
+                    "shutdown while threads are attached");
+    if (int Err = stopDeflationThread())
+      return Err;
+  }
   // Held throughout, so that no thread attaches and inflates meanwhile.
   RegistryGuard Guard;
   if (!Threads.empty())

@@ -17,8 +17,8 @@
 //       On success push obj; on failure enter().
 // Inflated enter, inline part:
 //   M1  m = h - 0b10; o = load m.owner (relaxed). If o == self: M2. If o
-//       is nonzero (anonymous owner, queued bit, another owner, DEFLATER):
-//       enter(), with no CAS (a failing CAS would still take the owner's
+//       is nonzero (anonymous owner, queued bit, another owner, DEFLATER of
+//       A1): enter(), with no CAS (a failing CAS would still take the owner's
 //       cache line). If o == 0: CAS m.owner 0 -> self, acquire (the
 //       acquisition); on failure enter().
 //       The monitor's fields are reached through the relaxed header load:
@@ -59,29 +59,70 @@
 //       runtime. Restore-locks acquires an elided object nobody holds by H1
 //       too, so its holds live in monitors.
 //
-// Deflation (jitlock_rt_deflate_idle), for each registered monitor m:
-//   D1  CAS m.owner 0 -> DEFLATER, acquire. It fails for an owned, an
+// Deflation, concurrent with the mutators (Deflation.cpp). A deflater sweeps
+// the registry holding the operation lock (Safepoint.cpp), so that no
+// safepoint or handshake runs meanwhile (inside its own safepoint it holds
+// it already), and for each registered monitor m:
+//   A1  CAS m.owner 0 -> DEFLATER, acquire. It fails for an owned, an
 //       anonymous and a queued monitor (the queued bit makes the word
 //       nonzero): skip m.
-//   D2  under m's queue lock, if the entry queue or the wait set is
-//       non-empty or the recursion count is not 0: m.owner = 0 and skip m.
-//       From D1 on nobody joins a queue: an enterer that finds DEFLATER
-//       never queues, and only an owner can wait. The queues play the part
-//       of HotSpot's contention count.
-//   D3  seal the displaced header (bits 01 -> 00), so that a hash install
-//       started meanwhile re-reads the object header instead of writing a
-//       hash the restore would lose; then CAS header monitor|10 -> displaced
-//       header with bits 01, release, waiting out the embedder's 11.
-//   D4  unregister m and free it for reuse, its owner still DEFLATER.
-// The enterer's side, in the runtime: a monitor whose owner is DEFLATER, or
-// that the header no longer names once the enterer has taken it, is not the
-// object's lock any more; the enterer gives back what it took and starts
-// over at E1. Inline M1 fails on DEFLATER (nonzero) and comes here.
-// D1-D4 run inside a safepoint (Safepoint.cpp): inline M1/N1 cannot
-// re-check the header, so no thread may hold m's address from an earlier
-// header load when m is reused. Inline code never polls between its header
-// load and its CAS, and a thread parked on m is in m's queues, which D2
-// leaves alone; so once every thread is stopped, none holds such an address.
+//   A2  re-check: m.contentions == 0, the entry queue and the wait set
+//       empty (their counts) and m.recursions == 0; otherwise abort. Only an
+//       owner joins the wait set, before the release that A1 acquired; a
+//       notify moves waiters to the entry queue only for an owner, and its
+//       queued bit makes A1 fail. So no queue changes unseen from A1 on.
+//   A3  CAS m.contentions 0 -> DEFLATED (INT32_MIN), acq_rel: the decision.
+//       It fails once an enterer has counted itself (A4): abort. Once it
+//       succeeds nobody takes m again: the owner stays DEFLATER, and every
+//       later count reads negative.
+//   Abort: CAS m.owner DEFLATER -> 0, release. If that fails an enterer
+//       cancelled the deflation (A4) and owns m: the deflater takes back the
+//       contention that enterer added for it.
+// The enterer's side, in the runtime (enterMonitor):
+//   A4  before it spins, queues or touches a DEFLATER owner, an enterer adds
+//       one to m.contentions. A negative result: A3 has won. It takes the
+//       one back, does A5 for its object itself (the deflater may be
+//       descheduled right after A3) and starts over at E1. Otherwise no
+//       deflation of m passes A3 until the enterer has acquired m and taken
+//       the one back; and finding DEFLATER (a deflater between A1 and its
+//       abort) it may cancel: CAS m.owner DEFLATER -> self, acquire, which
+//       makes it the owner, then add one more contention, which keeps A3
+//       failing until that deflater's abort sees its own CAS fail and takes
+//       the one back. Without the extra one, an enterer that cancelled and
+//       gave back its own count would let a late A3 deflate an owned m.
+//   A5  restore the header: seal m's displaced header (bits 01 -> 00), so
+//       that a hash install started meanwhile fails its CAS and re-reads
+//       the object's header instead of writing a hash the restore would
+//       lose; then CAS the header m|10 -> the displaced header with bits 01,
+//       release, waiting out the embedder's 11. A sealed word never changes,
+//       so the deflater and any helping enterer write the same header, and
+//       the first CAS wins.
+//   A6  unregister m (the sweep), then run a handshake with every thread
+//       (jitlock_rt_handshake_all), and only then put m on the free list,
+//       from which the next inflation reuses it. Inside a safepoint every
+//       other thread is stopped or safe already: m is freed at once.
+// Why the inline paths need no change: they CAS an owner word only 0 ->
+// self (M1) and self -> 0 (N3), and trust a recursion count only beside
+// owner == self (M2, N2). DEFLATER is nonzero and never self, so M1, N2 and
+// N3 send it to the runtime, which runs A4; an M1 CAS that wins before A1
+// makes A1 fail. What they cannot do is re-check the header after loading
+// it, and A6 covers that: m may be reused for another object only once no
+// thread holds its address from a header load made before A5. Inline code
+// never polls between its header load and its CAS, and a handshake
+// completes for a thread only at a poll or while it is safe (native or
+// blocked), where it runs no inline code. In the runtime, a thread that
+// blocks (parks) holding m's address is in m's queues or counted in
+// m.contentions, which A2 and A3 refuse.
+// Readers that a handshake does not cover, because they may run on a thread
+// that is not attached (an identity hash, a hash peek, the queries), check
+// m.generation (MonitorRead in Synchronizer.h):
+// even, and bumped when m is reused (odd meanwhile, a sequence lock); what
+// they read of m is the object's if the header still names m and the
+// generation did not move.
+// Storage: the header names m by its address (tag 10). Another strategy (an
+// index into a table of monitors, a side table keyed by the object) changes
+// how the header names m (ObjectHeader.h) and what A5 undoes; A1-A4 and A6
+// are about m alone and stay as they are.
 //
 // Everything else lives here: inflation (contention with an anonymous owner,
 // non-adjacent re-entry, a full lock stack, wait), the anonymous owner
@@ -279,25 +320,39 @@ static void waitInEntryQueue(jitlock_thread &T, Monitor &M) {
   }
 }
 
-/// Joins `M`'s entry queue and sleeps until `T` owns `M`. Returns false,
-/// without queueing, when `M` is being deflated.
-static bool enterQueued(jitlock_thread &T, Monitor &M) {
+/// takeFreeMonitor, or, finding a deflater's marker, cancel its deflation
+/// by taking the owner word from it (A4). Only while `T` is counted in
+/// `M.Contentions`, which keeps the deflation from winning.
+static bool takeOrCancelDeflation(jitlock_thread &T, Monitor &M) {
+  if (takeFreeMonitor(T, M))
+    return true;
+  uintptr_t Marker = owner::DeflaterMarker;
+  if (M.Owner.load(std::memory_order_relaxed) != Marker ||
+      !M.Owner.compare_exchange_strong(Marker, owner::encode(&T),
+                                       std::memory_order_acquire,
+                                       std::memory_order_relaxed))
+    return false;
+  // One for the deflater to take back once its abort notices (A4).
+  M.Contentions.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+/// Joins `M`'s entry queue and sleeps until `T` owns `M`; `T` is counted in
+/// `M.Contentions`.
+static void enterQueued(jitlock_thread &T, Monitor &M) {
   QueueNode &Node = T.Node;
   M.QueueLock.lock();
   for (;;) {
-    if (takeFreeMonitor(T, M)) {
+    if (takeOrCancelDeflation(T, M)) {
       M.QueueLock.unlock();
-      return true;
-    }
-    uintptr_t W = M.Owner.load(std::memory_order_relaxed);
-    // D2 relies on nobody queueing once the deflater holds the monitor.
-    if (owner::holder(W) == owner::DeflaterMarker) {
-      M.QueueLock.unlock();
-      return false;
+      return;
     }
     // Once the queued bit is set, the owner's CAS self -> 0 (N3) fails, so
     // its exit goes through releaseMonitor() and the queue lock, after us.
-    if (owner::holder(W) != 0 &&
+    // A deflater's marker never carries it: A1 needs 0, and we cancel.
+    uintptr_t W = M.Owner.load(std::memory_order_relaxed);
+    uintptr_t Holder = owner::holder(W);
+    if (Holder != 0 && Holder != owner::DeflaterMarker &&
         (owner::isQueued(W) ||
          M.Owner.compare_exchange_strong(W, W | owner::QueuedBit,
                                          std::memory_order_relaxed)))
@@ -312,14 +367,15 @@ static bool enterQueued(jitlock_thread &T, Monitor &M) {
   markBlocked(T, &M);
   waitInEntryQueue(T, M);
   markUnblocked(T);
-  return true;
 }
 
 static void releaseMonitor(Monitor &M, jitlock_thread &Self);
 
 /// `T` has just taken `M`, found through `Obj`'s header. Keeps it if the
-/// header still names it; otherwise `M` was deflated and reused for another
-/// object meanwhile, and `T` gives it back.
+/// header still names it. For a caller that a handshake covers it always
+/// does (A6); the check keeps a caller that none covers, such as a VM
+/// thread restoring locks for a thread it stopped by other means, from
+/// keeping a monitor that was reused for another object meanwhile.
 static bool keepIfInstalled(jitlock_thread &T, Monitor &M, void *Obj) {
   if (loadStableHeader(Obj) == encodeMonitor(&M))
     return true;
@@ -331,13 +387,37 @@ bool takeInstalledMonitor(jitlock_thread &T, Monitor &M, void *Obj) {
   return takeFreeMonitor(T, M) && keepIfInstalled(T, M, Obj);
 }
 
+/// The contended part of enterMonitor, counted in `M.Contentions` (A4):
+/// spin, then queue, until `T` owns `M`. False when a deflation of `M` has
+/// won; `Obj`'s header is restored then, and the caller starts over.
+static bool enterContended(jitlock_thread &T, Monitor &M, void *Obj) {
+  if (M.Contentions.fetch_add(1, std::memory_order_acq_rel) < 0) {
+    M.Contentions.fetch_sub(1, std::memory_order_relaxed);
+    restoreHeader(M, Obj); // A5, in case the deflater is not there yet.
+    return false;
+  }
+  if (!M.isDeflating())
+    bump(T.Stats.ContendedEnters);
+  // A bounded spin: most critical sections end sooner than a park would.
+  // Probes back off exponentially (up to 32 pauses apart): each probe
+  // pulls the owner word's line away from the owner, who must fetch it
+  // back to release.
+  bool Taken = takeOrCancelDeflation(T, M);
+  for (uint32_t I = 0; I < Config.spin_limit && !Taken; ++I) {
+    for (uint32_t P = 1u << (I < 5 ? I : 5); P; --P)
+      spinPause();
+    Taken = takeOrCancelDeflation(T, M);
+  }
+  if (!Taken)
+    enterQueued(T, M);
+  M.Contentions.fetch_sub(1, std::memory_order_release);
+  return true;
+}
+
 bool enterMonitor(jitlock_thread &T, Monitor &M, void *Obj) {
   // M1, widened to a monitor that is free while threads are queued.
-  bool Taken = takeFreeMonitor(T, M);
-  if (!Taken) {
+  if (!takeFreeMonitor(T, M)) {
     uintptr_t Holder = owner::holder(M.Owner.load(std::memory_order_relaxed));
-    if (Holder == owner::DeflaterMarker)
-      return false;
     // Re-entry of an object a contender inflated: fix the owner first.
     if (Holder == owner::AnonymousOwner && LockStack(T).contains(Obj)) {
       inflateOwned(T, Obj)->addRecursion();
@@ -348,19 +428,7 @@ bool enterMonitor(jitlock_thread &T, Monitor &M, void *Obj) {
       M.addRecursion();
       return true;
     }
-    bump(T.Stats.ContendedEnters);
-    // A bounded spin: most critical sections end sooner than a park would.
-    // Probes back off exponentially (up to 32 pauses apart): each probe
-    // pulls the owner word's line away from the owner, who must fetch it
-    // back to release.
-    for (uint32_t I = 0; I < Config.spin_limit && !Taken; ++I) {
-      for (uint32_t P = 1u << (I < 5 ? I : 5); P; --P)
-        spinPause();
-      Taken = takeFreeMonitor(T, M);
-      if (!Taken && M.isDeflating())
-        return false;
-    }
-    if (!Taken && !enterQueued(T, M))
+    if (!enterContended(T, M, Obj))
       return false;
   }
   if (!keepIfInstalled(T, M, Obj))
@@ -376,8 +444,7 @@ Monitor *enterInflated(jitlock_thread &T, void *Obj) {
       Monitor *M = monitorOf(H);
       if (enterMonitor(T, *M, Obj))
         return M;
-      spinPause(); // Being deflated: the header changes soon.
-      continue;
+      continue; // Deflated: the header no longer names M.
     }
     if (isUnlocked(H)) {
       if (Monitor *M = inflateUnlocked(T, Obj, H))
@@ -468,8 +535,7 @@ void unlockUnlisted(jitlock_thread &T, void *Obj) {
     if (hasMonitor(H)) { // E3
       if (enterMonitor(T, *monitorOf(H), Obj))
         return JITLOCK_OK;
-      spinPause(); // Being deflated: the header changes soon.
-      continue;
+      continue; // Deflated: the header no longer names the monitor.
     }
     if (Config.locking_mode == JITLOCK_LOCKING_HEAVY && isUnlocked(H)) {
       if (inflateUnlocked(T, Obj, H)) // H1
@@ -700,28 +766,59 @@ static uint64_t nextHash(jitlock_thread *T) {
   return Hash ? Hash : 1;
 }
 
+std::atomic<IdentityHashHook> IdentityHashTestHook{nullptr};
+
+static void runIdentityHashHook(IdentityHashStage Stage, void *Obj) {
+  if (IdentityHashHook Hook =
+          IdentityHashTestHook.load(std::memory_order_relaxed))
+    Hook(Stage, Obj);
+}
+
+namespace {
+/// Backs off while a deflation restores a header, as a caller that no
+/// handshake covers cannot help it.
+void waitForHeaderChange(unsigned &Round) {
+  if (++Round < 64)
+    spinPause();
+  else
+    sched_yield();
+}
+} // namespace
+
 uint64_t identityHash(jitlock_thread *T, void *Obj) {
   if (Config.hash_bits == 0)
     return 0;
   auto Header = headerOf(Obj);
-  for (;;) {
+  for (unsigned Round = 0;;) {
     uint64_t H = loadStableHeader(Obj);
     if (hasMonitor(H)) {
-      // The unlocked header lives in the monitor while inflated.
-      std::atomic<uint64_t> &Displaced = monitorOf(H)->DisplacedHeader;
-      uint64_t D = Displaced.load(std::memory_order_acquire);
-      for (;;) {
-        if (uint64_t Hash = hashOf(D))
-          return Hash;
-        // Sealed by a deflater (D3): install in the restored header.
-        if (!isUnlocked(D))
-          break;
-        uint64_t New = nextHash(T);
-        if (Displaced.compare_exchange_weak(D, withHash(D, New),
-                                            std::memory_order_acq_rel))
-          return New;
+      runIdentityHashHook(IdentityHashStage::MonitorLoaded, Obj);
+      // The unlocked header lives in the monitor while inflated. The caller
+      // may not be covered by handshakes (it may be unattached, or native):
+      // M may have been deflated and reused for another object since the
+      // header load, so whatever is read of it is checked (A6's readers).
+      MonitorRead Read(Obj, H);
+      std::atomic<uint64_t> &Displaced = Read.monitor().DisplacedHeader;
+      uint64_t D = Displaced.load(std::memory_order_relaxed);
+      runIdentityHashHook(IdentityHashStage::DisplacedLoaded, Obj);
+      if (!Read.validate())
+        continue;
+      if (uint64_t Hash = hashOf(D))
+        return Hash;
+      // Sealed by a deflater (A5): install in the restored header.
+      if (!isUnlocked(D)) {
+        waitForHeaderChange(Round);
+        continue;
       }
-      spinPause();
+      uint64_t New = nextHash(T);
+      // If M was reused since the check, this CAS may land on another
+      // object's identical unhashed word: the check after it says so, and
+      // that object keeps a hash nobody has seen yet, while this one starts
+      // over.
+      if (Displaced.compare_exchange_strong(D, withHash(D, New),
+                                            std::memory_order_acq_rel) &&
+          Read.validate())
+        return New;
       continue;
     }
     if (uint64_t Hash = hashOf(H))
@@ -732,6 +829,22 @@ uint64_t identityHash(jitlock_thread *T, void *Obj) {
     if (Header.compare_exchange_strong(H, withHash(H, New),
                                        std::memory_order_acq_rel))
       return New;
+  }
+}
+
+uint64_t peekHash(const void *Obj) {
+  if (Config.hash_bits == 0)
+    return 0;
+  for (unsigned Round = 0;;) {
+    // Not waiting out the embedder's 11: a collector may peek meanwhile.
+    uint64_t H = headerOf(Obj).load(std::memory_order_acquire);
+    if (!hasMonitor(H))
+      return hashOf(H);
+    MonitorRead Read(Obj, H);
+    uint64_t D = Read.monitor().DisplacedHeader.load(std::memory_order_relaxed);
+    if (Read.validate())
+      return hashOf(D);
+    waitForHeaderChange(Round);
   }
 }
 

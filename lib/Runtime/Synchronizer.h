@@ -4,8 +4,10 @@
 
 #include "Config.h"
 #include "Monitor.h"
+#include "ObjectHeader.h"
 #include "Thread.h"
 
+#include <atomic>
 #include <cstdint>
 
 namespace jitlock {
@@ -25,7 +27,49 @@ inline int checkCaller(jitlock_thread *Self, void *Obj, const char *What,
 // (Enter and exit are jitlock_rt_monitor_enter/exit, in Synchronizer.cpp.)
 int wait(jitlock_thread &T, void *Obj, bool Timed, uint64_t TimeoutNs);
 int notify(jitlock_thread &T, void *Obj, bool All);
+/// `T` may be null, or a thread that no handshake covers (native).
 uint64_t identityHash(jitlock_thread *T, void *Obj);
+/// The installed hash, or 0; from any thread.
+uint64_t peekHash(const void *Obj);
+
+/// A read of the monitor `M` that `Obj`'s header `H` named, by a thread that
+/// no handshake covers (one not attached, or native): M may be deflated and
+/// reused for another object under it (A6's readers in Synchronizer.cpp).
+class MonitorRead {
+public:
+  MonitorRead(const void *Obj, uint64_t H)
+      : Obj(Obj), H(H), M(*header::monitorOf(H)),
+        Gen(M.Generation.load(std::memory_order_acquire)) {}
+
+  Monitor &monitor() const { return M; }
+
+  /// Whether the fields read of M since construction were those of `Obj`'s
+  /// monitor: the header still names M and M was not reused meanwhile. A
+  /// reuse bumps the generation (odd) before it writes M's fields, so a
+  /// field read of the next object's is followed by a generation read that
+  /// shows it.
+  bool validate() const {
+    std::atomic_thread_fence(std::memory_order_acquire);
+    return Gen % 2 == 0 && headerOf(Obj).load(std::memory_order_acquire) == H &&
+           M.Generation.load(std::memory_order_relaxed) == Gen;
+  }
+
+private:
+  const void *Obj;
+  uint64_t H;
+  Monitor &M;
+  uint64_t Gen;
+};
+
+/// Where identityHash calls IdentityHashTestHook: once it has loaded a
+/// header naming a monitor, and once it has read that monitor's displaced
+/// header.
+enum class IdentityHashStage { MonitorLoaded, DisplacedLoaded };
+using IdentityHashHook = void (*)(IdentityHashStage Stage, void *Obj);
+/// For tests only, which set it to force a deflation and reuse of the
+/// monitor in the middle of a hash (the runtime never sets it). Null: one
+/// relaxed load per hash of an inflated object, and nothing else.
+extern std::atomic<IdentityHashHook> IdentityHashTestHook;
 
 // Building blocks shared with restore-locks, queries and thread exit.
 
@@ -56,9 +100,11 @@ void unlockUnlisted(jitlock_thread &T, void *Obj);
 /// returns false if the header no longer names it (deflated and reused).
 bool takeInstalledMonitor(jitlock_thread &T, Monitor &M, void *Obj);
 
-/// Takes `Obj`'s monitor `M` for `T`, spinning and then parking as needed.
-/// Returns false, holding nothing more, when `M` is being deflated or is no
-/// longer `Obj`'s: the caller starts over from the header.
+/// Takes `Obj`'s monitor `M` for `T`, spinning and then parking as needed,
+/// or cancelling a deflation of `M` in progress (A4). Returns false, holding
+/// nothing more, when a deflation of `M` has won (`Obj`'s header is then
+/// restored) or `M` is no longer `Obj`'s: the caller starts over from the
+/// header.
 bool enterMonitor(jitlock_thread &T, Monitor &M, void *Obj);
 
 /// H1: installs a new monitor owned by `T` on an object whose header is the
@@ -84,6 +130,28 @@ unsigned releaseAllLocks(jitlock_thread &T);
 
 /// Whether `T` holds any lock, fast or inflated.
 bool holdsAnyLock(jitlock_thread &T);
+
+// Deflation (Deflation.cpp).
+
+/// A5: gives `Obj` its header back from `M`, whose deflation has won (A3),
+/// unless that was done already. For the deflater, and for an enterer that
+/// found M deflated through `Obj`'s header.
+void restoreHeader(Monitor &M, void *Obj);
+
+/// Where a deflater calls DeflationTestHook, under the registry lock: once
+/// it has marked `M`'s owner (A1), and once its deflation has won (A3), just
+/// before the header is restored (A5).
+enum class DeflationStage { OwnerMarked, Decided };
+using DeflationHook = void (*)(DeflationStage Stage, Monitor &M);
+/// For tests only, as IdentityHashTestHook: they run enterers in between.
+extern std::atomic<DeflationHook> DeflationTestHook;
+
+/// Whether the deflation thread runs.
+bool deflationThreadRunning();
+/// Stops the deflation thread: JITLOCK_ESTATE when it is not running, or
+/// when the caller holds a safepoint or runs a handshake operation (the
+/// thread may be waiting for that).
+int stopDeflationThread();
 
 } // namespace jitlock
 

@@ -151,6 +151,8 @@ void setupLightweight(const benchmark::State &);
 /// docs/benchmarks.md know.
 void registerMonitorBenchmarks();
 void registerSafepointBenchmarks();
+/// deflation/<monitors>/<mutators> (DeflationBench.cpp).
+void registerDeflationBenchmarks(void (*Setup)(const benchmark::State &));
 
 /// The poll kernel that --jitlock-poll-loop=<path>:<n> names; NumKernels for
 /// none.

@@ -322,6 +322,7 @@ int main(int Argc, char **Argv) {
   addContext(L);
   registerMonitorBenchmarks();
   registerSafepointBenchmarks();
+  registerDeflationBenchmarks(setupLightweight);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return ExitOk;

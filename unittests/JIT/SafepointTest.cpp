@@ -443,13 +443,24 @@ private:
 };
 
 /// runExample on `Example` from an attached caller, with its VM thread and
-/// the test's at the same time.
-void runUnderSafepoints(const char *Example) {
+/// the test's at the same time; with `DeflationThread`, the runtime's
+/// deflation thread too, deflating whatever is idle every millisecond while
+/// the inline fast paths run.
+void runUnderSafepoints(const char *Example, bool DeflationThread = false) {
   JitOptions Opts;
   Opts.PollsDefault = PollMode::Auto;
   auto S = JitSession::loadFile(
       std::string(JITLOCK_EXAMPLES_DIR "/") + Example + ".ll", Opts);
   ASSERT_TRUE(!!S) << toString(S.takeError());
+  jitlock_deflation_stats D0{};
+  jitlock_rt_get_deflation_stats(&D0);
+  if (DeflationThread) {
+    jitlock_deflation_policy P;
+    jitlock_rt_default_deflation_policy(&P);
+    P.period_ms = 1;
+    P.idle_threshold = 1;
+    ASSERT_EQ(jitlock_rt_start_deflation(&P), JITLOCK_OK);
+  }
   {
     BackToBackSafepoints Vm;
     // An attached caller: runExample must make its waits native itself,
@@ -477,6 +488,18 @@ void runUnderSafepoints(const char *Example) {
         << "DeflateEvery = 1 deflates in every safepoint";
     EXPECT_GT(Taken, 0u);
   }
+  if (DeflationThread) {
+    ASSERT_EQ(jitlock_rt_stop_deflation(), JITLOCK_OK);
+    jitlock_deflation_stats D1{};
+    jitlock_rt_get_deflation_stats(&D1);
+    EXPECT_GT(D1.thread_cycles, D0.thread_cycles);
+    std::printf(
+        "  %s: the deflation thread ran %llu cycles; %llu monitors "
+        "deflated (every deflater), %llu cancelled by enterers\n",
+        Example, (unsigned long long)(D1.thread_cycles - D0.thread_cycles),
+        (unsigned long long)(D1.monitors_deflated - D0.monitors_deflated),
+        (unsigned long long)(D1.cancelled - D0.cancelled));
+  }
   // Inflated headers live in the session's memory: restored before it goes.
   EXPECT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
 }
@@ -488,6 +511,20 @@ TEST(SafepointJitTest, RunExampleWaitsNativeUnderSafepoints) {
     Dog.phase(std::string("runExample on ") + Example);
     SCOPED_TRACE(Example);
     runUnderSafepoints(Example);
+  }
+}
+
+// The same with the deflation thread on: the inline paths meet monitors
+// being deflated (A1-A6 in lib/Runtime/Synchronizer.cpp) and the invariants
+// hold.
+TEST(SafepointJitTest, RunExampleUnderTheDeflationThread) {
+  ASSERT_EQ(jitlock_rt_current(), nullptr);
+  Watchdog Dog(std::chrono::seconds(90));
+  for (const char *Example : {"counter", "prodcons", "bank"}) {
+    Dog.phase(std::string("runExample with the deflation thread on ") +
+              Example);
+    SCOPED_TRACE(Example);
+    runUnderSafepoints(Example, /*DeflationThread=*/true);
   }
 }
 

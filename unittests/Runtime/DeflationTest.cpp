@@ -3,15 +3,25 @@
 // jitlock_rt_deflate_idle restores every idle monitor's object to its exact
 // unlocked header (hash and embedder bits kept) and frees the monitor for
 // reuse; busy monitors (owned, recursive, waited on, entry-queued,
-// anonymously owned) are left alone. Every call here is made while the
-// other attached threads are stopped: blocked in our own code, parked in the
-// runtime, or finished.
+// anonymously owned) are left alone. Unless a test says otherwise, every
+// call here is made while the other attached threads are idle: native in our
+// own code, parked in the runtime, or finished.
+//
+// The races of the concurrent protocol (A1-A6 in Synchronizer.cpp) are forced
+// here, one interleaving at a time, through the runtime's test hooks: an
+// enterer that cancels a deflation or finds it decided, and an identity hash
+// whose monitor is deflated and reused for another object under it. The
+// deflation thread's policy and misuse close the file; the random stress is
+// in DeflationStressTest.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "RuntimeTestUtil.h"
 
+#include "Synchronizer.h"
+
 #include <cinttypes>
 #include <cstdio>
+#include <functional>
 #include <random>
 #include <set>
 
@@ -361,6 +371,343 @@ TEST_F(DeflationTest, RestoreLocksAfterDeflation) {
   EXPECT_EQ(jitlock_rt_deflate_idle(), 1u);
   EXPECT_EQ(a->hdr(), kUnlockedHeader);
   EXPECT_EQ(b->hdr(), kUnlockedHeader);
+}
+
+//===-- Forced interleavings of the concurrent protocol -------------------===//
+
+/// Installs a runtime test hook for the scope; the closure runs where the
+/// runtime calls the hook.
+template <typename Stage, typename Arg> class HookScope {
+public:
+  using Fn = std::function<void(Stage, Arg)>;
+  HookScope(std::atomic<void (*)(Stage, Arg)> &Slot, Fn F) : Slot(Slot) {
+    Current() = std::move(F);
+    Slot.store(&trampoline);
+  }
+  ~HookScope() {
+    Slot.store(nullptr);
+    Current() = nullptr;
+  }
+
+private:
+  static Fn &Current() {
+    static Fn F;
+    return F;
+  }
+  static void trampoline(Stage S, Arg A) { Current()(S, A); }
+  std::atomic<void (*)(Stage, Arg)> &Slot;
+};
+using HashHook = HookScope<jitlock::IdentityHashStage, void *>;
+using DeflaterHook = HookScope<jitlock::DeflationStage, jitlock::Monitor &>;
+
+inline jitlock_deflation_stats deflationStats() {
+  jitlock_deflation_stats s{};
+  jitlock_rt_get_deflation_stats(&s);
+  return s;
+}
+
+// A4, cancel: an enterer finds the deflater's marker in the owner word (after
+// A1, before A3), takes the monitor from it and releases it again; the
+// deflation gives up, the monitor stays the object's and still works.
+TEST_F(DeflationTest, EntererCancelsADeflationInProgress) {
+  Obj *a = newObj();
+  inflateIdle(a);
+  uintptr_t m = monitorAddr(a);
+  Worker w;
+  int fired = 0;
+  jitlock_deflation_stats s0 = deflationStats();
+  {
+    DeflaterHook hook(jitlock::DeflationTestHook,
+                      [&](jitlock::DeflationStage stage, jitlock::Monitor &) {
+                        if (stage != jitlock::DeflationStage::OwnerMarked ||
+                            fired++)
+                          return;
+                        w.call([&] {
+                          jitlock_thread *t = w.thread();
+                          EXPECT_EQ(jitlock_rt_monitor_enter(t, a), JITLOCK_OK);
+                          EXPECT_EQ(inspect(a).owner, t);
+                          EXPECT_EQ(jitlock_rt_monitor_exit(t, a), JITLOCK_OK);
+                        });
+                      });
+    EXPECT_EQ(jitlock_rt_deflate_idle(), 0u) << "the enterer won";
+  }
+  ASSERT_EQ(fired, 1);
+  jitlock_deflation_stats s1 = deflationStats();
+  EXPECT_EQ(s1.cancelled - s0.cancelled, 1u);
+  EXPECT_EQ(s1.handshakes, s0.handshakes) << "nothing to free, no handshake";
+  EXPECT_EQ(monitorAddr(a), m);
+  EXPECT_EQ(a->lowBits(), kMonitor);
+  jitlock_lock_info i = inspect(a);
+  EXPECT_EQ(i.owner, nullptr);
+  EXPECT_EQ(i.entry_queued, 0u);
+  // Owner word and contention count are back to a free monitor's.
+  ASSERT_EQ(enter(a), JITLOCK_OK);
+  EXPECT_EQ(inspect(a).owner, self);
+  ASSERT_EQ(exit(a), JITLOCK_OK);
+  EXPECT_EQ(jitlock_rt_deflate_idle(), 1u);
+  EXPECT_EQ(a->hdr(), kUnlockedHeader);
+}
+
+// A4, too late: an enterer finds the deflation decided (A3) before the
+// header is restored. It restores the header itself (A5) and fast-locks the
+// object; the deflater's own A5 then finds its work done.
+TEST_F(DeflationTest, EntererFindsTheDeflationDecidedAndHelps) {
+  Obj *a = newObj();
+  uint64_t h = jitlock_rt_identity_hash(self, a);
+  inflateIdle(a);
+  const uint64_t restored = kUnlockedHeader | ((h << kHashShift) & kHashMask);
+  Worker w;
+  int fired = 0;
+  {
+    DeflaterHook hook(
+        jitlock::DeflationTestHook,
+        [&](jitlock::DeflationStage stage, jitlock::Monitor &) {
+          if (stage != jitlock::DeflationStage::Decided || fired++)
+            return;
+          EXPECT_EQ(a->lowBits(), kMonitor) << "not restored yet";
+          w.call([&] {
+            jitlock_thread *t = w.thread();
+            EXPECT_EQ(jitlock_rt_monitor_enter(t, a), JITLOCK_OK);
+            EXPECT_EQ(inspect(a).state, JITLOCK_STATE_FAST);
+            EXPECT_EQ(jitlock_rt_monitor_exit(t, a), JITLOCK_OK);
+          });
+          EXPECT_EQ(a->hdr(), restored) << "restored by the enterer";
+        });
+    EXPECT_EQ(jitlock_rt_deflate_idle(), 1u);
+  }
+  ASSERT_EQ(fired, 1);
+  EXPECT_EQ(a->hdr(), restored);
+  EXPECT_EQ(jitlock_rt_peek_hash(a), h);
+  EXPECT_EQ(stats().monitors_alive, 0u);
+}
+
+// The identity-hash race: the hash loads monitor m from a's header, and m is
+// deflated and reused for b before the hash reads m's displaced header. The
+// hook runs on the hashing thread itself (its own handshake runs there), as
+// for a caller that no handshake covers. b is hashed or not.
+class HashReuseTest : public DeflationTest,
+                      public ::testing::WithParamInterface<bool> {};
+
+TEST_P(HashReuseTest, HashRechecksTheMonitorAfterReuse) {
+  const bool bHashed = GetParam();
+  Obj *a = newObj(), *b = newObj();
+  const uint64_t hb = bHashed ? jitlock_rt_identity_hash(self, b) : 0;
+  inflateIdle(a);
+  const uintptr_t m = monitorAddr(a);
+  int fired = 0;
+  uint64_t ha;
+  {
+    HashHook hook(jitlock::IdentityHashTestHook,
+                  [&](jitlock::IdentityHashStage stage, void *obj) {
+                    if (stage != jitlock::IdentityHashStage::MonitorLoaded ||
+                        obj != a || fired++)
+                      return;
+                    EXPECT_EQ(jitlock_rt_deflate_idle(), 1u);
+                    inflateIdle(b);
+                  });
+    ha = jitlock_rt_identity_hash(self, a);
+  }
+  ASSERT_EQ(fired, 1);
+  ASSERT_EQ(monitorAddr(b), m) << "the interleaving did not happen: b did "
+                                  "not get a's deflated monitor";
+  EXPECT_NE(ha, 0u);
+  EXPECT_NE(ha, hb) << "a got b's hash";
+  EXPECT_EQ(jitlock_rt_peek_hash(a), ha) << "a's hash is not a's";
+  EXPECT_EQ(jitlock_rt_peek_hash(b), hb) << "b's hash changed";
+  EXPECT_EQ(jitlock_rt_identity_hash(self, a), ha);
+  EXPECT_EQ(a->hdr(), kUnlockedHeader | ((ha << kHashShift) & kHashMask));
+}
+
+INSTANTIATE_TEST_SUITE_P(DeflationTest, HashReuseTest, ::testing::Bool(),
+                         [](const auto &info) {
+                           return info.param ? "OtherObjectHashed"
+                                             : "OtherObjectUnhashed";
+                         });
+
+// The same race, and back: m goes to b, then, after the hash has read b's
+// displaced header, back to a. The header names m again when the hash
+// checks it; only m's generation tells that what was read was b's.
+TEST_F(DeflationTest, HashRechecksTheGenerationAfterReuseAndBack) {
+  Obj *a = newObj(), *b = newObj();
+  const uint64_t hb = jitlock_rt_identity_hash(self, b);
+  inflateIdle(a);
+  const uintptr_t m = monitorAddr(a);
+  int loaded = 0, read = 0;
+  uint64_t ha;
+  {
+    HashHook hook(
+        jitlock::IdentityHashTestHook,
+        [&](jitlock::IdentityHashStage stage, void *obj) {
+          if (obj != a)
+            return;
+          if (stage == jitlock::IdentityHashStage::MonitorLoaded && !loaded++) {
+            EXPECT_EQ(jitlock_rt_deflate_idle(), 1u);
+            inflateIdle(b);
+            EXPECT_EQ(monitorAddr(b), m);
+          } else if (stage == jitlock::IdentityHashStage::DisplacedLoaded &&
+                     !read++) {
+            EXPECT_EQ(jitlock_rt_deflate_idle(), 1u);
+            inflateIdle(a);
+          }
+        });
+    ha = jitlock_rt_identity_hash(self, a);
+  }
+  ASSERT_EQ(read, 2) << "the hash did not start over";
+  ASSERT_EQ(monitorAddr(a), m) << "the interleaving did not happen";
+  EXPECT_NE(ha, hb) << "a got b's hash";
+  EXPECT_EQ(jitlock_rt_peek_hash(a), ha);
+  EXPECT_EQ(jitlock_rt_peek_hash(b), hb);
+  EXPECT_EQ(jitlock_rt_deflate_idle(), 1u);
+  EXPECT_EQ(a->hdr(), kUnlockedHeader | ((ha << kHashShift) & kHashMask));
+  EXPECT_EQ(b->hdr(), kUnlockedHeader | ((hb << kHashShift) & kHashMask));
+}
+
+// Inside the caller's own safepoint every other thread is stopped already:
+// deflated monitors are freed at once, without a handshake.
+TEST_F(DeflationTest, InsideASafepointNoHandshake) {
+  Obj *a = newObj();
+  inflateIdle(a);
+  jitlock_deflation_stats s0 = deflationStats();
+  ASSERT_EQ(jitlock_rt_enter_native(self), JITLOCK_OK);
+  ASSERT_EQ(jitlock_rt_safepoint_begin(), JITLOCK_OK);
+  EXPECT_EQ(jitlock_rt_deflate_idle(), 1u);
+  ASSERT_EQ(jitlock_rt_safepoint_end(), JITLOCK_OK);
+  ASSERT_EQ(jitlock_rt_leave_native(self), JITLOCK_OK);
+  jitlock_deflation_stats s1 = deflationStats();
+  EXPECT_EQ(s1.handshakes, s0.handshakes);
+  EXPECT_EQ(s1.cycles - s0.cycles, 1u);
+  EXPECT_EQ(s1.monitors_deflated - s0.monitors_deflated, 1u);
+  // Outside one, a handshake before the monitor is reused.
+  inflateIdle(a);
+  EXPECT_EQ(jitlock_rt_deflate_idle(), 1u);
+  EXPECT_EQ(deflationStats().handshakes - s1.handshakes, 1u);
+}
+
+//===-- The deflation thread ---------------------------------------------===//
+
+jitlock_deflation_policy policy(uint32_t periodMs, uint64_t threshold) {
+  jitlock_deflation_policy p;
+  jitlock_rt_default_deflation_policy(&p);
+  p.period_ms = periodMs;
+  p.idle_threshold = threshold;
+  return p;
+}
+
+TEST_F(DeflationTest, ThreadMisuseIsRefused) {
+  MisuseLog log;
+  jitlock_rt_config cfg;
+  jitlock_rt_default_config(&cfg);
+  cfg.misuse_handler = &MisuseLog::handler;
+  cfg.misuse_ctx = &log;
+  reconfigure(cfg);
+  EXPECT_EQ(jitlock_rt_stop_deflation(), JITLOCK_ESTATE) << "not running";
+  jitlock_deflation_policy p = policy(10, 10);
+  p.struct_size = 0;
+  EXPECT_EQ(jitlock_rt_start_deflation(&p), JITLOCK_EINVAL);
+  p = policy(3600 * 1000 + 1, 10);
+  EXPECT_EQ(jitlock_rt_start_deflation(&p), JITLOCK_EINVAL);
+  p = policy(0, 0);
+  EXPECT_EQ(jitlock_rt_start_deflation(&p), JITLOCK_EINVAL);
+  EXPECT_EQ(deflationStats().thread_running, 0u);
+  EXPECT_EQ(log.count(), 4u);
+
+  jitlock_rt_default_deflation_policy(&p);
+  EXPECT_EQ(p.struct_size, sizeof p);
+  EXPECT_EQ(p.period_ms, 1000u);
+  EXPECT_EQ(p.idle_threshold, 1024u);
+  ASSERT_EQ(jitlock_rt_start_deflation(nullptr), JITLOCK_OK) << "defaults";
+  EXPECT_EQ(deflationStats().thread_running, 1u);
+  EXPECT_EQ(jitlock_rt_start_deflation(&p), JITLOCK_ESTATE) << "running";
+  EXPECT_EQ(jitlock_rt_configure(&cfg), JITLOCK_ESTATE);
+  // From inside a handshake operation: the thread may wait for it.
+  struct Probe {
+    int stop = -1, start = -1;
+    static void fn(void *ctx, jitlock_thread *) {
+      auto *pr = static_cast<Probe *>(ctx);
+      pr->stop = jitlock_rt_stop_deflation();
+      pr->start = jitlock_rt_start_deflation(nullptr);
+    }
+  } probe;
+  ASSERT_EQ(jitlock_rt_handshake(self, &Probe::fn, &probe), JITLOCK_OK);
+  EXPECT_EQ(probe.stop, JITLOCK_ESTATE);
+  EXPECT_EQ(probe.start, JITLOCK_ESTATE);
+  EXPECT_EQ(deflationStats().thread_running, 1u);
+  EXPECT_EQ(log.count(), 8u);
+  EXPECT_EQ(jitlock_rt_stop_deflation(), JITLOCK_OK);
+  EXPECT_EQ(deflationStats().thread_running, 0u);
+
+  // Shutdown stops it; with threads attached, shutdown is refused and the
+  // thread left running.
+  ASSERT_EQ(jitlock_rt_start_deflation(nullptr), JITLOCK_OK);
+  EXPECT_EQ(jitlock_rt_shutdown(), JITLOCK_ESTATE);
+  EXPECT_EQ(deflationStats().thread_running, 1u);
+  ASSERT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+  EXPECT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
+  EXPECT_EQ(deflationStats().thread_running, 0u);
+  EXPECT_EQ(log.count(), 9u);
+  self = jitlock_rt_attach();
+  ASSERT_NE(self, nullptr);
+}
+
+// With no period, only an inflation that reaches the threshold wakes the
+// thread; with no threshold, only the period.
+TEST_F(DeflationTest, ThreadDeflatesOnItsThresholdAndOnItsPeriod) {
+  for (bool byThreshold : {true, false}) {
+    SCOPED_TRACE(byThreshold ? "threshold 8" : "period 5 ms");
+    constexpr int kObjs = 8;
+    jitlock_deflation_stats s0 = deflationStats();
+    jitlock_deflation_policy p = byThreshold ? policy(0, kObjs) : policy(5, 0);
+    ASSERT_EQ(jitlock_rt_start_deflation(&p), JITLOCK_OK);
+    std::vector<Obj *> objs;
+    for (int i = 0; i < kObjs; ++i) {
+      objs.push_back(newObj());
+      inflateIdle(objs.back());
+    }
+    {
+      // Native: the thread's handshakes do not wait for us.
+      NativeScope waiting(self);
+      EXPECT_TRUE(waitUntil([&] { return stats().monitors_alive == 0; }))
+          << stats().monitors_alive << " monitors left";
+    }
+    ASSERT_EQ(jitlock_rt_stop_deflation(), JITLOCK_OK);
+    jitlock_deflation_stats s1 = deflationStats();
+    EXPECT_GE(s1.monitors_deflated - s0.monitors_deflated, uint64_t(kObjs));
+    EXPECT_GE(s1.thread_cycles - s0.thread_cycles, 1u);
+    EXPECT_GE(s1.handshakes - s0.handshakes, 1u);
+    for (Obj *o : objs)
+      EXPECT_EQ(o->hdr(), kUnlockedHeader);
+  }
+  // Below the threshold and with no period, nothing happens.
+  jitlock_deflation_policy p = policy(0, 1000);
+  ASSERT_EQ(jitlock_rt_start_deflation(&p), JITLOCK_OK);
+  Obj *o = newObj();
+  inflateIdle(o);
+  {
+    NativeScope waiting(self);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(stats().monitors_alive, 1u);
+  ASSERT_EQ(jitlock_rt_stop_deflation(), JITLOCK_OK);
+}
+
+// A process that exits with the thread running, attached and holding an
+// idle monitor, exits cleanly: the thread is stopped before the runtime's
+// statics go (a std::thread destroyed while it runs would abort).
+TEST(DeflationExitTest, ExitWithTheThreadRunningIsClean) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        static Obj o;
+        jitlock_thread *t = jitlock_rt_attach();
+        jitlock_rt_monitor_enter(t, &o);
+        jitlock_rt_wait_timed(t, &o, 0);
+        jitlock_rt_monitor_exit(t, &o);
+        jitlock_deflation_policy p = policy(1, 1);
+        if (jitlock_rt_start_deflation(&p) != JITLOCK_OK)
+          std::_Exit(3);
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 } // namespace
