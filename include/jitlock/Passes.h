@@ -38,6 +38,7 @@
 #include <string>
 
 namespace llvm {
+class Instruction;
 class Module;
 class PassBuilder;
 } // namespace llvm
@@ -231,6 +232,11 @@ inline constexpr uint64_t MaxStackBangExtra = uint64_t(1) << 30;
 /// The function attribute polls=auto adds to each function it placed polls
 /// in, so that lowering the output again places none twice.
 inline constexpr const char *PollsPlacedAttr = "jitlock-polls-placed";
+
+/// Whether `I` may reach a safepoint poll: a poll, or a call to anything but
+/// an intrinsic or the runtime's other entry points. polls=auto places polls
+/// by this rule, and a loop none of whose instructions may poll never polls.
+bool mayPoll(const llvm::Instruction &I);
 
 /// "watermark", "always", "none"; "lightweight", "heavy"; "none",
 /// "explicit", "auto".

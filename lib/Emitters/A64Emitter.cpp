@@ -779,8 +779,9 @@ Error emitSafepointPoll(A64::Assembler &A, const jitlock_rt_layout &L,
                         const SafepointPollOperands &Ops, SlowPathMode Mode,
                         SlowPathLabels *Labels, const RuntimeEntries &RT) {
   safepoint::ArmedByte Armed;
+  // sequenceLabels refuses any other SlowPathMode before anything is emitted.
   if (!usableAssembler(A) || !validPollOperands(Ops) ||
-      !safepoint::armedByte(L, Armed) || !stackbang::isValidSlowPathMode(Mode))
+      !safepoint::armedByte(L, Armed))
     return kErrorInvalidArgument;
   if (Mode == SlowPathMode::OutOfLine && !RT.SafepointPoll)
     return kErrorInvalidArgument;

@@ -157,6 +157,12 @@ bool fitsInt32(int64_t V) {
          V <= std::numeric_limits<int32_t>::max();
 }
 
+/// A 64-bit general-purpose register that exists (gpq(id) builds one of any
+/// id: only rax..r15 do) and is not rsp.
+bool isUsableGpq(const x86::Gp &R) {
+  return R.isGpq() && R.id() < 16 && R.id() != x86::Gp::kIdSp;
+}
+
 /// Whether the optional third scratch register was given: anything but a
 /// default-constructed x86::Gp counts (and must then pass validOperands).
 bool hasScratch2(const MonitorOperands &Ops) {
@@ -173,9 +179,7 @@ bool validOperands(const BaseEmitter &A, const MonitorOperands &Ops) {
                            &Ops.Scratch2};
   const unsigned N = hasScratch2(Ops) ? 5 : 4;
   for (unsigned I = 0; I < N; ++I) {
-    // gpq(id) builds a 64-bit register of any id: only rax..r15 exist.
-    if (!Regs[I]->isGpq() || Regs[I]->id() >= 16 ||
-        Regs[I]->id() == x86::Gp::kIdSp)
+    if (!isUsableGpq(*Regs[I]))
       return false;
     for (unsigned J = 0; J < I; ++J)
       if (Regs[I]->id() == Regs[J]->id())
@@ -604,9 +608,7 @@ static bool validPollOperands(const BaseEmitter &A,
                               const SafepointPollOperands &Ops) {
   if (!A.code() || A.arch() != Arch::kX64)
     return false;
-  // gpq(id) builds a 64-bit register of any id: only rax..r15 exist.
-  return Ops.Thread.isGpq() && Ops.Thread.id() < 16 &&
-         Ops.Thread.id() != x86::Gp::kIdSp;
+  return isUsableGpq(Ops.Thread);
 }
 
 /// P2's one argument; rsi is left alone.
@@ -618,8 +620,8 @@ Error emitSafepointPoll(x86::Assembler &A, const jitlock_rt_layout &L,
                         const SafepointPollOperands &Ops, SlowPathMode Mode,
                         SlowPathLabels *Labels, const RuntimeEntries &RT) {
   safepoint::ArmedByte Armed;
-  if (!validPollOperands(A, Ops) || !safepoint::armedByte(L, Armed) ||
-      !stackbang::isValidSlowPathMode(Mode))
+  // sequenceLabels refuses any other SlowPathMode before anything is emitted.
+  if (!validPollOperands(A, Ops) || !safepoint::armedByte(L, Armed))
     return kErrorInvalidArgument;
   if (Mode == SlowPathMode::OutOfLine && !RT.SafepointPoll)
     return kErrorInvalidArgument;
@@ -664,8 +666,8 @@ Error emitSafepointPollSlowCall(x86::Assembler &A,
 
 Error emitLoadThread(x86::Assembler &A, const jitlock_rt_layout &L,
                      const x86::Gp &Dst) {
-  if (!A.code() || A.arch() != Arch::kX64 || !Dst.isGpq() || Dst.id() >= 16 ||
-      Dst.id() == x86::Gp::kIdSp || L.abi_version != JITLOCK_RT_ABI_VERSION ||
+  if (!A.code() || A.arch() != Arch::kX64 || !isUsableGpq(Dst) ||
+      L.abi_version != JITLOCK_RT_ABI_VERSION ||
       !fitsInt32(L.thread_tls_offset))
     return kErrorInvalidArgument;
   ErrorSink E;

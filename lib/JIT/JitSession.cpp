@@ -468,27 +468,13 @@ unsigned JitSession::safepointPollCount() const {
 }
 
 std::vector<std::string> JitSession::functionsWithUnpolledLoops() const {
-  // What may poll, by the rule polls=auto places polls by: any call but one
-  // to an intrinsic or to the runtime's other entry points.
-  auto MayPoll = [](const Instruction &I) {
-    const auto *CB = dyn_cast<CallBase>(&I);
-    if (!CB || CB->isInlineAsm())
-      return false;
-    const Function *Callee = CB->getCalledFunction();
-    if (!Callee)
-      return true;
-    if (Callee->getName() == RuntimePoll)
-      return true;
-    return !Callee->isIntrinsic() &&
-           !Callee->getName().starts_with("jitlock_rt_");
-  };
   std::vector<std::string> Out;
   for (const Function &F : *P->M) {
     if (F.isDeclaration() || F.hasFnAttribute(PollsPlacedAttr))
       continue;
     SmallVector<std::pair<const BasicBlock *, const BasicBlock *>, 4> Back;
     FindFunctionBackedges(F, Back);
-    if (Back.empty() || any_of(instructions(F), MayPoll))
+    if (Back.empty() || any_of(instructions(F), mayPoll))
       continue;
     Out.push_back(F.getName().str());
   }

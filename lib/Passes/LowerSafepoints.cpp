@@ -99,22 +99,6 @@ namespace {
 
 constexpr StringLiteral RuntimePollName = "jitlock_rt_safepoint_poll";
 
-/// Whether `I` is a poll or a call that may poll (the rule above).
-bool mayPoll(const Instruction &I) {
-  const auto *CB = dyn_cast<CallBase>(&I);
-  if (!CB || CB->isInlineAsm())
-    return false;
-  const Function *Callee = CB->getCalledFunction();
-  if (!Callee)
-    return true;
-  StringRef Name = Callee->getName();
-  if (Name == SafepointPollName || Name == RuntimePollName)
-    return true;
-  if (Callee->isIntrinsic())
-    return false;
-  return !Name.starts_with("jitlock.") && !Name.starts_with("jitlock_rt_");
-}
-
 /// "%name", or "%3" for an unnamed block.
 std::string blockName(const BasicBlock &BB) {
   std::string Text;
@@ -549,6 +533,22 @@ PreservedAnalyses LowerSafepointsPass::run(Module &M, ModuleAnalysisManager &) {
   if (Lowered)
     stampLoweredLayout(M, C.Layout);
   return PreservedAnalyses::none();
+}
+
+/// The rule at the top of this file: what may poll.
+bool mayPoll(const Instruction &I) {
+  const auto *CB = dyn_cast<CallBase>(&I);
+  if (!CB || CB->isInlineAsm())
+    return false;
+  const Function *Callee = CB->getCalledFunction();
+  if (!Callee)
+    return true;
+  StringRef Name = Callee->getName();
+  if (Name == SafepointPollName || Name == RuntimePollName)
+    return true;
+  if (Callee->isIntrinsic())
+    return false;
+  return !Name.starts_with("jitlock.") && !Name.starts_with("jitlock_rt_");
 }
 
 } // namespace jitlock
