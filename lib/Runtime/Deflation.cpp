@@ -316,12 +316,10 @@ int jitlock_rt_fill_default_deflation_policy(jitlock_deflation_policy *P) {
 int jitlock_rt_start_deflation(const jitlock_deflation_policy *Requested) {
   jitlock_deflation_policy P = DefaultPolicy;
   if (Requested) {
-    if (Requested->struct_size < sizeof(jitlock_deflation_policy) ||
-        Requested->struct_size > JITLOCK_RT_MAX_STRUCT_SIZE)
-      return misuse(JITLOCK_EINVAL, nullptr, nullptr,
-                    "deflation policy with a struct_size this library "
-                    "cannot read: fill it with "
-                    "jitlock_rt_default_deflation_policy first");
+    if (int Err = checkStructSize(
+            "jitlock_deflation_policy", Requested->struct_size,
+            sizeof(jitlock_deflation_policy), sizeof(jitlock_deflation_policy)))
+      return Err;
     P.period_ms = Requested->period_ms;
     P.idle_threshold = Requested->idle_threshold;
   }

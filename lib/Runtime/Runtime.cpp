@@ -97,11 +97,12 @@ int checkStructSize(const char *Struct, uint32_t Size, size_t MinSize,
                     size_t LibrarySize) {
   if (Size >= MinSize && Size <= JITLOCK_RT_MAX_STRUCT_SIZE)
     return JITLOCK_OK;
-  char What[256];
+  char What[384];
   snprintf(What, sizeof(What),
            "%s.struct_size is %u bytes: this library (ABI %u.%u) takes %zu to "
-           "%u and knows %zu; start from jitlock_rt_default_config or "
-           "jitlock_rt_get_layout, which set it",
+           "%u and knows %zu; start from the header's function that fills "
+           "it (jitlock_rt_default_config, jitlock_rt_get_layout, "
+           "jitlock_rt_default_deflation_policy), which sets it",
            Struct, Size, JITLOCK_RT_ABI_VERSION, JITLOCK_RT_ABI_MINOR, MinSize,
            JITLOCK_RT_MAX_STRUCT_SIZE, LibrarySize);
   return misuse(JITLOCK_EINVAL, nullptr, nullptr, What);

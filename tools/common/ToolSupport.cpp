@@ -72,7 +72,8 @@ void exitWithUsageError(const Twine &Msg, int Status) {
 
 bool debugPassManager() { return DebugPassManager; }
 
-bool statisticsCompiledIn() { return LLVM_ENABLE_STATS; }
+/// Whether this build counts STATISTICs (what --version says too).
+static bool statisticsCompiledIn() { return LLVM_ENABLE_STATS; }
 
 void parseCommandLine(int Argc, const char *const *Argv, StringRef Tool,
                       StringRef Overview, StringRef MoreHelp,

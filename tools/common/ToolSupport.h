@@ -49,9 +49,6 @@ bool debugPassManager();
 /// LLVM_FORCE_ENABLE_STATS counts nothing).
 void printStatistics();
 
-/// Whether this build counts STATISTICs (what --version says too).
-bool statisticsCompiledIn();
-
 namespace detail {
 /// Keeps a bad option value for parseCommandLine to report: cl would print
 /// a parser's error itself, without "error:".
