@@ -294,12 +294,8 @@ void leaveBlocked(jitlock_thread &T, uint32_t Prev) {
 }
 
 void restoreThreadState(jitlock_thread &T, uint32_t State) {
-  if (T.State.load(std::memory_order_relaxed) == State)
-    return;
-  if (State == JITLOCK_THREAD_NATIVE || State == JITLOCK_THREAD_BLOCKED)
-    T.State.store(State, SeqCst); // T2
-  else
-    becomeUnsafe(T, State); // T1
+  if (T.State.load(std::memory_order_relaxed) != State)
+    leaveBlocked(T, State);
 }
 
 bool parkBlocked(jitlock_thread &T, std::atomic<uint32_t> &Word, uint32_t Value,
@@ -539,10 +535,7 @@ static int transition(jitlock_thread *Self, uint32_t From, uint32_t To,
   if (To != JITLOCK_THREAD_NATIVE && HoldsSafepoint)
     return misuse(JITLOCK_ESTATE, Self, nullptr,
                   "leaving native while holding a safepoint");
-  if (To == JITLOCK_THREAD_NATIVE)
-    Self->State.store(To, SeqCst); // T2
-  else
-    becomeUnsafe(*Self, To); // T1
+  leaveBlocked(*Self, To); // T2 to native, T1 to managed or runtime
   return JITLOCK_OK;
 }
 
