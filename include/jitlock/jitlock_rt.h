@@ -102,7 +102,7 @@ const char *jitlock_rt_status_name(int status);
  *     misuse handler told the sizes, and nothing else of the struct read or
  *     written. */
 #define JITLOCK_RT_ABI_VERSION 4u
-#define JITLOCK_RT_ABI_MINOR 0u
+#define JITLOCK_RT_ABI_MINOR 1u
 #define JITLOCK_RT_MAX_STRUCT_SIZE 4096u
 
 /* A version as jitlock_rt_version returns it: ABI version << 16 | minor. */
@@ -169,7 +169,27 @@ typedef struct jitlock_rt_config {
    * code called does after the misuse handler returns. Default
    * JITLOCK_MISUSE_ABORT. The C API always returns its status. */
   uint32_t compiled_code_misuse;
+  /* jitlock_monitor_storage: how an inflated header names its monitor.
+   * Default JITLOCK_MONITORS_POINTER. JITLOCK_MONITORS_TABLE needs
+   * hash_bits > 0 (the table is keyed by the identity hash). */
+  uint32_t monitor_storage;
+  /* JITLOCK_MONITORS_INDEX: the most monitors that may exist at once (the
+   * address range reserved for them; memory is committed on demand). 0: the
+   * default, 1 << 20. */
+  uint32_t monitor_capacity;
 } jitlock_rt_config;
+
+typedef enum jitlock_monitor_storage {
+  /* The header holds the monitor's address, tag 10. */
+  JITLOCK_MONITORS_POINTER = 0,
+  /* The header holds a 32-bit monitor index, tag 10; monitors live in one
+   * address-stable region (see jitlock_rt_layout). */
+  JITLOCK_MONITORS_INDEX = 1,
+  /* The header keeps its upper bits (hash, embedder bits) and only its tag
+   * becomes 10; a side table maps the object to its monitor, with a small
+   * per-thread cache in front of it that inline code probes. */
+  JITLOCK_MONITORS_TABLE = 2
+} jitlock_monitor_storage;
 
 typedef enum jitlock_locking_mode {
   /* Fast locking on the lock stack; monitors only where needed. */
@@ -703,6 +723,27 @@ typedef struct jitlock_rt_layout {
    * (bit 0, so a one-byte load and test is enough). */
   uint32_t poll_word_offset;
   uint64_t poll_armed_bit;
+  /* Monitor storage (jitlock_monitor_storage), and what inline code needs to
+   * find a monitor from a header h whose tag is monitor_value:
+   *   pointer: monitor = h - monitor_value.
+   *   index:   monitor = base + (h >> monitor_index_shift) * monitor_stride,
+   *            where base is the uintptr_t at thread + monitor_base_offset.
+   *            Index 0 names no monitor.
+   *   table:   the thread's monitor cache is monitor_cache_entries entries
+   *            of 16 bytes at thread + monitor_cache_offset, each
+   *            {void *object; monitor *}, object 0 when empty. Inline code
+   *            compares obj with the first monitor_cache_probes entries'
+   *            objects and takes that entry's monitor; on a miss it calls
+   *            the runtime, which fills the cache. Only the thread itself
+   *            (and handshakes run for it) writes its cache.
+   * Fields a strategy does not use are 0. */
+  uint32_t monitor_storage;
+  uint32_t monitor_index_shift;
+  uint32_t monitor_stride;
+  uint32_t monitor_base_offset;
+  uint32_t monitor_cache_offset;
+  uint32_t monitor_cache_entries;
+  uint32_t monitor_cache_probes;
 } jitlock_rt_layout;
 
 /* Fills the first layout->struct_size bytes of `layout` (zeroing any beyond

@@ -56,6 +56,7 @@ static void fillWholeLayout(jitlock_rt_layout *L) {
   L->locking_mode = Config.locking_mode;
   L->poll_word_offset = offsetof(jitlock_thread, PollWord);
   L->poll_armed_bit = poll::ArmedBit;
+  L->monitor_storage = Config.monitor_storage;
 }
 
 int jitlock_rt_fill_layout(jitlock_rt_layout *Out) {
@@ -71,11 +72,28 @@ int jitlock_rt_fill_layout(jitlock_rt_layout *Out) {
 
 size_t jitlock_rt_layout_fingerprint(const jitlock_rt_layout *L, char *Buf,
                                      size_t Size) {
+  // Only what the layout's monitor storage uses: code lowered for another
+  // storage, or for other storage parameters, then reads differently.
+  char Storage[96];
+  switch (L->monitor_storage) {
+  case JITLOCK_MONITORS_INDEX:
+    snprintf(Storage, sizeof(Storage), "index,shift=%u,stride=%u,base=%u",
+             L->monitor_index_shift, L->monitor_stride, L->monitor_base_offset);
+    break;
+  case JITLOCK_MONITORS_TABLE:
+    snprintf(Storage, sizeof(Storage), "table,cache=%u,entries=%u,probes=%u",
+             L->monitor_cache_offset, L->monitor_cache_entries,
+             L->monitor_cache_probes);
+    break;
+  default:
+    snprintf(Storage, sizeof(Storage), "pointer");
+    break;
+  }
   int N = snprintf(
       Buf, Size,
       "abi=%u;header=%d;mask=%llu;top=%u;base=%u;end=%u;owner=%u;"
       "recursions=%u;anonymous=%llu;queued=%llu;watermark=%u;page=%u;"
-      "shadow=%u;poll=%u;armed=%llu",
+      "shadow=%u;poll=%u;armed=%llu;monitors=%s",
       L->abi_version, L->header_offset, (unsigned long long)L->lock_mask,
       L->lock_stack_top_offset, L->lock_stack_base_offset,
       L->lock_stack_end_offset, L->monitor_owner_offset,
@@ -83,7 +101,7 @@ size_t jitlock_rt_layout_fingerprint(const jitlock_rt_layout *L, char *Buf,
       (unsigned long long)L->monitor_anonymous_owner,
       (unsigned long long)L->monitor_queued_bit, L->stack_watermark_offset,
       L->stack_page_size, L->stack_shadow_pages, L->poll_word_offset,
-      (unsigned long long)L->poll_armed_bit);
+      (unsigned long long)L->poll_armed_bit, Storage);
   return N < 0 ? 0 : size_t(N);
 }
 

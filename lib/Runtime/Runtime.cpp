@@ -42,7 +42,9 @@ static constexpr jitlock_rt_config DefaultConfig = {
     /*stack_shadow_pages=*/20,
     /*stack_guards=*/1,
     /*locking_mode=*/JITLOCK_LOCKING_LIGHTWEIGHT,
-    /*compiled_code_misuse=*/JITLOCK_MISUSE_ABORT};
+    /*compiled_code_misuse=*/JITLOCK_MISUSE_ABORT,
+    /*monitor_storage=*/JITLOCK_MONITORS_POINTER,
+    /*monitor_capacity=*/0};
 jitlock_rt_config Config = DefaultConfig;
 
 /// The required fields, those the config had before it had a size: no
@@ -346,6 +348,9 @@ int jitlock_rt_configure(const jitlock_rt_config *In) {
   if (Cfg->compiled_code_misuse > JITLOCK_MISUSE_REPORT)
     return misuse(JITLOCK_EINVAL, nullptr, nullptr,
                   "invalid configuration: unknown compiled_code_misuse");
+  if (Cfg->monitor_storage != JITLOCK_MONITORS_POINTER)
+    return misuse(JITLOCK_EINVAL, nullptr, nullptr,
+                  "invalid configuration: unknown monitor storage");
   if (deflationThreadRunning())
     return misuse(JITLOCK_ESTATE, nullptr, nullptr,
                   "configure while the deflation thread runs");

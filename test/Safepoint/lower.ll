@@ -111,7 +111,7 @@ entry:
 ; CHECK:       declare void @jitlock_rt_safepoint_poll(ptr) [[NOUNWIND:#[0-9]+]]
 ; CHECK-DAG:   attributes [[NOUNWIND]] = { nounwind }
 ; CHECK-DAG:   attributes [[COLD]] = { cold }
-; CHECK-DAG:   !"jitlock.lowered-layout", !"{{.*}};poll=[[OFFSET]];armed=1"}
+; CHECK-DAG:   !"jitlock.lowered-layout", !"{{.*}};poll=[[OFFSET]];armed=1;monitors=pointer"}
 ; CHECK-DAG:   [[UNLIKELY]] = !{!"branch_weights", i32 1, i32 {{[0-9]+}}}
 
 ; ALONE-LABEL: define void @once(

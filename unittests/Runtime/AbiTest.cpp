@@ -48,6 +48,9 @@ private:
 /// optional one.
 constexpr size_t RequiredConfig =
     offsetof(jitlock_rt_config, compiled_code_misuse);
+/// The layout's fields that every caller's struct has room for: those before
+/// the first optional one.
+constexpr size_t RequiredLayout = offsetof(jitlock_rt_layout, monitor_storage);
 
 class AbiTest : public RuntimeTest {
 protected:
@@ -230,10 +233,9 @@ TEST_F(AbiTest, LayoutIsWrittenOnlyToItsEnd) {
 }
 
 TEST_F(AbiTest, LayoutSizesOutOfRangeAreRefused) {
-  expectSizesRefused("jitlock_rt_layout", jitlock_rt_fill_layout,
-                     sizeof(jitlock_rt_layout),
-                     {0u, uint32_t(sizeof(jitlock_rt_layout) - 8),
-                      JITLOCK_RT_MAX_STRUCT_SIZE + 1});
+  expectSizesRefused(
+      "jitlock_rt_layout", jitlock_rt_fill_layout, RequiredLayout,
+      {0u, uint32_t(RequiredLayout - 8), JITLOCK_RT_MAX_STRUCT_SIZE + 1});
   EXPECT_EQ(jitlock_rt_fill_layout(nullptr), JITLOCK_EINVAL);
   EXPECT_EQ(jitlock_rt_fill_default_config(nullptr), JITLOCK_EINVAL);
 }
