@@ -736,7 +736,9 @@ typedef struct jitlock_rt_layout {
    *            objects and takes that entry's monitor; on a miss it calls
    *            the runtime, which fills the cache. Only the thread itself
    *            (and handshakes run for it) writes its cache.
-   * Fields a strategy does not use are 0. */
+   * Every strategy's fields are filled whichever one the runtime uses, so
+   * that code can be generated for any (the fingerprint names only the one
+   * compiled in). */
   uint32_t monitor_storage;
   uint32_t monitor_index_shift;
   uint32_t monitor_stride;
