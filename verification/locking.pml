@@ -2,7 +2,7 @@
  * locking.pml - jitlock's locking protocol as a Promela model for Spin.
  *
  * The protocol is stated once, at the top of lib/Runtime/Synchronizer.cpp,
- * with labels (E1-E5, M1-M2, X1-X4, N1-N3, H1-H2, D1-D4). Every step that
+ * with labels (E1-E5, M1-M2, X1-X4, N1-N3, H1-H2, A1-A6). Every step that
  * implements one of them carries its label in a comment, and each inline
  * names the C++ function it models (Synchronizer.cpp, Monitor.cpp,
  * Parker.cpp, Deflation.cpp), so that model and code read side by side.
@@ -10,8 +10,10 @@
  * README.md here why each step that does more than one access may do so.
  *
  * One object, OBJ, shared by NTHREADS mutator threads that each run a fixed
- * script of operations (THE SCRIPTS, at the end), and a VM thread that
- * deflates idle monitors inside safepoints. A Promela step is one atomic
+ * script of operations (THE SCRIPTS, at the end), and a thread that
+ * deflates idle monitors: a VM thread inside safepoints, or (CONCURRENT=1)
+ * the deflation thread, concurrently with the mutators, whose freed
+ * monitors may be reused for another object. A Promela step is one atomic
  * access to shared memory (a load, a store, a CAS), plus what the thread
  * does with its own data meanwhile, or one critical section of a queue lock
  * around at most one access to a word used outside that lock.
@@ -23,8 +25,14 @@
  *                    instead of one CAS
  *   SEEDED_BUG=3     the parker sleeps without FUTEX_WAIT's check of the
  *                    word, so a wake-up that comes before the park is lost
+ *   SEEDED_BUG=4     (CONCURRENT) A6 frees a deflated monitor without the
+ *                    handshake, while a thread may still hold its address
+ *   SEEDED_BUG=5     (CONCURRENT) an enterer that cancels a deflation (A4)
+ *                    adds no contention of its own for the deflater
  *   HEAVY=1          the heavy-monitor locking mode: enter() takes an
  *                    unlocked object by H1, inline code still by E5 (H2)
+ *   CONCURRENT=1     deflation runs concurrently (Deflater) instead of
+ *                    inside safepoints (VMThread)
  *   MAX_LOSSES=n     MaxLossesBeforeHandoff (16 in the runtime)
  *   SPIN_TRIES=n     probes of the owner word before queueing (spin_limit)
  */
@@ -37,6 +45,12 @@
 #endif
 #ifndef HEAVY
 #define HEAVY 0
+#endif
+#ifndef CONCURRENT
+#define CONCURRENT 0
+#endif
+#ifndef SWEEPS
+#define SWEEPS 2         /* the Deflater's sweeps (CONCURRENT) */
 #endif
 #ifndef MAX_LOSSES
 #define MAX_LOSSES 1
@@ -75,8 +89,8 @@
 #define LOCKBITS(v) ((v) & LOCKMASK)
 #define WITHBITS(v, b) (((v) & ~LOCKMASK) | (b))
 #define HASHED(v) (((v) & HASHBIT) != 0)
-#define ENCODE_MON(i) (((i) << 2) | MONITOR)
-#define MON_OF(v) ((v) >> 2)
+#define ENCODE_MON(i) (((i) << 3) | MONITOR)
+#define MON_OF(v) ((v) >> 3)
 
 /*---------------------------------------------------------------------------
  * The monitor (Monitor.h). The owner word is a holder plus QueuedBit; the
@@ -88,17 +102,31 @@
 #define DEFLATER 4
 #define ENC(i) (8 + 2 * (i))
 #define HOLDER(v) ((v) & ~QBIT)
+/* The owner of another object that reuses a freed monitor (CONCURRENT). */
+#define GHOST ENC(NTHREADS)
+/* Monitor.Contentions once a deflation has won (A3): any negative value. */
+#define DEFLATED (-100)
 
 /* One monitor suffices while deflation runs inside a safepoint: OBJ has at
  * most one, and an inflation publishes one only while the header names
- * none. A concurrent deflater needs more (README.md). */
+ * none. A concurrent deflater leaves a deflated monitor waiting for its
+ * handshake while OBJ may inflate again, and may give a freed one to
+ * another object, so it needs more. */
+#if CONCURRENT
+#define NMON 3           /* OBJ's, and the two that may be deflated */
+#define MAX_DEFLATED 2
+#else
 #define NMON 1
+#endif
 
 typedef Monitor {
   byte owner;            /* line 1: the owner word */
   byte rec;              /* line 1: Recursions, holds minus one */
   byte dhdr;             /* line 0: DisplacedHeader */
-  bit live;              /* registered (newMonitor) and not freed (D4) */
+  bit live;              /* registered (newMonitor), not yet deflated */
+  bit pending;           /* deflated, waiting for its handshake (A6) */
+  bit ghost;             /* reused for another object (CONCURRENT) */
+  short cont;            /* line 2: Contentions (A3, A4) */
   bit qlock;             /* line 2: QueueLock, a spin lock */
   byte entry[NTHREADS];  /* line 2: the FIFO entry queue, of thread ids */
   byte nentry;
@@ -133,6 +161,20 @@ bit safe[NTHREADS];
 #define ALL_SAFE (safe[0] && safe[1])
 #else
 #define ALL_SAFE (safe[0] && safe[1] && safe[2])
+#endif
+
+/*---------------------------------------------------------------------------
+ * The handshake of A6 (CONCURRENT): hs[t] is set by the deflater and
+ * cleared once thread t was safe (at a poll, or parked): by the thread at
+ * its poll, or by the requester while it is safe, which is the same here.
+ *---------------------------------------------------------------------------*/
+bit hs[NTHREADS];
+byte deflated;           /* monitors the Deflater deflated */
+bool ghosted;            /* a freed monitor was reused for another object */
+#if NTHREADS == 2
+#define HS_PENDING (hs[0] || hs[1])
+#else
+#define HS_PENDING (hs[0] || hs[1] || hs[2])
 #endif
 
 /*---------------------------------------------------------------------------
@@ -299,18 +341,24 @@ inline wakeAll(who) {
  * newMonitor registers a monitor before the header CAS publishes it, and
  * discardMonitor frees it again when the CAS fails. Until it is published
  * only a registry scan can see it, and the one scan here, deflation, skips
- * it at D1 (its owner word is never 0). So allocation, initialisation and
- * the CAS are one step.
+ * it at A1 (its owner word is never 0). So allocation, initialisation and
+ * the CAS are one step. It takes a monitor off the free list: neither
+ * registered, nor waiting for its handshake, nor reused for another object.
  *===========================================================================*/
 inline publishMonitor(expected, ownerWord, recursions) {
   /* newMonitor, then CAS header expected -> monitor|10 (acq_rel) */
   if
   :: hdr == expected ->
-     assert(!mon[0].live);
      m = 0;
+     do
+     :: m < NMON && (mon[m].live || mon[m].pending || mon[m].ghost) -> m++
+     :: else -> break
+     od;
+     assert(m < NMON);
      mon[m].live = 1;
      mon[m].owner = ownerWord;
      mon[m].rec = recursions;
+     mon[m].cont = 0;
      mon[m].dhdr = WITHBITS(expected, UNLOCKED);
      hdr = ENCODE_MON(m);
      cas = true
@@ -484,22 +532,53 @@ inline waitInEntryQueue() {
   }
 }
 
-/* enterQueued: joins m's entry queue and sleeps until it owns m; queuedOk
- * false, without queueing, when m is being deflated. */
+/* The second half of takeOrCancelDeflation, after takeFree failed: finding
+ * a deflater's marker, take the owner word from it, which cancels the
+ * deflation, and add one contention for the deflater's abort to take back
+ * (A4). The caller is counted in cont, which keeps A3 failing meanwhile. */
+inline cancelDeflation() {
+  atomic {                           /* A4: CAS owner DEFLATER -> self */
+    if
+    :: mon[m].owner == DEFLATER -> mon[m].owner = ENC(t); taken = true; cancelled = true
+    :: else -> skip
+    fi
+  }
+#if SEEDED_BUG == 5
+  /* SEEDED BUG: no contention for the deflater. Its abort takes back the
+   * canceller's own, and a late A3 can deflate the monitor it owns. */
+  cancelled = false
+#else
+  if
+  :: cancelled -> cancelled = false; mon[m].cont++
+  :: else -> skip
+  fi
+#endif
+}
+inline takeOrCancel() {
+  takeFree();
+  if
+  :: !taken -> cancelDeflation()
+  :: else -> skip
+  fi
+}
+
+/* enterQueued: joins m's entry queue and sleeps until it owns m. The
+ * caller is counted in cont (A4), so m is not deflated meanwhile; a
+ * deflater's marker is cancelled, never queued behind. */
 inline enterQueued() {
   atomic { qLock(); takeFree() }
   do
-  :: taken -> qUnlock(); queuedOk = true; break
+  :: taken -> qUnlock(); break
   :: else ->
+     cancelDeflation();
+     if
+     :: taken -> qUnlock(); break
+     :: else -> skip
+     fi;
      w = mon[m].owner;
      if
-     :: HOLDER(w) == DEFLATER ->     /* D2 relies on nobody queueing now */
-        qUnlock();
-        queuedOk = false;
-        break
      :: HOLDER(w) != DEFLATER && HOLDER(w) != 0 && (w & QBIT) != 0 ->
         atomic { joinQueue(ENTRYQ); qUnlock() }
-        queuedOk = true;
         break
      :: HOLDER(w) != DEFLATER && HOLDER(w) != 0 && (w & QBIT) == 0 ->
         /* Once QueuedBit is set, the owner's N3 CAS fails, so its exit
@@ -515,17 +594,34 @@ inline enterQueued() {
           fi
         }
         if
-        :: cas -> cas = false; queuedOk = true; break
+        :: cas -> cas = false; break
         :: else -> takeFree()
         fi
-     :: else -> takeFree()           /* freed meanwhile: try again */
+     :: else -> takeFree()           /* freed or marked meanwhile: again */
      fi
   od;
   w = 0;
   if
-  :: queuedOk && !taken -> waitInEntryQueue()
+  :: !taken -> waitInEntryQueue()
   :: else -> taken = false
   fi
+}
+
+/* restoreHeader (A5), by the deflater or by an enterer that found the
+ * deflation won (the deflater may be descheduled right after A3). */
+inline restoreHeader(k) {
+  atomic {                           /* A5: seal the displaced header */
+    if
+    :: LOCKBITS(mon[k].dhdr) == UNLOCKED -> mon[k].dhdr = WITHBITS(mon[k].dhdr, LOCKED)
+    :: else -> skip
+    fi
+  }
+  atomic {                           /* A5: CAS header m|10 -> displaced|01 */
+    if
+    :: hdr == ENCODE_MON(k) -> hdr = WITHBITS(mon[k].dhdr, UNLOCKED)
+    :: else -> skip                  /* restored by the other one */
+    fi
+  }
 }
 
 /*===========================================================================
@@ -541,7 +637,6 @@ inline enterMonitor() {
   :: !taken ->
      w = mon[m].owner;
      if
-     :: HOLDER(w) == DEFLATER -> gaveUp = true
      :: HOLDER(w) == ANON && LS_CONTAINS ->
         /* Re-entry of an object a contender inflated: fix the owner. */
         inflateOwned();
@@ -553,24 +648,26 @@ inline enterMonitor() {
         entered = true;
         gaveUp = true
      :: else ->
-        i = 0;                       /* a bounded spin */
-        do
-        :: i < SPIN_TRIES && !taken ->
-           i++;
-           takeFree();
-           if
-           :: !taken && HOLDER(mon[m].owner) == DEFLATER -> gaveUp = true; break
-           :: else -> skip
-           fi
-        :: else -> break
-        od;
-        i = 0;
+        /* enterContended, counted in cont (A4): fetch_add, whose old
+         * value is negative once a deflation has won (A3). */
+        atomic { mon[m].cont++; gaveUp = (mon[m].cont <= 0) }
         if
-        :: !gaveUp && !taken ->
-           enterQueued();
-           gaveUp = !queuedOk;
-           queuedOk = false
-        :: else -> skip
+        :: gaveUp ->
+           mon[m].cont--;
+           restoreHeader(m)          /* A5, then start over */
+        :: else ->
+           takeOrCancel();           /* a bounded spin */
+           i = 0;
+           do
+           :: i < SPIN_TRIES && !taken -> i++; takeOrCancel()
+           :: else -> break
+           od;
+           i = 0;
+           if
+           :: !taken -> enterQueued()
+           :: else -> taken = false
+           fi;
+           mon[m].cont--             /* the count back, release */
         fi
      fi;
      w = 0
@@ -923,7 +1020,7 @@ inline hashOp() {
         d = mon[m].dhdr;
         do
         :: HASHED(d) -> cas = true; break
-        :: !HASHED(d) && LOCKBITS(d) != UNLOCKED -> break   /* sealed (D3) */
+        :: !HASHED(d) && LOCKBITS(d) != UNLOCKED -> break   /* sealed (A5) */
         :: !HASHED(d) && LOCKBITS(d) == UNLOCKED ->
            atomic {
              if
@@ -957,36 +1054,40 @@ inline hashOp() {
   atomic { cas = false; hashGiven = true }
 }
 
+#if !CONCURRENT
 /*===========================================================================
  * The VM thread: jitlock_rt_deflate_idle, inside a safepoint.
  *===========================================================================*/
 
-/* deflateIfIdle(m), then the sweep's freeLocked. Inside a safepoint no
- * thread holds a queue lock (holders are unsafe), so D2 never waits. */
-inline deflateIfIdle() {
+/* deflateIfIdle(m), then the sweep. Inside a safepoint no thread holds a
+ * queue lock (holders are unsafe) or is counted without being queued, and
+ * every other thread is stopped or safe, so A6 frees m at once. */
+inline deflateInSafepoint() {
   if
-  :: mon[m].owner == 0 ->            /* D1: CAS owner 0 -> DEFLATER */
+  :: mon[m].owner == 0 ->            /* A1: CAS owner 0 -> DEFLATER */
      mon[m].owner = DEFLATER;
-     assert(mon[m].qlock == 0);      /* D2 */
+     assert(mon[m].qlock == 0);
      if
-     :: mon[m].nentry > 0 || mon[m].nwait > 0 || mon[m].rec != 0 ->
+     :: mon[m].nentry > 0 || mon[m].nwait > 0 || mon[m].rec != 0 ||
+        mon[m].cont != 0 ->          /* A2 */
         mon[m].owner = 0
      :: else ->
-        mon[m].dhdr = WITHBITS(mon[m].dhdr, LOCKED);      /* D3: seal */
-        assert(hdr == ENCODE_MON(m));                     /* D3: CAS */
+        mon[m].cont = DEFLATED;                           /* A3 */
+        mon[m].dhdr = WITHBITS(mon[m].dhdr, LOCKED);      /* A5: seal */
+        assert(hdr == ENCODE_MON(m));                     /* A5: CAS */
         hdr = WITHBITS(mon[m].dhdr, UNLOCKED);
-        mon[m].live = 0                                   /* D4 */
+        mon[m].live = 0                                   /* A6 */
      fi
   :: else -> skip
   fi
 }
 
-/* Whether D1-D4 would deflate mon[0] now. A sweep that deflates nothing
+/* Whether A1-A6 would deflate mon[0] now. A sweep that deflates nothing
  * changes nothing (inside a safepoint nobody sees DEFLATER come and go), so
  * only sweeps that deflate are steps: otherwise the VM thread, always able
  * to sweep, would hide every deadlock of the mutators. */
 #define IDLE (mon[0].live && mon[0].owner == 0 && mon[0].nentry == 0 && \
-              mon[0].nwait == 0 && mon[0].rec == 0)
+              mon[0].nwait == 0 && mon[0].rec == 0 && mon[0].cont == 0)
 
 active proctype VMThread() {
   byte m;
@@ -997,12 +1098,140 @@ end:
         * whole sweep is one step. */
        ALL_SAFE && IDLE ->
        m = 0;
-       deflateIfIdle();
+       deflateInSafepoint();
        assert(!mon[0].live);
        m = 0
      }
   od
 }
+#else
+/*===========================================================================
+ * The deflation thread (Deflation.cpp), concurrent with the mutators.
+ *===========================================================================*/
+
+/* deflateIfIdle(k): A1-A3 and A5, or abortDeflation. ok: deflated. */
+inline deflateIfIdle(k) {
+  atomic {                           /* A1: CAS owner 0 -> DEFLATER */
+    if
+    :: mon[k].live && !mon[k].ghost && mon[k].owner == 0 &&
+       deflated < MAX_DEFLATED ->
+       mon[k].owner = DEFLATER;
+       ok = true
+    :: else -> ok = false
+    fi
+  }
+  if
+  :: ok ->
+     /* A2. One step: from A1 on these only move towards an abort (a
+      * timed-out waiter leaving the wait set), or change for an enterer
+      * that cancelled and is counted, which A3's CAS sees. */
+     ok = (mon[k].nentry == 0 && mon[k].nwait == 0 && mon[k].rec == 0 &&
+           mon[k].cont == 0);
+     if
+     :: ok ->
+        atomic {                     /* A3: CAS cont 0 -> DEFLATED */
+          if
+          :: mon[k].cont == 0 -> mon[k].cont = DEFLATED
+          :: else -> ok = false
+          fi
+        }
+     :: else -> skip
+     fi;
+     if
+     :: ok -> deflated++; restoreHeader(k)                /* A5 */
+     :: else ->
+        atomic {                     /* abortDeflation */
+          if
+          :: mon[k].owner == DEFLATER -> mon[k].owner = 0
+          :: else -> mon[k].cont--   /* an enterer cancelled it (A4) */
+          fi
+        }
+     fi
+  :: else -> skip
+  fi
+}
+
+#if NTHREADS == 2
+#define HANDSHAKE_ALL atomic { hs[0] = 1; hs[1] = 1 }
+#else
+#define HANDSHAKE_ALL atomic { hs[0] = 1; hs[1] = 1; hs[2] = 1 }
+#endif
+
+/* SWEEPS sweeps that deflate at most MAX_DEFLATED monitors in all (bounded,
+ * since a deflater that can always move would hide every deadlock of the
+ * mutators from the end-state check, and to bound the monitors needed). A6:
+ * the sweep unregisters what it deflated; one handshake with every thread;
+ * then the free list, from which OBJ's next inflation or, at the checker's
+ * choice and once, another object (GHOST, which enters and exits it)
+ * reuses it. */
+active proctype Deflater() {
+  byte k, sweeps;
+  bool ok, any;
+end:
+  do
+  :: sweeps < SWEEPS ->
+     sweeps++;
+     k = 0;
+     do
+     :: k < NMON ->
+        deflateIfIdle(k);
+        if
+        :: ok -> atomic { mon[k].live = 0; mon[k].pending = 1; any = true }
+        :: else -> skip
+        fi;
+        ok = false;
+        k++
+     :: else -> break
+     od;
+     if
+     :: any ->
+        any = false;
+#if SEEDED_BUG != 4
+        HANDSHAKE_ALL;               /* A6: the handshake */
+        do
+        :: atomic { hs[0] && safe[0] -> hs[0] = 0 }
+        :: atomic { hs[1] && safe[1] -> hs[1] = 0 }
+#if NTHREADS == 3
+        :: atomic { hs[2] && safe[2] -> hs[2] = 0 }
+#endif
+        :: !HS_PENDING -> break
+        od;
+#endif
+        k = 0;
+        do
+        :: k < NMON ->
+           if
+           :: mon[k].pending ->
+              mon[k].pending = 0;    /* freeMonitors: on the free list */
+              if
+              :: skip
+              :: atomic {
+                   !mon[k].live && !mon[k].pending && !ghosted ->
+                   ghosted = true;
+                   mon[k].ghost = 1; /* newMonitor for another object */
+                   mon[k].owner = GHOST;
+                   mon[k].rec = 0;
+                   mon[k].cont = 0
+                 }
+                 atomic {            /* whose owner exits it */
+                   if
+                   :: mon[k].owner == GHOST -> mon[k].owner = 0
+                   :: else -> skip
+                   fi
+                 }
+              fi
+           :: else -> skip
+           fi;
+           k++
+        :: else -> break
+        od;
+        k = 0
+     :: else -> skip
+     fi
+  :: else -> break
+  od
+}
+#endif
 
 /*===========================================================================
  * The properties checked in every state.
@@ -1018,11 +1247,14 @@ end:
 #define HASH_KEPT (!hashGiven || \
                    (LOCKBITS(hdr) == MONITOR -> HASHED(mon[MON_OF(hdr)].dhdr) \
                                              : HASHED(hdr)))
-/* Once every script has ended, OBJ is free: unlocked, or an idle monitor. */
+/* Once every script has ended, OBJ is free: unlocked, or an idle monitor
+ * (perhaps marked by a deflater that is about to give up or win). */
+#define OBJ_MON mon[MON_OF(hdr)]
 #define FREE_AT_END (finished < NTHREADS || LOCKBITS(hdr) == UNLOCKED || \
-                     (LOCKBITS(hdr) == MONITOR && mon[0].owner == 0 && \
-                      mon[0].rec == 0 && mon[0].nentry == 0 && \
-                      mon[0].nwait == 0))
+                     (LOCKBITS(hdr) == MONITOR && \
+                      (OBJ_MON.owner == 0 || OBJ_MON.owner == DEFLATER) && \
+                      OBJ_MON.rec == 0 && OBJ_MON.nentry == 0 && \
+                      OBJ_MON.nwait == 0))
 
 active proctype Invariants() {
 end:
@@ -1048,7 +1280,7 @@ proctype Mutator(byte t) {
   byte step, op, capacity;
   byte ls[LSMAX], lsn;               /* the lock stack */
   byte h, m, w, r, d, wk, heir, grant, holdsN, saved, savedHolds, i, j;
-  bool cas, taken, entered, gaveUp, queuedOk, released, exited, ownsIt;
+  bool cas, taken, entered, gaveUp, cancelled, released, exited, ownsIt;
   bool fixIt, inTime, timed, timedOut;
   bool slow, wantMonitor, exitSlow, needOwner, doRelease, waiting;
 

@@ -21,7 +21,11 @@
 #   three-threads-liveness  3 threads: liveness (minutes; not run by CTest)
 #   heavy                   2 threads, the heavy locking mode: safety and
 #                           liveness
-#   seeded-bugs             each seeded bug must be found as a lost wake-up
+#   concurrent              2 threads and the concurrent deflation thread:
+#                           safety and liveness
+#   seeded-bugs             each seeded bug must be found: as a lost wake-up
+#                           (1-3) or as a broken assertion (4-5, in the
+#                           concurrent configuration)
 #
 # A safety check looks for assertion violations (mutual exclusion, the
 # hash, the final state, the runtime's own asserted facts) and invalid end
@@ -55,7 +59,8 @@ while (($#)); do
 done
 [[ -n $config ]] || usage
 
-# Each check: name|spin defines|safety or liveness|pass or bug
+# Each check: name|spin defines|safety or liveness|pass, or the bug's
+# symptom: end (an invalid end state) or assert (an assertion violated)
 case $config in
 two-threads)
   checks=("two-threads|-DNTHREADS=2|safety|pass"
@@ -67,10 +72,15 @@ three-threads-liveness)
 heavy)
   checks=("heavy|-DNTHREADS=2 -DHEAVY=1|safety|pass"
           "heavy|-DNTHREADS=2 -DHEAVY=1|liveness|pass") ;;
+concurrent)
+  checks=("concurrent|-DNTHREADS=2 -DCONCURRENT=1|safety|pass"
+          "concurrent|-DNTHREADS=2 -DCONCURRENT=1|liveness|pass") ;;
 seeded-bugs)
-  checks=("seeded-bug-1|-DNTHREADS=2 -DSEEDED_BUG=1|safety|bug"
-          "seeded-bug-2|-DNTHREADS=2 -DSEEDED_BUG=2|safety|bug"
-          "seeded-bug-3|-DNTHREADS=2 -DSEEDED_BUG=3|safety|bug") ;;
+  checks=("seeded-bug-1|-DNTHREADS=2 -DSEEDED_BUG=1|safety|end"
+          "seeded-bug-2|-DNTHREADS=2 -DSEEDED_BUG=2|safety|end"
+          "seeded-bug-3|-DNTHREADS=2 -DSEEDED_BUG=3|safety|end"
+          "seeded-bug-4|-DNTHREADS=2 -DCONCURRENT=1 -DSEEDED_BUG=4|safety|assert"
+          "seeded-bug-5|-DNTHREADS=2 -DCONCURRENT=1 -DSEEDED_BUG=5|safety|assert") ;;
 *) echo "run-spin: unknown configuration '$config'" >&2; usage ;;
 esac
 
@@ -138,10 +148,10 @@ for check in "${checks[@]}"; do
   rm -rf "$dir"
   mkdir -p "$dir"
   cp "$model" "$dir/locking.pml"
-  # The verifier: exhaustive (no bitstate, no compression), within 2 GB.
-  ccflags=(-O0 -w -DMEMLIM=2048)
+  # The verifier: exhaustive (no bitstate, no compression), within 4 GB.
+  ccflags=(-O0 -w -DMEMLIM=4096)
   panflags=(-m100000)
-  if [[ $mode == safety && $expect == bug ]]; then
+  if [[ $mode == safety && $expect != pass ]]; then
     # Search on for the shortest counterexample: the one --trail shows.
     ccflags+=(-DNOCLAIM -DREACH)
     panflags+=(-i)
@@ -174,11 +184,16 @@ for check in "${checks[@]}"; do
     verdict="FAILED (the search was not exhaustive)"
   elif [[ $expect == pass && $errors == 0 ]]; then
     verdict="ok"
-  elif [[ $expect == bug && $errors != 0 ]] &&
+  elif [[ $expect == end && $errors != 0 ]] &&
     grep -q 'invalid end state' "$log"; then
     verdict="ok (found: $(grep -m1 -o 'invalid end state' "$log"))"
-  elif [[ $expect == bug ]]; then
+  elif [[ $expect == assert && $errors != 0 ]] &&
+    grep -q 'assertion violated' "$log"; then
+    verdict="ok (found: $(grep -m1 -o 'assertion violated.*' "$log"))"
+  elif [[ $expect == end ]]; then
     verdict="FAILED (the seeded bug was not found as a lost wake-up)"
+  elif [[ $expect == assert ]]; then
+    verdict="FAILED (the seeded bug was not found as a broken assertion)"
   else
     verdict="FAILED ($(grep -m1 -E '^pan:[0-9]+:' "$log" || echo "$errors errors"))"
   fi
@@ -188,7 +203,7 @@ for check in "${checks[@]}"; do
   if [[ $verdict != ok* ]]; then
     failed=1
     echo "  pan's report: $log"
-    [[ $expect == bug ]] || echo "  the counterexample: $0 --trail --workdir $workdir $config"
+    [[ $expect != pass ]] || echo "  the counterexample: $0 --trail --workdir $workdir $config"
   fi
 done
 
