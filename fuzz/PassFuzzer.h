@@ -85,6 +85,11 @@ enum class Outcome {
   Lowered,
 };
 
+/// The module of an input, before the passes: parsed, or generated. Null
+/// when the text does not parse.
+std::unique_ptr<llvm::Module> inputModule(const uint8_t *Data, size_t Size,
+                                          llvm::LLVMContext &Ctx);
+
 /// Runs one input through the passes it picks and checks the result;
 /// aborts with a message on a broken contract.
 Outcome runInput(const uint8_t *Data, size_t Size, std::string *Why);

@@ -1,14 +1,21 @@
 //===- Replay.cpp - Runs saved fuzz inputs without libFuzzer --------------===//
 //
 //   jitlock-pass-fuzz-replay [-v] <file or directory>...
+//   jitlock-pass-fuzz-replay --print-ir <file>
 //
 // Runs each input once through the fuzz target's checks, as the libFuzzer
 // binary does with -runs=0, but in any build (ThreadSanitizer cannot link
 // libFuzzer), and prints what the passes made of the inputs. Exits with 1
 // when no input was found; a broken contract aborts, naming the file.
+// --print-ir prints an input's module as the passes get it (a generated one
+// too), for opt.
 //
 //===----------------------------------------------------------------------===//
 #include "PassFuzzer.h"
+
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -23,11 +30,15 @@ using namespace jitlock::fuzz;
 namespace fs = std::filesystem;
 
 int main(int Argc, char **Argv) {
-  bool Verbose = false;
+  bool Verbose = false, PrintIR = false;
   std::vector<fs::path> Inputs;
   for (int I = 1; I < Argc; ++I) {
     if (std::strcmp(Argv[I], "-v") == 0) {
       Verbose = true;
+      continue;
+    }
+    if (std::strcmp(Argv[I], "--print-ir") == 0) {
+      PrintIR = true;
       continue;
     }
     fs::path P = Argv[I];
@@ -57,6 +68,13 @@ int main(int Argc, char **Argv) {
     std::ifstream In(P, std::ios::binary);
     std::string Bytes((std::istreambuf_iterator<char>(In)),
                       std::istreambuf_iterator<char>());
+    if (PrintIR) {
+      llvm::LLVMContext Ctx;
+      if (auto M = inputModule(reinterpret_cast<const uint8_t *>(Bytes.data()),
+                               Bytes.size(), Ctx))
+        M->print(llvm::outs(), nullptr);
+      continue;
+    }
     // Named first, so that an abort is attributed.
     if (Verbose)
       std::fprintf(stderr, "%s: ", P.c_str());
@@ -71,6 +89,8 @@ int main(int Argc, char **Argv) {
                                            : "lowered",
                    Why.c_str());
   }
+  if (PrintIR)
+    return 0;
   std::printf("replayed %zu inputs: %u lowered, %u refused with an error, "
               "%u skipped (not valid IR, or not for their pipeline)\n",
               Inputs.size(), Count[unsigned(Outcome::Lowered)],

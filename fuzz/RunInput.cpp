@@ -23,6 +23,8 @@
 #include "llvm/IR/DiagnosticHandler.h"
 #include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/DiagnosticPrinter.h"
+#include "llvm/IR/Dominators.h"
+#include "llvm/IR/InstIterator.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassInstrumentation.h"
@@ -282,24 +284,42 @@ void runPipeline(Module &M, const Options &O, ErrorRecorder &Errors) {
   MPM.run(M, MAM);
 }
 
-/// Whether `M` has a suspend point outside a well-formed coroutine: such IR
-/// is for jitlock's passes (which look only at where the suspend points
-/// are), not for LLVM's coroutine passes, which assume the form CoroEarly
-/// expects and may crash on anything else.
-bool hasMalformedCoroutine(const Module &M) {
-  for (const Function &F : M) {
-    bool Begin = false, Suspend = false;
-    for (const BasicBlock &BB : F)
-      for (const Instruction &I : BB)
-        if (auto *CB = dyn_cast<CallBase>(&I))
-          if (const Function *Callee = CB->getCalledFunction()) {
-            Begin |= Callee->getName() == "llvm.coro.begin";
-            Suspend |= Callee->getName().starts_with("llvm.coro.suspend");
-          }
-    if (Suspend && !Begin)
+/// Whether `M` has a coroutine that is not in the form LLVM's coroutine
+/// passes expect (one llvm.coro.id and llvm.coro.begin, the begin before
+/// every suspend point, each suspend's result switched on), or a suspend
+/// point outside a coroutine. Such IR is for jitlock's passes, which look
+/// only at where the suspend points are; CoroSplit miscompiles or crashes on
+/// it, and is not what is under test.
+bool hasMalformedCoroutine(Module &M) {
+  for (Function &F : M) {
+    if (F.isDeclaration())
+      continue;
+    SmallVector<CallBase *, 4> Ids, Begins, Suspends;
+    for (Instruction &I : instructions(F))
+      if (auto *CB = dyn_cast<CallBase>(&I))
+        if (Function *Callee = CB->getCalledFunction()) {
+          StringRef Name = Callee->getName();
+          if (Name.starts_with("llvm.coro.id"))
+            Ids.push_back(CB);
+          else if (Name == "llvm.coro.begin")
+            Begins.push_back(CB);
+          else if (Name.starts_with("llvm.coro.suspend"))
+            Suspends.push_back(CB);
+        }
+    if (Ids.empty() && Begins.empty() && Suspends.empty() &&
+        !F.isPresplitCoroutine())
+      continue;
+    if (Ids.size() != 1 || Begins.size() != 1 || !F.isPresplitCoroutine() ||
+        !isa<CallInst>(Begins.front()))
       return true;
-    if (F.isPresplitCoroutine() && !Begin)
-      return true;
+    DominatorTree DT(F);
+    for (CallBase *S : Suspends) {
+      if (!isa<CallInst>(S) || !DT.dominates(Begins.front(), S))
+        return true;
+      for (User *U : S->users())
+        if (!isa<SwitchInst>(U))
+          return true;
+    }
   }
   return false;
 }
@@ -320,6 +340,21 @@ void checkFullyLowered(Module &M, const Options &O) {
 } // namespace
 
 namespace jitlock::fuzz {
+
+std::unique_ptr<Module> inputModule(const uint8_t *Data, size_t Size,
+                                    LLVMContext &Ctx) {
+  if (Size < OptionBytes)
+    return nullptr;
+  ArrayRef<uint8_t> Rest(Data + OptionBytes, Size - OptionBytes);
+  if (Data[0] & GeneratedBit) {
+    ByteChoices C(Rest);
+    return generateModule(Ctx, C);
+  }
+  // The parser reads up to a NUL: the text gets one.
+  std::string Text(toStringRef(Rest));
+  SMDiagnostic Err;
+  return parseAssemblyString(Text, Err, Ctx);
+}
 
 Outcome runInput(const uint8_t *Data, size_t Size, std::string *Why) {
   if (Size < OptionBytes)
@@ -344,16 +379,7 @@ Outcome runInput(const uint8_t *Data, size_t Size, std::string *Why) {
   ErrorRecorder &Errors = *Handler;
   Ctx.setDiagnosticHandler(std::move(Handler));
 
-  std::unique_ptr<Module> M;
-  if (O.Generated) {
-    ByteChoices C(Rest);
-    M = generateModule(Ctx, C);
-  } else {
-    // The parser reads up to a NUL: the text gets one.
-    std::string Text(toStringRef(Rest));
-    SMDiagnostic Err;
-    M = parseAssemblyString(Text, Err, Ctx);
-  }
+  std::unique_ptr<Module> M = inputModule(Data, Size, Ctx);
   // LLVM's parser and verifier are not under test: invalid input is skipped.
   if (!M || Errors.HadError || verifyModule(*M))
     return Outcome::Skipped;

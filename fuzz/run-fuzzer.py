@@ -56,7 +56,7 @@ def main():
     lines = text.splitlines()
 
     for line in lines:
-        if line.startswith("INFO: Seed:") or " INITED " in line or \
+        if line.startswith("INFO: Seed:") or re.search(r"\b(INITED|DONE)\b", line) or \
                 " DONE " in line or line.startswith("stat::"):
             print(line)
     funcs = {}
