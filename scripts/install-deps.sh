@@ -11,7 +11,7 @@ packages=(
   ninja-build
   clang-19
   clang-format-19    # scripts/check-format.sh (run by CI)
-  libclang-rt-19-dev # the sanitizer runtimes for the tsan and asan presets
+  libclang-rt-19-dev # the sanitizer runtimes (tsan, asan presets) and libFuzzer
   llvm-19-dev
   llvm-19-tools      # FileCheck and lit
   libasmjit-dev

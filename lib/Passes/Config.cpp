@@ -348,15 +348,25 @@ std::string layoutFingerprint(const jitlock_rt_layout &L) {
   return Stamp;
 }
 
+MDString *stampModule(Module &M, StringRef Flag, StringRef Stamp) {
+  Metadata *Old = M.getModuleFlag(Flag);
+  if (!Old) {
+    M.addModuleFlag(Module::Error, Flag, MDString::get(M.getContext(), Stamp));
+    return nullptr;
+  }
+  // A second flag of the same name would make the module invalid.
+  auto *OldStamp = dyn_cast<MDString>(Old);
+  if (!OldStamp)
+    reportError(M.getContext(), "module flag " + Flag +
+                                    " must be a string: the stamp of an "
+                                    "earlier lowering");
+  return OldStamp;
+}
+
 void stampLoweredLayout(Module &M, const jitlock_rt_layout &L) {
   std::string Stamp = layoutFingerprint(L);
-  auto *Old = dyn_cast_or_null<MDString>(M.getModuleFlag(LoweredLayoutFlag));
-  if (!Old) {
-    M.addModuleFlag(Module::Error, LoweredLayoutFlag,
-                    MDString::get(M.getContext(), Stamp));
-    return;
-  }
-  if (Old->getString() != Stamp)
+  MDString *Old = stampModule(M, LoweredLayoutFlag, Stamp);
+  if (Old && Old->getString() != Stamp)
     reportError(M.getContext(),
                 "conflicting configuration: module already lowered for "
                 "layout '" +

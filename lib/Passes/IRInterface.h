@@ -22,6 +22,7 @@
 struct jitlock_rt_layout;
 
 namespace llvm {
+class MDString;
 class Module;
 } // namespace llvm
 
@@ -108,6 +109,13 @@ void reportError(const llvm::Function &F, const llvm::Twine &What);
 /// input is lowered anyway (opt exits with 0; a JIT's handler sees
 /// DS_Warning).
 void reportWarning(const llvm::Instruction &I, const llvm::Twine &What);
+
+/// Stamps `M` with the string module flag `Flag` = `Stamp` when it has no
+/// flag of that name. Returns the stamp an earlier lowering left, for the
+/// caller to compare; reports an error, and returns null, when the flag is
+/// there but not a string.
+llvm::MDString *stampModule(llvm::Module &M, llvm::StringRef Flag,
+                            llvm::StringRef Stamp);
 
 /// Stamps `M` with the layout its lowered code compiled in (module flag
 /// jitlock.lowered-layout), or reports a conflict when it already carries

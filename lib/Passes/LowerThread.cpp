@@ -183,17 +183,12 @@ PreservedAnalyses LowerThreadPass::run(Module &M, ModuleAnalysisManager &) {
                           ? "tls;tls-offset=" + std::to_string(C.TlsOffset)
                       : C.Thread == ThreadMode::Arg ? "arg"
                                                     : "call";
-  if (auto *Old =
-          dyn_cast_or_null<MDString>(M.getModuleFlag(LoweredThreadFlag))) {
-    if (Old->getString() != Stamp)
-      reportError(M.getContext(), "conflicting configuration: module already "
-                                  "lowered with thread=" +
-                                      Old->getString() +
-                                      ", now with thread=" + Stamp);
-  } else {
-    M.addModuleFlag(Module::Error, LoweredThreadFlag,
-                    MDString::get(M.getContext(), Stamp));
-  }
+  MDString *Old = stampModule(M, LoweredThreadFlag, Stamp);
+  if (Old && Old->getString() != Stamp)
+    reportError(M.getContext(), "conflicting configuration: module already "
+                                "lowered with thread=" +
+                                    Old->getString() +
+                                    ", now with thread=" + Stamp);
   return PreservedAnalyses::none();
 }
 

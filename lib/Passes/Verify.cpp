@@ -49,23 +49,28 @@ STATISTIC(NumErrors, "Number of jitlock input errors diagnosed");
 
 namespace jitlock {
 
-bool isWellFormedCall(const CallBase &CB, StringRef Name) {
-  const Function *F = CB.getCalledFunction();
-  if (!F || F->getName() != Name)
-    return false;
-  FunctionType *FT = CB.getFunctionType();
-  if (FT != F->getFunctionType() || FT->isVarArg())
+/// Whether `FT` is the contract's type of the jitlock function `Name`.
+static bool isContractType(const FunctionType *FT, StringRef Name) {
+  if (FT->isVarArg())
     return false;
   if (Name == MonitorEnterName || Name == MonitorExitName)
     return FT->getReturnType()->isVoidTy() && FT->getNumParams() == 1 &&
            FT->getParamType(0)->isPointerTy();
   // The thread is no managed object: a plain pointer.
   if (Name == ThreadName)
-    return FT->getReturnType() == PointerType::getUnqual(CB.getContext()) &&
+    return FT->getReturnType() == PointerType::getUnqual(FT->getContext()) &&
            FT->getNumParams() == 0;
   if (Name == SafepointPollName)
     return FT->getReturnType()->isVoidTy() && FT->getNumParams() == 0;
   return false;
+}
+
+bool isWellFormedCall(const CallBase &CB, StringRef Name) {
+  const Function *F = CB.getCalledFunction();
+  if (!F || F->getName() != Name)
+    return false;
+  FunctionType *FT = CB.getFunctionType();
+  return FT == F->getFunctionType() && isContractType(FT, Name);
 }
 
 std::string describe(const Instruction &I, const Twine &What) {
@@ -149,6 +154,22 @@ void checkCalls(Function &Callee) {
   if (!Callee.isDeclaration())
     reportError(Callee.getContext(),
                 "'" + Name + "' must be declared, not defined");
+  // A call is diagnosed above; a declaration nothing calls yet would be
+  // called by the lowerings, which request the thread and place polls
+  // through it.
+  if (Known && Callee.use_empty() &&
+      !isContractType(Callee.getFunctionType(), Name)) {
+    std::string Declared;
+    raw_string_ostream OS(Declared);
+    Callee.getFunctionType()->print(OS);
+    reportError(Callee.getContext(),
+                "wrong signature: '" + Name + "' is declared as '" + Declared +
+                    "', expected '" +
+                    (Name == ThreadName          ? "ptr " + Name + "()"
+                     : Name == SafepointPollName ? "void " + Name + "()"
+                                                 : "void " + Name + "(ptr)") +
+                    "'");
+  }
 }
 
 /// A jitlock.* name on a global variable, an alias or an ifunc: no lowering
