@@ -30,8 +30,8 @@ constexpr int StatusOk = 0, StatusTimedOut = 4;
 class FunctionPrinter {
 public:
   FunctionPrinter(const Program &P, unsigned Fn,
-                  const std::vector<bool> &MayThrow, bool InjectFault)
-      : P(P), Fn(Fn), MayThrow(MayThrow), InjectFault(InjectFault) {}
+                  const std::vector<bool> &MayThrow, Fault Inject)
+      : P(P), Fn(Fn), MayThrow(MayThrow), Inject(Inject) {}
 
   std::string print() {
     const Function &F = P.Functions[Fn];
@@ -218,8 +218,8 @@ private:
                   Value = "%" + fresh("v"), Old = "%" + fresh("old"),
                   New = "%" + fresh("new");
       Body << "  " << Scaled << " = mul i64 " << V << ", " << S.Mul << "\n";
-      Body << "  " << Value << " = add i64 " << Scaled << ", " << S.Const
-           << "\n";
+      Body << "  " << Value << " = add i64 " << Scaled << ", "
+           << S.Const + (Reentered && Inject == Fault::WrongUpdate) << "\n";
       Body << "  " << Old << " = load i64, ptr " << counter(S.Obj, S.Field)
            << "\n";
       Body << "  " << New << " = add i64 " << Old << ", " << Value << "\n";
@@ -239,11 +239,14 @@ private:
       Body << "  call void @jitlock.monitor.enter(ptr " << object(S.Obj)
            << ")\n";
       Scopes.push_back({ScopeKind::Region, S.Obj, 0});
+      Reentered += Reentry;
       block(S.Body);
+      Reentered -= Reentry;
       Scopes.pop_back();
-      Body << "  call void @jitlock.monitor.exit(ptr " << object(S.Obj)
-           << ")\n";
-      if (InjectFault && Reentry)
+      if (!(Reentry && Inject == Fault::MissingExit))
+        Body << "  call void @jitlock.monitor.exit(ptr " << object(S.Obj)
+             << ")\n";
+      if (Reentry && Inject == Fault::ExtraExit)
         Body << "  call void @jitlock.monitor.exit(ptr " << object(S.Obj)
              << ") ; the injected fault\n";
       return;
@@ -365,7 +368,9 @@ private:
   const Program &P;
   unsigned Fn;
   const std::vector<bool> &MayThrow;
-  bool InjectFault;
+  Fault Inject;
+  /// Re-entered regions open around the statement being printed.
+  unsigned Reentered = 0;
   std::ostringstream Allocas, Body;
   std::vector<Scope> Scopes;
   std::vector<unsigned> LoopIds;
@@ -392,7 +397,7 @@ bool usesExceptions(const std::vector<Stmt> &Body) {
 
 } // namespace
 
-std::string printIR(const Program &P, bool InjectFault) {
+std::string printIR(const Program &P, Fault Inject) {
   const unsigned Counters = P.Objects * P.Fields;
   std::ostringstream OS;
   ProgramSize Size = measure(P);
@@ -451,7 +456,7 @@ std::string printIR(const Program &P, bool InjectFault) {
     Throws.push_back(!P.Functions[I].Removed && mayThrow(P, I));
   for (unsigned I = 0; I != P.Functions.size(); ++I)
     if (!P.Functions[I].Removed)
-      OS << FunctionPrinter(P, I, Throws, InjectFault).print() << "\n";
+      OS << FunctionPrinter(P, I, Throws, Inject).print() << "\n";
 
   OS << "define i64 @jitlock_example_run(i64 %tid, i64 %n) {\n"
         "entry:\n"

@@ -152,9 +152,15 @@ inline constexpr uint64_t MaxWaitsPerThread = 40;
 /// The module: objects, the functions, and the example convention's run and
 /// check (run returns the checksum; check compares the counters and the
 /// checksums with the expectations for 1 to MaxThreads threads).
-/// `InjectFault` (for testing the fuzzer itself) adds one monitor exit too
-/// many after every region that re-enters an object its function holds.
-std::string printIR(const Program &P, bool InjectFault = false);
+/// Faults printIR() can inject, to test the fuzzer itself. Each concerns
+/// the regions that re-enter an object their function holds already.
+enum class Fault {
+  None,
+  ExtraExit,   ///< one monitor exit too many after the region
+  MissingExit, ///< no monitor exit at the region's normal end
+  WrongUpdate, ///< the region's updates add one more than they should
+};
+std::string printIR(const Program &P, Fault F = Fault::None);
 
 /// Statements, functions (not removed) and objects, for reports.
 struct ProgramSize {

@@ -157,9 +157,11 @@ std::vector<Candidate> candidates(const Program &P, unsigned Threads) {
       if (Q.Objects == 1)
         return false;
       for (const Function &F : Q.Functions)
-        if (usesObject(F.Body, Obj) ||
-            std::find(F.Assumed.begin(), F.Assumed.end(), Obj) !=
-                F.Assumed.end())
+        if (F.Removed)
+          continue;
+        else if (usesObject(F.Body, Obj) ||
+                 std::find(F.Assumed.begin(), F.Assumed.end(), Obj) !=
+                     F.Assumed.end())
           return false;
       for (Function &F : Q.Functions) {
         renumberAbove(F.Body, Obj);

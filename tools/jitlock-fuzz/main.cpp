@@ -92,12 +92,25 @@ cl::opt<std::string>
            cl::desc("Where reproducers are written (default: the current "
                     "directory)"),
            cl::value_desc("DIR"), cl::init("."), cl::cat(FuzzCategory));
-cl::opt<bool> InjectFault(
+cl::opt<Fault, false, jitlock::tools::ValuesParser<Fault>> InjectFault(
     "inject-fault",
-    cl::desc("Test the fuzzer: the programs that lower=inline runs get one "
-             "monitor exit too many in every region that re-enters an object "
-             "its function holds"),
+    cl::desc("Test the fuzzer: the modules that lower=inline runs get a "
+             "fault in every region that re-enters an object its function "
+             "holds"),
+    cl::init(Fault::None),
+    cl::values(clEnumValN(Fault::ExtraExit, "extra-exit",
+                          "One monitor exit too many after it (jitlock-verify "
+                          "refuses the module)"),
+               clEnumValN(Fault::MissingExit, "missing-exit",
+                          "No exit at its normal end (the thread ends "
+                          "holding the object)"),
+               clEnumValN(Fault::WrongUpdate, "wrong-update",
+                          "Its counter updates add one more (the check "
+                          "fails)")),
     cl::cat(FuzzCategory));
+cl::opt<bool> Print("print",
+                    cl::desc("Print the module of --seed's program and exit"),
+                    cl::cat(FuzzCategory));
 cl::opt<bool> Keep("keep-going",
                    cl::desc("Go on after the first failing program"),
                    cl::cat(FuzzCategory));
@@ -370,19 +383,24 @@ std::string saveReproducer(const std::string &IR, const std::string &Name,
 
 /// The IR configuration `C` runs (with the injected fault, for tests).
 std::string irFor(const Program &P, const RunConfig &C) {
-  return printIR(P, InjectFault && C.Lower == Lowering::Inline);
+  return printIR(P, C.Lower == Lowering::Inline ? InjectFault.getValue()
+                                                : Fault::None);
 }
 
-/// Fuzzes program `S`; false when it failed.
-bool fuzzOne(uint64_t S, unsigned Index, const std::vector<RunConfig> &Fixed,
-             Coverage &Cov) {
+GenOptions generatorOptions() {
   GenOptions GO;
   GO.MaxFunctions = unsigned(MaxFunctions);
   GO.MaxObjects = unsigned(MaxObjects);
   GO.MaxStmts = unsigned(MaxStmts);
   GO.MaxRepeat = unsigned(MaxRepeat);
   GO.Exceptions = !NoExceptions;
-  Program P = generate(S, GO);
+  return GO;
+}
+
+/// Fuzzes program `S`; false when it failed.
+bool fuzzOne(uint64_t S, unsigned Index, const std::vector<RunConfig> &Fixed,
+             Coverage &Cov) {
+  Program P = generate(S, generatorOptions());
   std::vector<RunConfig> Cs =
       Fixed.empty() ? sampleConfigs(S, unsigned(ConfigsPerProgram)) : Fixed;
   if (AArch64 && Fixed.empty())
@@ -410,8 +428,13 @@ bool fuzzOne(uint64_t S, unsigned Index, const std::vector<RunConfig> &Fixed,
     ++Cov.Failures;
     std::string FoundBy = "jitlock-fuzz --seed=" + std::to_string(S) +
                           " --programs=1 --config=" + C.name();
-    if (InjectFault)
-      FoundBy += " --inject-fault";
+    if (InjectFault.getNumOccurrences())
+      FoundBy +=
+          " --inject-fault=" +
+          std::string(InjectFault.getValue() == Fault::ExtraExit ? "extra-exit"
+                      : InjectFault.getValue() == Fault::MissingExit
+                          ? "missing-exit"
+                          : "wrong-update");
     std::string Saved =
         saveReproducer(IR, "fuzz-" + std::to_string(S), C, V, FoundBy);
     outs() << "  reproducer: " << Saved << "\n";
@@ -462,7 +485,7 @@ std::vector<RunConfig> standardConfigs() {
   const char *Names[] = {
       "lower=runtime,thread=call,opt=O0-O0,threads=4",
       "lower=inline,thread=tls,opt=jit,threads=4",
-      "lower=inline,thread=arg,opt=O3-O2,bang=always,threads=4",
+      "lower=inline,thread=arg,opt=O0-O3,bang=always,threads=4",
       "lower=heavy,thread=call,opt=O2-O0,threads=3",
       "lower=heavy-runtime,thread=tls,opt=jit,bang=none,threads=2",
       "lower=inline,thread=call,opt=O1-O3,sp=100,threads=4",
@@ -521,8 +544,17 @@ int main(int Argc, char **Argv) {
       Usage("a generated program checks at most 8 threads");
   if (!Replay.empty())
     return replay(Fixed);
+  if (Print) {
+    outs() << printIR(generate(uint64_t(Seed), generatorOptions()));
+    return ExitOk;
+  }
   if (needAArch64(Fixed))
     prepareAArch64();
+  if (std::error_code EC = sys::fs::create_directories(OutDir)) {
+    error() << "cannot create --out-dir " << OutDir << ": " << EC.message()
+            << "\n";
+    return ExitUsage;
+  }
 
   outs() << "jitlock-fuzz: seeds " << Seed << " to "
          << Seed + std::max(0LL, (long long)Programs - 1) << "\n";
