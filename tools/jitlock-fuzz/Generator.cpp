@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 
 namespace jitlock::fuzz {
 
@@ -264,10 +265,18 @@ private:
   void addRecursion() {
     std::vector<std::pair<std::vector<Stmt> *, size_t>> Slots;
     Held = P.Functions[Fn].Assumed;
+    InRegion.clear();
     collectSlots(P.Functions[Fn].Body, Slots);
     if (Slots.empty())
       return;
-    auto [Body, Index] = Slots[R.below(unsigned(Slots.size()))];
+    // Mostly inside a region: each level then holds one more monitor, and
+    // deep recursion overflows the lock stack.
+    std::vector<std::pair<std::vector<Stmt> *, size_t>> Inside;
+    for (auto &Slot : Slots)
+      if (InRegion.count(Slot.first))
+        Inside.push_back(Slot);
+    auto &From = !Inside.empty() && R.chance(75) ? Inside : Slots;
+    auto [Body, Index] = From[R.below(unsigned(From.size()))];
     Body->insert(Body->begin() + long(Index), make(StmtKind::Recurse));
   }
 
@@ -276,6 +285,8 @@ private:
     if (isCallable(P, Fn, Held))
       for (size_t I = 0; I <= Body.size(); ++I)
         Out.push_back({&Body, I});
+    if (Held.size() > P.Functions[Fn].Assumed.size())
+      InRegion.insert(&Body);
     for (Stmt &S : Body) {
       if (S.Kind == StmtKind::Region)
         Held.push_back(S.Obj);
@@ -296,6 +307,8 @@ private:
   std::vector<unsigned> Held;
   unsigned Loops = 0;
   unsigned NextId = 1;
+  /// Bodies inside a region of the function (addRecursion).
+  std::set<const std::vector<Stmt> *> InRegion;
 };
 
 } // namespace

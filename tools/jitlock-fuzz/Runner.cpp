@@ -646,8 +646,24 @@ Verdict aarch64Run(const std::string &IR, const RunConfig &C,
                        "-Wl,--require-defined=jitlock_lowered_layout"}) &&
       Step("running under qemu", {Tools.Qemu, "-cpu", "max", Exe, "--threads",
                                   std::to_string(C.Threads)});
-  if (Ok && tail(Log, 4096).find("harness: PASS") == std::string::npos)
+  std::string Output = tail(Log, 4096);
+  if (Ok && Output.find("harness: PASS") == std::string::npos)
     Out.fail("aarch64", "the harness did not pass: " + tail(Log, 600));
+  // The harness prints the runtime's counters as "name N" pairs.
+  auto Counter = [&](StringRef Name) -> uint64_t {
+    size_t At = Output.find((" " + Name + " ").str());
+    uint64_t N = 0;
+    if (At != std::string::npos)
+      StringRef(Output)
+          .substr(At + Name.size() + 2)
+          .take_while(isDigit)
+          .getAsInteger(10, N);
+    return N;
+  };
+  Out.V.Contended = Counter("contended_enters");
+  Out.V.Inflations = Counter("inflations");
+  Out.V.Parks = Counter("parks");
+  Out.V.SlowCalls = Counter("slow_path_calls");
   if (Out.V.ok())
     sys::fs::remove_directories(Dir);
   else

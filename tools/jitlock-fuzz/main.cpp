@@ -229,6 +229,7 @@ RunConfig aarch64Config(unsigned I) {
   C.Lower = Lowering((I / 4) % 3); // inline, runtime, heavy
   C.OptBefore = I % 3 == 0 ? -1 : int(I % 4);
   C.OptAfter = int((I / 3) % 4);
+  C.Bang = jitlock::BangMode((I + I / 4) % 3);
   C.Threads = 2 + I % 3;
   return C;
 }
