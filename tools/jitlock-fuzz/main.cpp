@@ -120,17 +120,20 @@ cl::opt<bool> Verbose("verbose", cl::desc("One line per run"),
 // The generator's limits.
 jitlock::tools::NumberOpt MaxFunctions("max-functions",
                                        cl::desc("Functions (default 6)"),
-                                       cl::init(6), cl::cat(FuzzCategory));
+                                       cl::value_desc("N"), cl::init(6),
+                                       cl::cat(FuzzCategory));
 jitlock::tools::NumberOpt MaxObjects("max-objects",
                                      cl::desc("Lock objects (default 5)"),
-                                     cl::init(5), cl::cat(FuzzCategory));
+                                     cl::value_desc("N"), cl::init(5),
+                                     cl::cat(FuzzCategory));
 jitlock::tools::NumberOpt MaxStmts("max-stmts",
                                    cl::desc("Statements per body (default 6)"),
-                                   cl::init(6), cl::cat(FuzzCategory));
+                                   cl::value_desc("N"), cl::init(6),
+                                   cl::cat(FuzzCategory));
 jitlock::tools::NumberOpt
     MaxRepeat("max-repeat",
               cl::desc("Runs of the entry function per thread (default 40)"),
-              cl::init(40), cl::cat(FuzzCategory));
+              cl::value_desc("N"), cl::init(40), cl::cat(FuzzCategory));
 cl::opt<bool> NoExceptions("no-exceptions",
                            cl::desc("Generate no throw and no try"),
                            cl::cat(FuzzCategory));
