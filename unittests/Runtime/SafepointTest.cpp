@@ -218,8 +218,12 @@ TEST_F(SafepointTest, NoLostOrDuplicatedNotificationAcrossSafepoints) {
       EXPECT_EQ(jitlock_rt_safepoint_end(), JITLOCK_OK);
     }
   });
+  // Notify until both enough notifies and enough safepoints happened: on a
+  // loaded machine the VM thread may not run at all during the first ones.
+  constexpr unsigned kMinSafepoints = 10;
   auto deadline = Clock::now() + kDeadline;
-  while (effective.load() < kNotifies && Clock::now() < deadline) {
+  while ((effective.load() < kNotifies || safepoints.load() < kMinSafepoints) &&
+         Clock::now() < deadline) {
     ASSERT_EQ(enter(q), JITLOCK_OK);
     // Exact while we hold q: waiters join the wait set only as owners.
     if (inspect(q).waiting > 0) {
@@ -250,8 +254,8 @@ TEST_F(SafepointTest, NoLostOrDuplicatedNotificationAcrossSafepoints) {
   }
   EXPECT_EQ(okReturns.load(), effective.load() + woken)
       << "a notification was duplicated";
-  EXPECT_EQ(effective.load(), kNotifies);
-  EXPECT_GT(safepoints.load(), 10u);
+  EXPECT_GE(effective.load(), kNotifies);
+  EXPECT_GE(safepoints.load(), kMinSafepoints);
   std::printf("  %d effective notifies, %u safepoints\n", effective.load(),
               safepoints.load());
 }
