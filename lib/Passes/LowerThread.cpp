@@ -64,6 +64,22 @@ const char *threadParameterProblem(const Function &F) {
          "\"jitlock.thread\"";
 }
 
+/// Optimizing before the lowering can leave a call that passes undef or
+/// poison for the marked parameter: until the lowering uses it, nothing does,
+/// and dead argument elimination says so. The code would then lock with no
+/// thread at all.
+static void reportUndefThreadArguments(Function &F, unsigned ArgNo) {
+  for (User *U : F.users())
+    if (auto *CB = dyn_cast<CallBase>(U);
+        CB && CB->getCalledOperand() == &F && ArgNo < CB->arg_size() &&
+        isa<UndefValue>(CB->getArgOperand(ArgNo)))
+      reportError(*CB, "thread=arg, but this call passes no thread (undef or "
+                       "poison) for the \"jitlock.thread\" parameter of '" +
+                           F.getName() +
+                           "', as an optimization before the lowering may "
+                           "leave it; lower before optimizing");
+}
+
 /// The current thread for `F`, computed before `Where` (inside the funclet
 /// `Pad`, for a call); null (after a diagnostic) when `arg` mode finds no
 /// marked parameter.
@@ -85,8 +101,10 @@ static Value *materialize(Function &F, const ResolvedConfig &C,
       return nullptr;
     }
     for (Argument &A : F.args())
-      if (F.getAttributes().hasParamAttr(A.getArgNo(), ThreadArgAttr))
+      if (F.getAttributes().hasParamAttr(A.getArgNo(), ThreadArgAttr)) {
+        reportUndefThreadArguments(F, A.getArgNo());
         return &A;
+      }
     llvm_unreachable("no problem, so a marked pointer parameter exists");
   case ThreadMode::Call: {
     FunctionCallee Current = M.getOrInsertFunction(
