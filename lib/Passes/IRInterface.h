@@ -116,6 +116,10 @@ void reportError(const llvm::Function &F, const llvm::Twine &What);
 /// DS_Warning).
 void reportWarning(const llvm::Instruction &I, const llvm::Twine &What);
 
+/// Deletes the elided markers jitlock-elide left (lib/Passes/DeoptState.cpp):
+/// they never reach code generation. Returns whether there were any.
+bool eraseElidedMarkers(llvm::Module &M);
+
 /// Stamps `M` with the layout its lowered code compiled in (module flag
 /// jitlock.lowered-layout), or reports a conflict when it already carries
 /// another layout's stamp.

@@ -52,6 +52,10 @@ MonitorOps::MonitorOps(Function &F) : F(F) {
         Info.Ops.push_back({&I, MonitorOpKind::Suspend});
         continue;
       }
+      if (isa<ReturnInst, ResumeInst>(I)) {
+        Info.Ops.push_back({&I, MonitorOpKind::FrameExit});
+        continue;
+      }
       auto *CB = dyn_cast<CallBase>(&I);
       if (!CB)
         continue;

@@ -2,9 +2,10 @@
 //
 // The structured-locking analysis the passes share. MonitorOps lists what
 // each block does to the frame's monitors (enters and exits, their elided
-// markers, coroutine suspend points, deopt points) in reverse post-order;
-// MonitorDataflow solves a forward dataflow over them for a domain that says
-// what a state is, how two paths meet and what an operation does:
+// markers, coroutine suspend points, deopt points, returns) in reverse
+// post-order; MonitorDataflow solves a forward dataflow over them for a
+// domain that says what a state is, how two paths meet and what an
+// operation does:
 //
 //   jitlock-verify       least and greatest hold count per object
 //                        (Verify.cpp): exits without an enter, holds
@@ -48,6 +49,8 @@ enum class MonitorOpKind {
   Suspend,
   /// A call with a "deopt" operand bundle.
   DeoptPoint,
+  /// A return or a resume: the frame ends.
+  FrameExit,
 };
 
 /// One monitor of the frame: an object (with pointer casts stripped) and
