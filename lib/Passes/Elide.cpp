@@ -115,6 +115,17 @@ std::string nameOf(const Value &V) {
   return Text;
 }
 
+/// "(<instruction>)", for the reasons remarks give.
+std::string printed(const Instruction &I) {
+  std::string Text;
+  raw_string_ostream OS(Text);
+  I.print(OS);
+  return "(" + StringRef(Text).trim().str() + ")";
+}
+
+/// "(at <instruction>)".
+std::string at(const Instruction &I) { return "(at " + printed(I).substr(1); }
+
 /// Finds the first use that may capture an object, taking its own monitor
 /// operations as not capturing, and says what it is. Any other jitlock call
 /// on the object (a runtime wait, notify or hash) counts as a capture even
@@ -129,8 +140,12 @@ public:
       if (!isOwnMonitorOperation(*CB, *U))
         if (const Function *F = CB->getCalledFunction();
             F && F->getName().starts_with("jitlock") && Reason.empty())
-          Reason = "it is passed to '" + F->getName().str() +
-                   "', which needs the lock";
+          Reason = isJitlockCall(*CB)
+                       ? "a monitor operation locks a pointer derived from "
+                         "it " +
+                             printed(*CB)
+                       : "it is passed to '" + F->getName().str() +
+                             "', which needs the lock";
     return true;
   }
   bool captured(const Use *U) override {
@@ -153,10 +168,7 @@ private:
   }
   static std::string describeCapture(const Use &U) {
     const auto *I = cast<Instruction>(U.getUser());
-    std::string At;
-    raw_string_ostream OS(At);
-    I->print(OS);
-    At = "(" + StringRef(At).trim().str() + ")";
+    std::string At = printed(*I);
     if (auto *SI = dyn_cast<StoreInst>(I)) {
       const Value *To = SI->getPointerOperand()->stripPointerCasts();
       if (isa<GlobalValue>(To))
@@ -231,13 +243,15 @@ private:
     SmallVector<SmallVector<MonitorOp, 4>, 8> ByKey;
   };
 
-  void elideLocalObjects();
-  void elideNestedReentries();
+  /// Why the function's monitors are not known everywhere, or empty.
+  static std::string unstructured(const Snapshot &S);
+  void elideLocalObjects(const Snapshot &Orig, StringRef Unstructured);
+  void elideNestedReentries(const Snapshot &Orig, StringRef Unstructured);
   /// Turns `Calls` into elided markers, checks the function, and undoes it
   /// when the check fails; returns the failure, empty on success.
   std::string tryElide(const Value *Obj, ArrayRef<CallBase *> Calls,
-                       bool Nested, const Snapshot &Was);
-  std::string check(const Value *Obj, bool Nested, const Snapshot &Was);
+                       bool Nested);
+  std::string check(const Value *Obj, bool Nested);
   void kept(const Instruction &At, const Value &Obj, const Twine &What,
             StringRef Reason);
 
@@ -247,9 +261,22 @@ private:
   OptimizationRemarkEmitter ORE;
 };
 
+std::string FunctionElider::unstructured(const Snapshot &S) {
+  for (auto &[O, State] : S.Visited)
+    if (State.Unknown)
+      return "the function's monitors are not known on every path " + at(*O.I);
+  return "";
+}
+
 void FunctionElider::run() {
-  elideLocalObjects();
-  elideNestedReentries();
+  // Elision needs every point's monitors known, before and after: only
+  // then does an elided hold stand for exactly one real one.
+  Snapshot Orig(F);
+  if (!Orig.Ops.hasMonitors())
+    return;
+  std::string Unstructured = unstructured(Orig);
+  elideLocalObjects(Orig, Unstructured);
+  elideNestedReentries(Snapshot(F), Unstructured);
 }
 
 void FunctionElider::kept(const Instruction &At, const Value &Obj,
@@ -262,10 +289,10 @@ void FunctionElider::kept(const Instruction &At, const Value &Obj,
   });
 }
 
-void FunctionElider::elideLocalObjects() {
-  Snapshot Was(F);
-  for (auto [Key, Ops] : enumerate(Was.ByKey)) {
-    const MonitorKey &K = Was.Ops.Keys[Key];
+void FunctionElider::elideLocalObjects(const Snapshot &Orig,
+                                       StringRef Unstructured) {
+  for (auto [Key, Ops] : enumerate(Orig.ByKey)) {
+    const MonitorKey &K = Orig.Ops.Keys[Key];
     const Function *Allocator = recognizedAllocator(*K.Obj, Allocators);
     if (K.Elided || !Allocator)
       continue;
@@ -276,10 +303,14 @@ void FunctionElider::elideLocalObjects() {
       kept(First, *K.Obj, "monitor of", "the object escapes: " + Finder.Reason);
       continue;
     }
+    if (!Unstructured.empty()) {
+      kept(First, *K.Obj, "monitor of", Unstructured);
+      continue;
+    }
     SmallVector<CallBase *, 4> Calls;
     for (const MonitorOp &O : Ops)
       Calls.push_back(cast<CallBase>(O.I));
-    std::string Failure = tryElide(K.Obj, Calls, /*Nested=*/false, Was);
+    std::string Failure = tryElide(K.Obj, Calls, /*Nested=*/false);
     if (!Failure.empty()) {
       kept(First, *K.Obj, "monitor of", Failure);
       continue;
@@ -295,10 +326,10 @@ void FunctionElider::elideLocalObjects() {
   }
 }
 
-void FunctionElider::elideNestedReentries() {
+void FunctionElider::elideNestedReentries(const Snapshot &Orig,
+                                          StringRef Unstructured) {
   // Candidates from the function before any of them is elided; each is
   // checked against the function as the ones before it left it.
-  Snapshot Orig(F);
   DominatorTree DT(F);
   for (auto [Key, Ops] : enumerate(Orig.ByKey)) {
     if (Orig.Ops.Keys[Key].Elided)
@@ -307,29 +338,29 @@ void FunctionElider::elideNestedReentries() {
       const MonitorList::State &Before = *Orig.before(E.I);
       if (!E.isEnter() || Before.Unknown || !is_contained(Before.Held, Key))
         continue;
-      // The exits that release this acquisition: dominated by it, with the
-      // key's latest acquisition at the depth this one takes.
-      unsigned Depth = Before.Held.size();
+      // The exits that release this acquisition: dominated by it, and with
+      // one hold of the key more before them than before it. (Holds of one
+      // object are interchangeable: an exit releases the latest; the check
+      // below rejects a pairing that another acquisition came between.)
+      size_t Holds = count(Before.Held, Key);
       SmallVector<CallBase *, 4> Calls{cast<CallBase>(E.I)};
       for (const MonitorOp &X : Ops) {
         const MonitorList::State &AtExit = *Orig.before(X.I);
         // An exit an earlier elision took is not this one's.
-        if (!X.isExit() || AtExit.Unknown || !DT.dominates(E.I, X.I) ||
-            !isWellFormedCall(*cast<CallBase>(X.I), MonitorExitName))
-          continue;
-        auto Latest = find(reverse(AtExit.Held), Key);
-        if (Latest != AtExit.Held.rend() &&
-            unsigned(std::prev(Latest.base()) - AtExit.Held.begin()) == Depth)
+        if (X.isExit() && !AtExit.Unknown && DT.dominates(E.I, X.I) &&
+            isWellFormedCall(*cast<CallBase>(X.I), MonitorExitName) &&
+            size_t(count(AtExit.Held, Key)) == Holds + 1)
           Calls.push_back(cast<CallBase>(X.I));
       }
       const Value &Obj = *Orig.Ops.Keys[Key].Obj;
       if (Calls.size() == 1) {
         kept(*E.I, Obj, "nested monitor enter of",
-             "no exit releases this acquisition alone");
+             "no exit of it is dominated by this enter");
         continue;
       }
-      Snapshot Now(F);
-      std::string Failure = tryElide(&Obj, Calls, /*Nested=*/true, Now);
+      std::string Failure = Unstructured.empty()
+                                ? tryElide(&Obj, Calls, /*Nested=*/true)
+                                : Unstructured.str();
       if (!Failure.empty()) {
         kept(*E.I, Obj, "nested monitor enter of", Failure);
         continue;
@@ -346,12 +377,11 @@ void FunctionElider::elideNestedReentries() {
 }
 
 std::string FunctionElider::tryElide(const Value *Obj,
-                                     ArrayRef<CallBase *> Calls, bool Nested,
-                                     const Snapshot &Was) {
+                                     ArrayRef<CallBase *> Calls, bool Nested) {
   for (CallBase *CB : Calls)
     CB->setCalledFunction(isWellFormedCall(*CB, MonitorEnterName) ? ElidedEnter
                                                                   : ElidedExit);
-  std::string Failure = check(Obj, Nested, Was);
+  std::string Failure = check(Obj, Nested);
   if (!Failure.empty())
     for (CallBase *CB : Calls)
       CB->setCalledFunction(
@@ -359,57 +389,37 @@ std::string FunctionElider::tryElide(const Value *Obj,
   return Failure;
 }
 
-std::string FunctionElider::check(const Value *Obj, bool Nested,
-                                  const Snapshot &Was) {
+std::string FunctionElider::check(const Value *Obj, bool Nested) {
   Snapshot Now(F);
   std::optional<unsigned> HeldKey, ElidedKey;
   for (auto [N, K] : enumerate(Now.Ops.Keys))
     if (K.Obj == Obj)
       (K.Elided ? ElidedKey : HeldKey) = N;
   assert(ElidedKey && "the elided markers are the key's enters");
-  std::string Failure;
-  auto Fail = [&](const Instruction &I, StringRef Why) {
-    if (!Failure.empty())
-      return;
-    std::string At;
-    raw_string_ostream OS(At);
-    I.print(OS);
-    Failure = (Why + " (at" + At + ")").str();
-  };
-  for (auto &[O, S] : Now.Visited) {
-    const Instruction *I = O.I;
-    if (S.Unknown) {
-      const MonitorList::State *WasS = Was.before(I);
-      if (!WasS || !WasS->Unknown)
-        Fail(*I, "eliding it would leave the monitors unknown on some path");
-      continue;
-    }
-    bool ElidedOpen = is_contained(S.Held, *ElidedKey);
-    if (isa<ReturnInst, ResumeInst>(I) && ElidedOpen)
-      Fail(*I, "the function may leave with it held");
-  }
-  if (!Nested)
-    return Failure;
-  // A nested elided hold sits inside a real one: after each elided enter
-  // and each real exit, an open elided hold has a real one below it.
   for (auto &[O, Before] : Now.Visited) {
-    if ((O.Kind != MonitorOpKind::ElidedEnter &&
-         O.Kind != MonitorOpKind::Exit) ||
-        (O.Key != *ElidedKey && O.Key != HeldKey))
+    if (Before.Unknown)
+      return "eliding it would leave the monitors unknown on some path " +
+             at(*O.I);
+    MonitorList::State After = Before;
+    MonitorList().apply(After, O);
+    if (After.Unknown)
+      return "eliding it would leave an exit without its enter " + at(*O.I);
+    auto FirstElided = find(After.Held, *ElidedKey);
+    if (FirstElided == After.Held.end())
       continue;
-    {
-      MonitorList::State After = Before;
-      MonitorList().apply(After, O);
-      if (After.Unknown)
-        continue; // Reported above, at the next operation.
-      auto FirstElided = find(After.Held, *ElidedKey);
-      if (FirstElided != After.Held.end() &&
-          (!HeldKey || find(After.Held, *HeldKey) > FirstElided))
-        Fail(*O.I, "the function would not hold it around this pair on "
-                   "every path");
-    }
+    if (O.Kind == MonitorOpKind::FrameExit)
+      return "the function may leave with it held " + at(*O.I);
+    // A nested elided hold sits inside a real one: after each elided enter
+    // and each real exit, an open elided hold has a real one below it.
+    if (Nested &&
+        (O.Kind == MonitorOpKind::ElidedEnter ||
+         O.Kind == MonitorOpKind::Exit) &&
+        (!HeldKey || find(After.Held, *HeldKey) > FirstElided))
+      return "the function would not hold it around this pair on every "
+             "path " +
+             at(*O.I);
   }
-  return Failure;
+  return "";
 }
 
 } // namespace

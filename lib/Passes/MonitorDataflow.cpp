@@ -52,7 +52,11 @@ MonitorOps::MonitorOps(Function &F) : F(F) {
         Info.Ops.push_back({&I, MonitorOpKind::Suspend});
         continue;
       }
-      if (isa<ReturnInst, ResumeInst>(I)) {
+      // The return after llvm.experimental.deoptimize is never reached: the
+      // frame continues in the interpreter, with its monitors.
+      if (isa<ResumeInst>(I) ||
+          (isa<ReturnInst>(I) &&
+           !I.getParent()->getTerminatingDeoptimizeCall())) {
         Info.Ops.push_back({&I, MonitorOpKind::FrameExit});
         continue;
       }
