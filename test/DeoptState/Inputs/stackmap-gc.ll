@@ -1,6 +1,6 @@
-; The collected-heap input of stackmap-x86_64.ll and stackmap-aarch64.ll:
-; objects in address space 1 under the statepoint-example strategy, whose
-; calls rewrite-statepoints-for-gc turns into statepoints.
+; The collected-heap input of stackmap.ll: objects in address space 1 under
+; the statepoint-example strategy, whose calls rewrite-statepoints-for-gc
+; turns into statepoints.
 
 declare void @jitlock.monitor.enter(ptr addrspace(1))
 declare void @jitlock.monitor.exit(ptr addrspace(1))

@@ -1,5 +1,5 @@
-; The input of stackmap-x86_64.ll and stackmap-aarch64.ll: a frame that
-; holds %a and an elided temporary at three deopt points.
+; The input of stackmap.ll: a frame that holds %a and an elided temporary
+; at two deopt points.
 
 declare void @jitlock.monitor.enter(ptr)
 declare void @jitlock.monitor.exit(ptr)

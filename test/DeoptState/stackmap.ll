@@ -1,22 +1,28 @@
 ; The monitor group reaches .llvm_stackmaps with the rest of the deopt
-; state (docs/deopt.md): in each record, after the three statepoint header
-; constants and the frontend's own deopt value (%x), the marker, the count 2,
-; then %a (kind 0, held) and the elided temporary (kind 1). Two routes:
-; calls with a deopt bundle and llvm.experimental.deoptimize, which code
-; generation turns into records by itself; and a "statepoint-example"
-; function rewritten by rewrite-statepoints-for-gc, where each object's
-; location is also one of the GC pointers the record lists after it.
+; state (docs/deopt.md), on x86_64 and on AArch64: in each record, after the
+; three statepoint header constants and the frontend's own deopt value (%x),
+; the marker, the count 2, then %a (kind 0, held) and the elided temporary
+; (kind 1). Two routes: calls with a deopt bundle and
+; llvm.experimental.deoptimize, which code generation turns into records by
+; itself; and a "statepoint-example" function rewritten by
+; rewrite-statepoints-for-gc, where each object's location is also one of
+; the GC pointers the record lists after it.
 ;
-; REQUIRES: aarch64-registered-target
+; REQUIRES: x86-registered-target, aarch64-registered-target
 ; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
-; RUN:   -passes='jitlock-elide,jitlock-lower' %S/Inputs/stackmap.ll \
-; RUN:   | llc -mtriple=aarch64-linux-gnu -filetype=obj -o %t.o
-; RUN: llvm-readobj --stackmap %t.o | FileCheck %s
+; RUN:   -passes='jitlock-elide,jitlock-lower' %S/Inputs/stackmap.ll -o %t.bc
 ; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
 ; RUN:   -passes='jitlock-elide,jitlock-lower,rewrite-statepoints-for-gc' \
-; RUN:   %S/Inputs/stackmap-gc.ll \
-; RUN:   | llc -mtriple=aarch64-linux-gnu -filetype=obj -o %t.gc.o
-; RUN: llvm-readobj --stackmap %t.gc.o | FileCheck %s --check-prefix=GC
+; RUN:   %S/Inputs/stackmap-gc.ll -o %t.gc.bc
+; RUN: llc -mtriple=x86_64-linux-gnu -filetype=obj %t.bc -o %t.x86_64.o
+; RUN: llvm-readobj --stackmap %t.x86_64.o | FileCheck %s
+; RUN: llc -mtriple=x86_64-linux-gnu -filetype=obj %t.gc.bc -o %t.gc.x86_64.o
+; RUN: llvm-readobj --stackmap %t.gc.x86_64.o | FileCheck %s --check-prefix=GC
+; RUN: llc -mtriple=aarch64-linux-gnu -filetype=obj %t.bc -o %t.aarch64.o
+; RUN: llvm-readobj --stackmap %t.aarch64.o | FileCheck %s
+; RUN: llc -mtriple=aarch64-linux-gnu -filetype=obj %t.gc.bc -o %t.gc.aarch64.o
+; RUN: llvm-readobj --stackmap %t.gc.aarch64.o \
+; RUN:   | FileCheck %s --check-prefix=GC
 
 ; CHECK-LABEL: Record ID: 101,
 ; CHECK-NEXT:    10 locations:
