@@ -37,6 +37,7 @@ SHAPE_PATHS = {
     "inflated": ["llvm", "asmjit", "runtime"],
     "churn": ["llvm", "asmjit", "runtime", "heavy", "pthread", "alloc"],
     "contended2": ["llvm", "asmjit", "runtime", "heavy", "pthread"],
+    "elided": ["llvm", "llvm-noelide"],
 }
 LOCKING = ["floor", "floor/lockstack"] + [
     f"{shape}/{path}" for shape, paths in SHAPE_PATHS.items() for path in paths

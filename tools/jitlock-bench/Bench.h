@@ -74,13 +74,16 @@ enum Kernel {
   KPollLlvm,
   KPollUnrolled,
   KSpin,
+  // elided/llvm and elided/llvm-noelide (llvm only).
+  KElided,
+  KElidedNoElide,
   NumKernels
 };
 inline constexpr const char *KernelSymbols[NumKernels] = {
     "bench_simple",    "bench_recursive", "bench_serial",
     "bench_churn",     "bench_floor",     "bench_floor_lockstack",
     "bench_poll_none", "bench_poll_llvm", "bench_poll_unrolled",
-    "bench_spin"};
+    "bench_spin",      "bench_elided",    "bench_elided_noelide"};
 
 /// Calls JIT-compiled code. UBSan's -fsanitize=function (in the asan preset)
 /// checks a signature word just before the callee, which JIT code does not

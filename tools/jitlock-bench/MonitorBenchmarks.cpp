@@ -48,9 +48,18 @@ uint32_t currentLockingMode() {
 // The runs
 //===----------------------------------------------------------------------===//
 
-enum class Shape { Simple, Recursive, Serial, Inflated, Churn, Contended2 };
+enum class Shape {
+  Simple,
+  Recursive,
+  Serial,
+  Inflated,
+  Churn,
+  Contended2,
+  Elided
+};
 enum class Path {
   Llvm,
+  LlvmNoElide,
   Asmjit,
   Runtime,
   Heavy,
@@ -74,6 +83,8 @@ const char *shapeName(Shape S) {
     return "churn";
   case Shape::Contended2:
     return "contended2";
+  case Shape::Elided:
+    return "elided";
   }
   return "?";
 }
@@ -82,6 +93,8 @@ const char *pathName(Path P) {
   switch (P) {
   case Path::Llvm:
     return "llvm";
+  case Path::LlvmNoElide:
+    return "llvm-noelide";
   case Path::Asmjit:
     return "asmjit";
   case Path::Runtime:
@@ -336,6 +349,7 @@ void runContended(benchmark::State &St, const Case &C) {
 KernelFn kernelFor(Path P, Kernel K, std::string &Why) {
   switch (P) {
   case Path::Llvm:
+  case Path::LlvmNoElide:
   case Path::Floor:
   case Path::FloorLockStack:
     return kernelOf(*Llvm, K, Why);
@@ -363,7 +377,9 @@ void registerMonitorBenchmarks() {
                : S == Shape::Recursive     ? KRecursive
                : S == Shape::Serial        ? KSerial
                : S == Shape::Churn         ? KChurn
-                                           : KSimple;
+               : S == Shape::Elided
+                   ? (P == Path::LlvmNoElide ? KElidedNoElide : KElided)
+                   : KSimple;
     C.Fn = kernelFor(P, K, C.Unavailable);
     if (!C.Fn && C.Unavailable.empty())
       C.Unavailable = "no kernel";
@@ -401,6 +417,10 @@ void registerMonitorBenchmarks() {
     if (S == Shape::Churn)
       Add(S, Path::Alloc, "churn/alloc");
   }
+  // What lock elision saves: the same temporary-locking method with its
+  // allocator recognized (the lock elided at O2) and not.
+  Add(Shape::Elided, Path::Llvm, "elided/llvm");
+  Add(Shape::Elided, Path::LlvmNoElide, "elided/llvm-noelide");
 }
 
 } // namespace jitlock::bench

@@ -278,3 +278,69 @@ done:
 !0 = distinct !{!0, !1}
 !1 = !{!"llvm.loop.unroll.disable"}
 !2 = distinct !{!2, !1}
+
+; elided: a method that allocates a temporary object and locks it (a
+; StringBuffer-style temporary), adding one to a's payload through it. The
+; temporary lives in %b, which the allocator re-initializes each time: the
+; previous one is dead. bench_elided's allocator has a noalias return, so
+; jitlock-elide (O2) removes the temporary's lock; bench_elided_noelide's
+; is the same function without it, so its lock stays.
+define internal noalias ptr @bench_new_temp(ptr %arena) {
+  store i64 1, ptr %arena
+  ret ptr %arena
+}
+
+define internal ptr @bench_new_temp_unrecognized(ptr %arena) {
+  store i64 1, ptr %arena
+  ret ptr %arena
+}
+
+define void @bench_elided(ptr %thread, ptr %a, ptr %b, i64 %n) {
+entry:
+  %payload = getelementptr inbounds %Object, ptr %a, i64 0, i32 1
+  %empty = icmp eq i64 %n, 0
+  br i1 %empty, label %done, label %loop
+
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]
+  %t = call ptr @bench_new_temp(ptr %b)
+  call void @jitlock.monitor.enter(ptr %t)
+  %t.payload = getelementptr inbounds %Object, ptr %t, i64 0, i32 1
+  %v = load i64, ptr %payload
+  %v.next = add i64 %v, 1
+  store i64 %v.next, ptr %t.payload
+  %w = load i64, ptr %t.payload
+  store i64 %w, ptr %payload
+  call void @jitlock.monitor.exit(ptr %t)
+  %i.next = add nuw i64 %i, 1
+  %more = icmp ult i64 %i.next, %n
+  br i1 %more, label %loop, label %done
+
+done:
+  ret void
+}
+
+define void @bench_elided_noelide(ptr %thread, ptr %a, ptr %b, i64 %n) {
+entry:
+  %payload = getelementptr inbounds %Object, ptr %a, i64 0, i32 1
+  %empty = icmp eq i64 %n, 0
+  br i1 %empty, label %done, label %loop
+
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]
+  %t = call ptr @bench_new_temp_unrecognized(ptr %b)
+  call void @jitlock.monitor.enter(ptr %t)
+  %t.payload = getelementptr inbounds %Object, ptr %t, i64 0, i32 1
+  %v = load i64, ptr %payload
+  %v.next = add i64 %v, 1
+  store i64 %v.next, ptr %t.payload
+  %w = load i64, ptr %t.payload
+  store i64 %w, ptr %payload
+  call void @jitlock.monitor.exit(ptr %t)
+  %i.next = add nuw i64 %i, 1
+  %more = icmp ult i64 %i.next, %n
+  br i1 %more, label %loop, label %done
+
+done:
+  ret void
+}
