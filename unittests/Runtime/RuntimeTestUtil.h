@@ -532,6 +532,30 @@ inline char *inlineMonitor(const jitlock_rt_layout &l, const jitlock_thread *t,
   }
 }
 
+// For tests without the fixture: configures the storage under test (no
+// thread attached), and the defaults again at the end of the scope.
+class StorageScope {
+public:
+  StorageScope() {
+    jitlock_rt_config cfg;
+    testDefaultConfig(&cfg);
+    ok_ = jitlock_rt_configure(&cfg) == JITLOCK_OK;
+  }
+  ~StorageScope() {
+    EXPECT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
+    jitlock_rt_config cfg;
+    jitlock_rt_default_config(&cfg);
+    EXPECT_EQ(jitlock_rt_configure(&cfg), JITLOCK_OK);
+  }
+  StorageScope(const StorageScope &) = delete;
+  StorageScope &operator=(const StorageScope &) = delete;
+  bool configured() const { return ok_; }
+  uint32_t storage() const { return testMonitorStorage(); }
+
+private:
+  bool ok_;
+};
+
 //===-- Fixture ----------------------------------------------------------===//
 
 // Each test starts with the default configuration and the main thread
