@@ -428,10 +428,15 @@ Monitor *monitorFor(const void *Obj, uint64_t H) {
 void publish(void *Obj, Monitor *M) {
   if (!isTable())
     return;
-  std::lock_guard<std::mutex> Guard(TableMutex);
-  growIfNeeded();
-  insertInto(*Current.load(std::memory_order_relaxed), Obj, M, keyHash(*M));
-  ++Live;
+  {
+    std::lock_guard<std::mutex> Guard(TableMutex);
+    growIfNeeded();
+    insertInto(*Current.load(std::memory_order_relaxed), Obj, M, keyHash(*M));
+    ++Live;
+  }
+  // The inflater is about to use it, and so is its inline code.
+  if (jitlock_thread *T = coveredCaller())
+    fillCache(*T, Obj, M);
 }
 
 void unpublish(Monitor &M, void *Obj, uint64_t Unlocked) {
