@@ -119,11 +119,32 @@
 // even, and bumped when m is reused (odd meanwhile, a sequence lock); what
 // they read of m is the object's if the header still names m and the
 // generation did not move.
-// Storage: the header names m by its address (tag 10). Another strategy (an
-// index into a table of monitors, a side table keyed by the object) changes
-// how the header names m (ObjectHeader.h) and what A5 undoes; A1-A4 and A6
-// are about m alone and stay as they are.
-//
+// Storage (MonitorStorage.h; ObjectHeader.h states the header rules). How a
+// header of tag 10 names m, per Config.monitor_storage, and how inline code
+// finds m from the header h it loaded (M1, N2):
+//   pointer  h = m | 10; m = h - 10.
+//   index    h = index << 2 | 10; m = thread.MonitorBase + index * stride:
+//            monitors live in one region that never moves, and the base is
+//            loaded from the thread.
+//   table    h is the object's header with tag 10 (its hash installed before
+//            inflation); m is the monitor of the thread's cache entry for
+//            obj, and a miss calls the runtime, which looks m up in the side
+//            table keyed by the hash and fills the cache.
+// Inflation CASes the header, then (table) inserts the entry; A5 undoes it:
+// pointer and index CAS the header from exactly the value that names m, so
+// a helper that comes late fails; table removes m's entry and then restores
+// the header under the table lock, only if the entry still names m, so a
+// late helper cannot undo the object's next inflation, whose header looks
+// the same. A1-A4 and A6 are about m alone and are the same for all three.
+// Why each inline path stays safe against concurrent deflation: the m it
+// found is either still the object's or deflated (owner DEFLATER, which M1,
+// N2 and N3 send to the runtime), never another object's, because m is
+// reused only after the A6 handshake and inline code never polls between
+// its header load (or cache probe) and its CAS. Pointer and index derive m
+// from the header itself. Table's cache may name a deflated m until the
+// handshake, which empties every thread's cache before m can be reused; the
+// runtime accepts a cache entry only for a monitor of obj that no deflation
+// has won (A3), and looks the table up otherwise.
 // Everything else lives here: inflation (contention with an anonymous owner,
 // non-adjacent re-entry, a full lock stack, wait), the anonymous owner
 // fix-up, spinning and parking, direct handoff, wait and notify.
