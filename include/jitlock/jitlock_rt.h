@@ -69,7 +69,8 @@ const char *jitlock_rt_status_name(int status);
  * Compatible (JITLOCK_RT_ABI_MINOR + 1, same SOVERSION): a new function; a new
  * enum value or flag that a caller only meets when it asks for it; a field
  * appended at the end of a struct that has a struct_size field
- * (jitlock_rt_config, jitlock_rt_layout, jitlock_deflation_policy). Such
+ * (jitlock_rt_config, jitlock_rt_layout, jitlock_deflation_policy,
+ * jitlock_monitor_stats). Such
  * structs only grow, at their
  * end, and their size grows with them. An appended config field's zero value
  * must mean the behaviour the library had before the field existed, so that
@@ -106,7 +107,7 @@ const char *jitlock_rt_status_name(int status);
  *     misuse handler told the sizes, and nothing else of the struct read or
  *     written. */
 #define JITLOCK_RT_ABI_VERSION 4u
-#define JITLOCK_RT_ABI_MINOR 1u
+#define JITLOCK_RT_ABI_MINOR 2u
 #define JITLOCK_RT_MAX_STRUCT_SIZE 4096u
 
 /* A version as jitlock_rt_version returns it: ABI version << 16 | minor. */
@@ -677,6 +678,39 @@ typedef struct jitlock_rt_stats {
 /* Sums the counters of every attached thread and of detached ones. The sum
  * is a snapshot; counters of running threads may advance during it. */
 void jitlock_rt_get_stats(jitlock_rt_stats *stats);
+
+/* The monitor storage's figures (see jitlock_monitor_storage); a snapshot. */
+typedef struct jitlock_monitor_stats {
+  /* The size of the caller's struct (see "Versions and struct sizes"). */
+  uint32_t struct_size;
+  uint32_t monitor_storage;    /* jitlock_monitor_storage in use */
+  uint64_t monitors_alive;     /* as jitlock_rt_stats */
+  uint64_t monitors_allocated; /* as jitlock_deflation_stats */
+  uint64_t monitor_capacity;   /* index: the region's monitors; else 0 */
+  /* Table storage; 0 otherwise. */
+  uint64_t table_slots;         /* the current array's size */
+  uint64_t table_entries;       /* live entries */
+  uint64_t table_tombstones;    /* deleted slots not yet rehashed away */
+  uint64_t table_rehashes;      /* since the process started */
+  uint64_t table_longest_probe; /* slots probed by the longest lookup */
+  uint64_t table_lookups;       /* lookups the runtime made */
+  /* The runtime's own lookups (slow paths) that the calling thread's
+   * monitor cache answered or missed, summed over threads; inline code's
+   * hits are not counted. */
+  uint64_t cache_hits;
+  uint64_t cache_misses;
+} jitlock_monitor_stats;
+
+/* Fills the first stats->struct_size bytes of `stats`, as
+ * jitlock_rt_fill_layout does. JITLOCK_EINVAL for a null pointer or a size
+ * it refuses. */
+int jitlock_rt_fill_monitor_stats(jitlock_monitor_stats *stats);
+
+/* Fills `stats`, struct_size included. */
+static inline void jitlock_rt_get_monitor_stats(jitlock_monitor_stats *stats) {
+  stats->struct_size = (uint32_t)sizeof(*stats);
+  (void)jitlock_rt_fill_monitor_stats(stats);
+}
 
 /*===-- Layout -----------------------------------------------------------===*/
 

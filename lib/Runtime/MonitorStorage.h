@@ -118,7 +118,7 @@ void clearTable();
 /// Table storage figures, for the monitor statistics.
 struct TableFigures {
   uint64_t Capacity = 0, Live = 0, Tombstones = 0, Rehashes = 0,
-           LongestProbe = 0, Lookups = 0, CacheHits = 0, CacheMisses = 0;
+           LongestProbe = 0, Lookups = 0;
 };
 TableFigures tableFigures();
 

@@ -537,3 +537,34 @@ void jitlock_rt_get_stats(jitlock_rt_stats *Out) {
                           Get(Sum.SlowPathCalls),   Get(Sum.Waits),
                           Get(Sum.Notifies),        monitorsAlive()};
 }
+
+int jitlock_rt_fill_monitor_stats(jitlock_monitor_stats *Out) {
+  jitlock_monitor_stats S{};
+  S.struct_size = sizeof(S);
+  S.monitor_storage = Config.monitor_storage;
+  S.monitors_alive = monitorsAlive();
+  S.monitors_allocated = monitorsAllocated();
+  if (storage::isIndex())
+    S.monitor_capacity = Config.monitor_capacity ? Config.monitor_capacity
+                                                 : storage::DefaultCapacity;
+  if (storage::isTable()) {
+    storage::TableFigures F = storage::tableFigures();
+    S.table_slots = F.Capacity;
+    S.table_entries = F.Live;
+    S.table_tombstones = F.Tombstones;
+    S.table_rehashes = F.Rehashes;
+    S.table_longest_probe = F.LongestProbe;
+    S.table_lookups = F.Lookups;
+  }
+  {
+    ThreadStats Sum;
+    RegistryGuard Guard;
+    addCounters(Sum, RetiredStats);
+    for (jitlock_thread *T : Threads)
+      addCounters(Sum, T->Stats);
+    S.cache_hits = Sum.CacheHits.load(std::memory_order_relaxed);
+    S.cache_misses = Sum.CacheMisses.load(std::memory_order_relaxed);
+  }
+  return fillCallerStruct("jitlock_monitor_stats", Out, sizeof(S), &S,
+                          sizeof(S));
+}

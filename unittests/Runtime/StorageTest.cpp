@@ -303,8 +303,40 @@ TEST_F(StorageTest, TableGrowsUnderConcurrentLookups) {
   EXPECT_EQ(total, lookupsDone.load()) << "mutual exclusion";
   for (Obj *o : many)
     EXPECT_EQ(monitorOf(o) ? monitorOf(o)->object() : nullptr, o);
+  jitlock_monitor_stats ms;
+  jitlock_rt_get_monitor_stats(&ms);
+  EXPECT_EQ(ms.monitor_storage, uint32_t(JITLOCK_MONITORS_TABLE));
+  EXPECT_EQ(ms.table_entries, 3000u + kShared);
+  EXPECT_EQ(ms.table_slots, f1.Capacity);
+  EXPECT_GT(ms.table_rehashes, 0u);
+  EXPECT_GE(ms.table_longest_probe, 1u);
+  EXPECT_GT(ms.table_lookups, 0u);
+  // 12 objects over 4 cache entries: the readers' slow paths hit and miss.
+  EXPECT_GT(ms.cache_hits, 0u);
+  EXPECT_GT(ms.cache_misses, 0u);
   EXPECT_EQ(jitlock_rt_deflate_idle(), 3000u + kShared);
-  EXPECT_EQ(jitlock::storage::tableFigures().Live, 0u);
+  jitlock_rt_get_monitor_stats(&ms);
+  EXPECT_EQ(ms.table_entries, 0u);
+  EXPECT_GT(ms.table_tombstones, 0u);
+}
+
+TEST_F(StorageTest, MonitorStatsFollowTheStorage) {
+  useStorage(JITLOCK_MONITORS_INDEX, 1000);
+  Obj *a = newObj();
+  inflateIdle(a);
+  jitlock_monitor_stats ms;
+  jitlock_rt_get_monitor_stats(&ms);
+  EXPECT_EQ(ms.struct_size, sizeof(ms));
+  EXPECT_EQ(ms.monitor_storage, uint32_t(JITLOCK_MONITORS_INDEX));
+  EXPECT_EQ(ms.monitor_capacity, 1000u);
+  EXPECT_EQ(ms.monitors_alive, 1u);
+  EXPECT_EQ(ms.table_slots, 0u);
+  // A size the library refuses: nothing written.
+  jitlock_monitor_stats bad{};
+  bad.struct_size = 4;
+  EXPECT_EQ(jitlock_rt_fill_monitor_stats(&bad), JITLOCK_EINVAL);
+  EXPECT_EQ(bad.monitors_alive, 0u);
+  EXPECT_EQ(jitlock_rt_fill_monitor_stats(nullptr), JITLOCK_EINVAL);
 }
 
 //===-- Table: the monitor cache against deflation -----------------------===//
