@@ -226,7 +226,9 @@ static Inflated installMonitor(jitlock_thread &T, void *Obj, uint64_t &H,
   // Table storage keys monitors by the identity hash, which the header
   // keeps while inflated: installed first, as a hash request would.
   if (storage::isTable() && !hashOf(H)) {
-    uint64_t Hashed = withHash(H, nextHash(&T));
+    // The caller's generator: `T` may be a stopped thread restore-locks
+    // acts for.
+    uint64_t Hashed = withHash(H, nextHash(currentThread()));
     if (!Header.compare_exchange_strong(H, Hashed, std::memory_order_acq_rel,
                                         std::memory_order_acquire))
       return Inflated::Raced;
