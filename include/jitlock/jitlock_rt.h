@@ -39,18 +39,22 @@ typedef struct jitlock_thread jitlock_thread;
 
 typedef enum jitlock_status {
   JITLOCK_OK = 0,
-  JITLOCK_ENULL = 1,          /* a null object */
-  JITLOCK_ENOT_OWNER = 2,     /* exit, wait or notify by a non-owner */
-  JITLOCK_EHOLDING_LOCKS = 3, /* detach while the thread holds locks */
-  JITLOCK_ETIMEDOUT = 4,      /* a timed wait ended without a notify */
-  JITLOCK_EINVAL = 5,         /* an argument is out of range */
-  JITLOCK_ENOT_ATTACHED = 6,  /* the calling thread is not attached */
-  JITLOCK_EBUSY = 7,          /* restore-locks found an object owned by
-                                 another thread and could not wait for it */
-  JITLOCK_ESTATE = 8,         /* the call is not allowed in this state,
-                                 e.g. shutdown with threads attached */
-  JITLOCK_ESTACK_OVERFLOW = 9 /* a guarded call overflowed its stack and
-                                 was abandoned (jitlock_rt_call_guarded) */
+  JITLOCK_ENULL = 1,           /* a null object */
+  JITLOCK_ENOT_OWNER = 2,      /* exit, wait or notify by a non-owner */
+  JITLOCK_EHOLDING_LOCKS = 3,  /* detach while the thread holds locks */
+  JITLOCK_ETIMEDOUT = 4,       /* a timed wait ended without a notify */
+  JITLOCK_EINVAL = 5,          /* an argument is out of range */
+  JITLOCK_ENOT_ATTACHED = 6,   /* the calling thread is not attached */
+  JITLOCK_EBUSY = 7,           /* restore-locks found an object owned by
+                                  another thread and could not wait for it */
+  JITLOCK_ESTATE = 8,          /* the call is not allowed in this state,
+                                  e.g. shutdown with threads attached */
+  JITLOCK_ESTACK_OVERFLOW = 9, /* a guarded call overflowed its stack and
+                                  was abandoned (jitlock_rt_call_guarded) */
+  JITLOCK_ENOMEM = 10          /* index monitor storage: every monitor of
+                                  monitor_capacity is in use, even after a
+                                  deflation; the inflating operation
+                                  changed nothing */
 } jitlock_status;
 
 /* Returns a static, human-readable name such as "JITLOCK_ENOT_OWNER". */
@@ -65,7 +69,8 @@ const char *jitlock_rt_status_name(int status);
  * Compatible (JITLOCK_RT_ABI_MINOR + 1, same SOVERSION): a new function; a new
  * enum value or flag that a caller only meets when it asks for it; a field
  * appended at the end of a struct that has a struct_size field
- * (jitlock_rt_config, jitlock_rt_layout, jitlock_deflation_policy). Such
+ * (jitlock_rt_config, jitlock_rt_layout, jitlock_deflation_policy,
+ * jitlock_monitor_stats). Such
  * structs only grow, at their
  * end, and their size grows with them. An appended config field's zero value
  * must mean the behaviour the library had before the field existed, so that
@@ -102,7 +107,7 @@ const char *jitlock_rt_status_name(int status);
  *     misuse handler told the sizes, and nothing else of the struct read or
  *     written. */
 #define JITLOCK_RT_ABI_VERSION 4u
-#define JITLOCK_RT_ABI_MINOR 1u
+#define JITLOCK_RT_ABI_MINOR 2u
 #define JITLOCK_RT_MAX_STRUCT_SIZE 4096u
 
 /* A version as jitlock_rt_version returns it: ABI version << 16 | minor. */
@@ -674,6 +679,39 @@ typedef struct jitlock_rt_stats {
  * is a snapshot; counters of running threads may advance during it. */
 void jitlock_rt_get_stats(jitlock_rt_stats *stats);
 
+/* The monitor storage's figures (see jitlock_monitor_storage); a snapshot. */
+typedef struct jitlock_monitor_stats {
+  /* The size of the caller's struct (see "Versions and struct sizes"). */
+  uint32_t struct_size;
+  uint32_t monitor_storage;    /* jitlock_monitor_storage in use */
+  uint64_t monitors_alive;     /* as jitlock_rt_stats */
+  uint64_t monitors_allocated; /* as jitlock_deflation_stats */
+  uint64_t monitor_capacity;   /* index: the region's monitors; else 0 */
+  /* Table storage; 0 otherwise. */
+  uint64_t table_slots;         /* the current array's size */
+  uint64_t table_entries;       /* live entries */
+  uint64_t table_tombstones;    /* deleted slots not yet rehashed away */
+  uint64_t table_rehashes;      /* since the process started */
+  uint64_t table_longest_probe; /* slots probed by the longest lookup */
+  uint64_t table_lookups;       /* lookups the runtime made */
+  /* The runtime's own lookups (slow paths) that the calling thread's
+   * monitor cache answered or missed, summed over threads; inline code's
+   * hits are not counted. */
+  uint64_t cache_hits;
+  uint64_t cache_misses;
+} jitlock_monitor_stats;
+
+/* Fills the first stats->struct_size bytes of `stats`, as
+ * jitlock_rt_fill_layout does. JITLOCK_EINVAL for a null pointer or a size
+ * it refuses. */
+int jitlock_rt_fill_monitor_stats(jitlock_monitor_stats *stats);
+
+/* Fills `stats`, struct_size included. */
+static inline void jitlock_rt_get_monitor_stats(jitlock_monitor_stats *stats) {
+  stats->struct_size = (uint32_t)sizeof(*stats);
+  (void)jitlock_rt_fill_monitor_stats(stats);
+}
+
 /*===-- Layout -----------------------------------------------------------===*/
 
 /* Every offset and constant the JIT paths need. This is the single source of
@@ -727,15 +765,21 @@ typedef struct jitlock_rt_layout {
    * find a monitor from a header h whose tag is monitor_value:
    *   pointer: monitor = h - monitor_value.
    *   index:   monitor = base + (h >> monitor_index_shift) * monitor_stride,
-   *            where base is the uintptr_t at thread + monitor_base_offset.
+   *            where base is the uintptr_t at thread + monitor_base_offset
+   *            (on the lock stack top's cache line; the same for every
+   *            thread, written at attach, 0 under the other strategies).
    *            Index 0 names no monitor.
    *   table:   the thread's monitor cache is monitor_cache_entries entries
-   *            of 16 bytes at thread + monitor_cache_offset, each
-   *            {void *object; monitor *}, object 0 when empty. Inline code
-   *            compares obj with the first monitor_cache_probes entries'
-   *            objects and takes that entry's monitor; on a miss it calls
-   *            the runtime, which fills the cache. Only the thread itself
-   *            (and handshakes run for it) writes its cache.
+   *            of 16 bytes at thread + monitor_cache_offset (a cache line of
+   *            its own), each {void *object; monitor *}, object 0 when
+   *            empty, most recently used first. Inline code compares obj
+   *            with the first monitor_cache_probes entries' objects and
+   *            takes that entry's monitor; on a miss it calls the runtime,
+   *            which fills the cache. Only the thread itself (and
+   *            handshakes run for it) writes its cache. An entry may name a
+   *            monitor deflated since; its owner word is then neither 0
+   *            nor any thread, so M1, N2 and N3 go to the runtime as for
+   *            any deflation.
    * Every strategy's fields are filled whichever one the runtime uses, so
    * that code can be generated for any (the fingerprint names only the one
    * compiled in). */

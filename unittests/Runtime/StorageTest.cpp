@@ -1,0 +1,587 @@
+//===- StorageTest.cpp - The monitor storage strategies -------------------===//
+//
+// Pointer, index and table storage (jitlock_monitor_storage): the
+// configuration checks, the header and layout each one gives inline code,
+// index storage's capacity, table growth under concurrent lookups, the
+// per-thread monitor cache against deflation, and one seeded operation
+// sequence that must give the same observable results under all three.
+//
+// Each test that is about one storage configures it itself; the others run
+// under JITLOCK_TEST_MONITORS, as the other monitor suites do.
+//
+//===----------------------------------------------------------------------===//
+#include "RuntimeTestUtil.h"
+
+#include "MonitorStorage.h"
+#include "Synchronizer.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <random>
+#include <sstream>
+
+using namespace jitlock_test;
+
+namespace {
+
+class StorageTest : public RuntimeTest {
+protected:
+  // Detaches, shuts down (no monitor may remain across a change of
+  // storage), configures `storage` (and `capacity`), attaches again.
+  void useStorage(uint32_t storage, uint32_t capacity = 0,
+                  uint32_t locking = JITLOCK_LOCKING_LIGHTWEIGHT) {
+    ASSERT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+    ASSERT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
+    jitlock_rt_config cfg;
+    jitlock_rt_default_config(&cfg);
+    cfg.monitor_storage = storage;
+    cfg.monitor_capacity = capacity;
+    cfg.locking_mode = locking;
+    cfg.misuse_handler = &MisuseLog::handler;
+    cfg.misuse_ctx = &log;
+    cfg.compiled_code_misuse = JITLOCK_MISUSE_REPORT;
+    ASSERT_EQ(jitlock_rt_configure(&cfg), JITLOCK_OK);
+    self = jitlock_rt_attach();
+    ASSERT_NE(self, nullptr);
+    jitlock_rt_get_layout(&l);
+  }
+
+  // An idle inflated object: a timed wait inflates it and leaves it free.
+  void inflateIdle(Obj *o) {
+    ASSERT_EQ(enter(o), JITLOCK_OK);
+    ASSERT_EQ(jitlock_rt_wait_timed(self, o, 0), JITLOCK_ETIMEDOUT);
+    ASSERT_EQ(exit(o), JITLOCK_OK);
+    ASSERT_EQ(o->lowBits(), kMonitor);
+  }
+
+  // The monitor the runtime finds for `o`, which must be inflated.
+  static jitlock::Monitor *monitorOf(const Obj *o) {
+    uint64_t h = o->hdr();
+    return (h & kLockMask) == kMonitor ? jitlock::storage::monitorFor(o, h)
+                                       : nullptr;
+  }
+
+  // The unlocked test header, with the hash table storage installed.
+  static uint64_t unlockedHeaderOf(const Obj *o, uint32_t storage) {
+    uint64_t h = kUnlockedHeader;
+    if (storage == JITLOCK_MONITORS_TABLE)
+      h |= jitlock_rt_peek_hash(o) << kHashShift;
+    return h;
+  }
+
+  MisuseLog log;
+  jitlock_rt_layout l{};
+};
+
+//===-- Configuration ----------------------------------------------------===//
+
+TEST_F(StorageTest, ConfigureRefusesWhatItCannotHonour) {
+  useStorage(JITLOCK_MONITORS_POINTER); // installs the log's handler
+  ASSERT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+  jitlock_rt_config cfg;
+  jitlock_rt_default_config(&cfg);
+  cfg.misuse_handler = &MisuseLog::handler;
+  cfg.misuse_ctx = &log;
+  jitlock_rt_config bad = cfg;
+  bad.monitor_storage = 3;
+  EXPECT_EQ(jitlock_rt_configure(&bad), JITLOCK_EINVAL);
+  EXPECT_NE(log.last().what.find("monitor storage"), std::string::npos)
+      << log.last().what;
+  bad = cfg;
+  bad.monitor_storage = JITLOCK_MONITORS_TABLE;
+  bad.hash_bits = 0;
+  EXPECT_EQ(jitlock_rt_configure(&bad), JITLOCK_EINVAL);
+  EXPECT_NE(log.last().what.find("hash_bits"), std::string::npos)
+      << log.last().what;
+  bad = cfg;
+  bad.monitor_storage = JITLOCK_MONITORS_INDEX;
+  bad.monitor_capacity = jitlock::storage::MaxCapacity + 1;
+  EXPECT_EQ(jitlock_rt_configure(&bad), JITLOCK_EINVAL);
+  EXPECT_NE(log.last().what.find("monitor_capacity"), std::string::npos)
+      << log.last().what;
+
+  // A storage change while monitors exist would misread their headers.
+  cfg.monitor_storage = JITLOCK_MONITORS_INDEX;
+  ASSERT_EQ(jitlock_rt_configure(&cfg), JITLOCK_OK);
+  self = jitlock_rt_attach();
+  Obj *a = newObj();
+  inflateIdle(a);
+  ASSERT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+  for (uint32_t other : {JITLOCK_MONITORS_POINTER, JITLOCK_MONITORS_TABLE}) {
+    jitlock_rt_config change = cfg;
+    change.monitor_storage = other;
+    EXPECT_EQ(jitlock_rt_configure(&change), JITLOCK_ESTATE);
+  }
+  jitlock_rt_config capacity = cfg;
+  capacity.monitor_capacity = 64;
+  EXPECT_EQ(jitlock_rt_configure(&capacity), JITLOCK_ESTATE);
+  // The same storage is fine; after shutdown any is.
+  EXPECT_EQ(jitlock_rt_configure(&cfg), JITLOCK_OK);
+  ASSERT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
+  EXPECT_EQ(a->hdr(), kUnlockedHeader);
+  cfg.monitor_storage = JITLOCK_MONITORS_TABLE;
+  EXPECT_EQ(jitlock_rt_configure(&cfg), JITLOCK_OK);
+  self = jitlock_rt_attach();
+  ASSERT_NE(self, nullptr);
+}
+
+//===-- What inline code finds -------------------------------------------===//
+
+// Every storage: the header's tag, the monitor the layout's rules find from
+// it, and that monitor's owner word, read through the layout.
+TEST_F(StorageTest, InlineRulesFindTheOwnedMonitor) {
+  for (uint32_t storage : {JITLOCK_MONITORS_POINTER, JITLOCK_MONITORS_INDEX,
+                           JITLOCK_MONITORS_TABLE}) {
+    SCOPED_TRACE("storage " + std::to_string(storage));
+    useStorage(storage);
+    EXPECT_EQ(l.monitor_storage, storage);
+    uintptr_t base = *reinterpret_cast<const uintptr_t *>(
+        reinterpret_cast<const char *>(self) + l.monitor_base_offset);
+    EXPECT_EQ(base != 0, storage == JITLOCK_MONITORS_INDEX);
+    Obj *a = newObj(), *b = newObj();
+    ASSERT_EQ(enter(a), JITLOCK_OK);
+    ASSERT_EQ(enter(b), JITLOCK_OK);
+    ASSERT_EQ(enter(a), JITLOCK_OK); // non-adjacent: a is inflated, owned
+    uint64_t h = a->hdr();
+    ASSERT_EQ(h & kLockMask, kMonitor);
+    switch (storage) {
+    case JITLOCK_MONITORS_INDEX:
+      EXPECT_EQ(h & ~(uint64_t(-1) << l.monitor_index_shift), kMonitor)
+          << "the index alone, above the shift";
+      EXPECT_NE(h >> l.monitor_index_shift, 0u) << "index 0 names none";
+      break;
+    case JITLOCK_MONITORS_TABLE:
+      EXPECT_EQ(h & ~kHashMask & ~kLockMask, kEmbedderBits & ~kLockMask)
+          << "the header keeps its bits";
+      EXPECT_NE(h & kHashMask, 0u) << "hashed before inflation";
+      break;
+    }
+    char *m = inlineMonitor(l, self, a, h);
+    ASSERT_NE(m, nullptr) << "the runtime's lookup filled the cache";
+    EXPECT_EQ(m, reinterpret_cast<char *>(monitorOf(a)));
+    EXPECT_EQ(*reinterpret_cast<uintptr_t *>(m + l.monitor_owner_offset),
+              uintptr_t(self));
+    EXPECT_EQ(*reinterpret_cast<uint64_t *>(m + l.monitor_recursions_offset),
+              1u);
+    ASSERT_EQ(exit(a), JITLOCK_OK);
+    ASSERT_EQ(exit(b), JITLOCK_OK);
+    ASSERT_EQ(exit(a), JITLOCK_OK);
+    EXPECT_EQ(jitlock_rt_deflate_idle(), 1u);
+    EXPECT_EQ(a->hdr(), unlockedHeaderOf(a, storage));
+  }
+}
+
+//===-- Index: capacity --------------------------------------------------===//
+
+// A full region fails the inflating operation with JITLOCK_ENOMEM, after one
+// deflation cycle, and changes nothing; a monitor freed by that cycle is
+// reused instead.
+TEST_F(StorageTest, IndexCapacityExhaustionFailsCleanly) {
+  constexpr uint32_t kCap = 4;
+  useStorage(JITLOCK_MONITORS_INDEX, kCap);
+  // Every monitor held: a timed wait inflates, and the waiter owns it again.
+  std::vector<Obj *> held;
+  for (uint32_t i = 0; i < kCap; ++i) {
+    held.push_back(newObj());
+    ASSERT_EQ(enter(held.back()), JITLOCK_OK);
+    ASSERT_EQ(jitlock_rt_wait_timed(self, held.back(), 0), JITLOCK_ETIMEDOUT);
+  }
+  EXPECT_EQ(stats().monitors_alive, kCap);
+  Obj *fast = newObj(), *other = newObj();
+  ASSERT_EQ(enter(fast), JITLOCK_OK);
+  size_t n0 = log.count();
+  // A wait needs a monitor for the fast-locked object.
+  EXPECT_EQ(jitlock_rt_wait_timed(self, fast, 0), JITLOCK_ENOMEM);
+  ASSERT_EQ(log.count(), n0 + 1);
+  EXPECT_EQ(log.last().status, JITLOCK_ENOMEM);
+  EXPECT_EQ(log.last().obj, fast);
+  EXPECT_EQ(fast->lowBits(), kFastLocked) << "still fast-locked, still ours";
+  // So does a non-adjacent re-entry, from the C API and from compiled code.
+  ASSERT_EQ(enter(other), JITLOCK_OK);
+  EXPECT_EQ(enter(fast), JITLOCK_ENOMEM);
+  EXPECT_EQ(jitlock_rt_monitor_enter_slow(self, fast), JITLOCK_ENOMEM);
+  EXPECT_EQ(lockStack(self), (std::vector<void *>{fast, other}))
+      << "nothing changed";
+  EXPECT_EQ(inspect(fast).holds, 1u);
+  // Restore-locks reserves its monitors first: refused before any change.
+  Obj *elided = newObj();
+  jitlock_relock_entry frame[] = {{elided, JITLOCK_RELOCK_ELIDED}};
+  EXPECT_EQ(jitlock_rt_restore_locks(self, frame, 1, 0), JITLOCK_ENOMEM);
+  EXPECT_EQ(elided->hdr(), kUnlockedHeader);
+  // What holds a monitor still works.
+  for (Obj *o : held) {
+    EXPECT_EQ(jitlock_rt_notify_all(self, o), JITLOCK_OK);
+    EXPECT_EQ(jitlock_rt_wait_timed(self, o, 0), JITLOCK_ETIMEDOUT);
+  }
+  ASSERT_EQ(exit(other), JITLOCK_OK);
+  // One released: the failing inflation's deflation frees its monitor.
+  ASSERT_EQ(exit(held[0]), JITLOCK_OK);
+  EXPECT_EQ(jitlock_rt_wait_timed(self, fast, 0), JITLOCK_ETIMEDOUT);
+  EXPECT_EQ(held[0]->hdr(), kUnlockedHeader) << "deflated to make room";
+  ASSERT_EQ(exit(fast), JITLOCK_OK);
+  for (Obj *o : held)
+    if (jitlock_rt_holds_lock(self, o))
+      ASSERT_EQ(exit(o), JITLOCK_OK);
+
+  // Heavy mode inflates at every enter: the enter itself fails.
+  useStorage(JITLOCK_MONITORS_INDEX, kCap, JITLOCK_LOCKING_HEAVY);
+  for (Obj *o : held)
+    ASSERT_EQ(enter(o), JITLOCK_OK);
+  EXPECT_EQ(enter(fast), JITLOCK_ENOMEM);
+  EXPECT_EQ(fast->hdr(), kUnlockedHeader);
+  EXPECT_FALSE(jitlock_rt_holds_lock(self, fast));
+  for (Obj *o : held)
+    ASSERT_EQ(exit(o), JITLOCK_OK);
+  EXPECT_EQ(enter(fast), JITLOCK_OK);
+  ASSERT_EQ(exit(fast), JITLOCK_OK);
+}
+
+//===-- Table: growth under concurrent lookups ---------------------------===//
+
+// Readers enter and leave inflated objects (more than their caches hold, so
+// their lookups reach the table) while the main thread inflates thousands
+// more, which rehashes the table several times; the readers count inside
+// under the lock, so a lookup that found a wrong monitor shows up in the
+// count or in the owner check.
+TEST_F(StorageTest, TableGrowsUnderConcurrentLookups) {
+  useStorage(JITLOCK_MONITORS_TABLE);
+  constexpr int kReaders = 4, kShared = 12;
+  const unsigned seed = unsigned(std::random_device{}());
+  std::printf("StorageTest.TableGrowsUnderConcurrentLookups seed=%u\n", seed);
+  std::vector<Obj *> shared;
+  for (int i = 0; i < kShared; ++i) {
+    shared.push_back(newObj());
+    inflateIdle(shared.back());
+  }
+  jitlock::storage::TableFigures f0 = jitlock::storage::tableFigures();
+  std::vector<uint64_t> counts(kShared, 0);
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> wrongOwner{0}, lookupsDone{0};
+  std::vector<std::thread> readers;
+  for (int r = 0; r < kReaders; ++r)
+    readers.emplace_back([&, r] {
+      jitlock_thread *t = jitlock_rt_attach();
+      std::mt19937 rng(seed + r);
+      uint64_t done = 0;
+      while (!stop.load(std::memory_order_relaxed) || done < 2000) {
+        int k = int(rng() % kShared);
+        ASSERT_EQ(jitlock_rt_monitor_enter(t, shared[k]), JITLOCK_OK);
+        if (!jitlock_rt_holds_lock(t, shared[k]))
+          wrongOwner.fetch_add(1);
+        // A plain count: only the lock orders it.
+        counts[k] = counts[k] + 1;
+        ASSERT_EQ(jitlock_rt_monitor_exit(t, shared[k]), JITLOCK_OK);
+        ++done;
+        jitlock_rt_safepoint_poll(t);
+      }
+      lookupsDone.fetch_add(done);
+      EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+    });
+  // Thousands of inflations: the table grows from its first size.
+  std::vector<Obj *> many;
+  for (int i = 0; i < 3000; ++i) {
+    many.push_back(newObj());
+    ASSERT_EQ(enter(many.back()), JITLOCK_OK);
+    ASSERT_EQ(jitlock_rt_wait_timed(self, many.back(), 0), JITLOCK_ETIMEDOUT);
+    ASSERT_EQ(exit(many.back()), JITLOCK_OK);
+    jitlock_rt_safepoint_poll(self);
+  }
+  stop = true;
+  {
+    NativeScope native(self);
+    for (std::thread &t : readers)
+      t.join();
+  }
+  jitlock::storage::TableFigures f1 = jitlock::storage::tableFigures();
+  EXPECT_GT(f1.Rehashes, f0.Rehashes) << "the table never grew";
+  EXPECT_GE(f1.Capacity, 4 * 3000u / 3);
+  EXPECT_EQ(f1.Live, 3000u + kShared);
+  EXPECT_EQ(wrongOwner.load(), 0u);
+  uint64_t total = 0;
+  for (uint64_t c : counts)
+    total += c;
+  EXPECT_EQ(total, lookupsDone.load()) << "mutual exclusion";
+  for (Obj *o : many)
+    EXPECT_EQ(monitorOf(o) ? monitorOf(o)->object() : nullptr, o);
+  jitlock_monitor_stats ms;
+  jitlock_rt_get_monitor_stats(&ms);
+  EXPECT_EQ(ms.monitor_storage, uint32_t(JITLOCK_MONITORS_TABLE));
+  EXPECT_EQ(ms.table_entries, 3000u + kShared);
+  EXPECT_EQ(ms.table_slots, f1.Capacity);
+  EXPECT_GT(ms.table_rehashes, 0u);
+  EXPECT_GE(ms.table_longest_probe, 1u);
+  EXPECT_GT(ms.table_lookups, 0u);
+  // 12 objects over 4 cache entries: the readers' slow paths hit and miss.
+  EXPECT_GT(ms.cache_hits, 0u);
+  EXPECT_GT(ms.cache_misses, 0u);
+  EXPECT_EQ(jitlock_rt_deflate_idle(), 3000u + kShared);
+  jitlock_rt_get_monitor_stats(&ms);
+  EXPECT_EQ(ms.table_entries, 0u);
+  EXPECT_GT(ms.table_tombstones, 0u);
+}
+
+TEST_F(StorageTest, MonitorStatsFollowTheStorage) {
+  useStorage(JITLOCK_MONITORS_INDEX, 1000);
+  Obj *a = newObj();
+  inflateIdle(a);
+  jitlock_monitor_stats ms;
+  jitlock_rt_get_monitor_stats(&ms);
+  EXPECT_EQ(ms.struct_size, sizeof(ms));
+  EXPECT_EQ(ms.monitor_storage, uint32_t(JITLOCK_MONITORS_INDEX));
+  EXPECT_EQ(ms.monitor_capacity, 1000u);
+  EXPECT_EQ(ms.monitors_alive, 1u);
+  EXPECT_EQ(ms.table_slots, 0u);
+  // A size the library refuses: nothing written.
+  jitlock_monitor_stats bad{};
+  bad.struct_size = 4;
+  EXPECT_EQ(jitlock_rt_fill_monitor_stats(&bad), JITLOCK_EINVAL);
+  EXPECT_EQ(bad.monitors_alive, 0u);
+  EXPECT_EQ(jitlock_rt_fill_monitor_stats(nullptr), JITLOCK_EINVAL);
+}
+
+//===-- Table: the monitor cache against deflation -----------------------===//
+
+// A thread's cache names a monitor that is deflated, reused for another
+// object, and the first object inflated again. The A6 handshake must have
+// dropped the entry: inline code that trusted it would take the other
+// object's monitor.
+TEST_F(StorageTest, DeflationDropsCachedMonitorsBeforeReuse) {
+  useStorage(JITLOCK_MONITORS_TABLE);
+  Obj *a = newObj(), *x = newObj();
+  inflateIdle(a);
+  jitlock::Monitor *m = monitorOf(a);
+  Worker w;
+  jitlock_thread *t = w.thread();
+  // The worker's own lookup caches {a, m}.
+  w.call([&] {
+    ASSERT_EQ(jitlock_rt_monitor_enter(t, a), JITLOCK_OK);
+    ASSERT_EQ(jitlock_rt_monitor_exit(t, a), JITLOCK_OK);
+    EXPECT_EQ(inlineMonitor(l, t, a, a->hdr()), reinterpret_cast<char *>(m));
+  });
+  // Deflated (the worker is safe: the handshake runs for it), m reused for
+  // x, a inflated again with another monitor.
+  EXPECT_EQ(jitlock_rt_deflate_idle(), 1u);
+  inflateIdle(x);
+  ASSERT_EQ(monitorOf(x), m) << "the free list gave m to x";
+  inflateIdle(a);
+  ASSERT_NE(monitorOf(a), m);
+  // Inline code on the worker: a's header is 10; its cache must miss.
+  w.call([&] {
+    EXPECT_EQ(inlineMonitor(l, t, a, a->hdr()), nullptr)
+        << "a stale cache entry survived the handshake";
+    ASSERT_EQ(jitlock_rt_monitor_enter(t, a), JITLOCK_OK);
+    EXPECT_EQ(inlineMonitor(l, t, a, a->hdr()),
+              reinterpret_cast<char *>(monitorOf(a)));
+    ASSERT_EQ(jitlock_rt_monitor_exit(t, a), JITLOCK_OK);
+  });
+  EXPECT_EQ(inspect(x).owner, nullptr);
+}
+
+// The other half: between A3 and the handshake a cache may name a deflated
+// monitor. An enter through it goes to the runtime (its owner is the
+// deflater's marker), which must not trust the entry, helps the restore and
+// locks the object afresh. Forced with the deflation hook.
+jitlock_thread *gHookThread = nullptr;
+Worker *gHookWorker = nullptr;
+Obj *gHookObj = nullptr;
+int gHookRc = -1;
+char *gHookCached = nullptr;
+jitlock_rt_layout gHookLayout;
+
+TEST_F(StorageTest, StaleCacheEntryBeforeTheHandshakeIsNotTrusted) {
+  useStorage(JITLOCK_MONITORS_TABLE);
+  Obj *a = newObj();
+  inflateIdle(a);
+  jitlock::Monitor *m = monitorOf(a);
+  Worker w;
+  jitlock_thread *t = w.thread();
+  w.call([&] {
+    ASSERT_EQ(jitlock_rt_monitor_enter(t, a), JITLOCK_OK);
+    ASSERT_EQ(jitlock_rt_monitor_exit(t, a), JITLOCK_OK);
+  });
+  gHookThread = t;
+  gHookWorker = &w;
+  gHookObj = a;
+  gHookLayout = l;
+  jitlock::DeflationTestHook = [](jitlock::DeflationStage stage,
+                                  jitlock::Monitor &) {
+    if (stage != jitlock::DeflationStage::Decided)
+      return;
+    // A3 has won, A5 not yet run: the worker's cache still names m.
+    gHookWorker->call([] {
+      gHookCached =
+          inlineMonitor(gHookLayout, gHookThread, gHookObj, gHookObj->hdr());
+      gHookRc = jitlock_rt_monitor_enter(gHookThread, gHookObj);
+    });
+  };
+  EXPECT_EQ(jitlock_rt_deflate_idle(), 1u);
+  jitlock::DeflationTestHook = nullptr;
+  EXPECT_EQ(gHookCached, reinterpret_cast<char *>(m));
+  EXPECT_EQ(gHookRc, JITLOCK_OK);
+  jitlock_lock_info i = inspect(a);
+  EXPECT_EQ(i.owner, t) << describe(a);
+  EXPECT_EQ(i.state, JITLOCK_STATE_FAST) << "the enterer restored the header "
+                                            "and fast-locked it";
+  w.call([&] {
+    EXPECT_EQ(inlineMonitor(l, t, a, a->hdr()), nullptr);
+    ASSERT_EQ(jitlock_rt_monitor_exit(t, a), JITLOCK_OK);
+  });
+  EXPECT_EQ(a->hdr(), unlockedHeaderOf(a, JITLOCK_MONITORS_TABLE));
+}
+
+// A cached monitor deflated, and the object inflated again with another
+// one, all before the deflation's handshake reaches the thread that caches
+// it (which runs managed code that does not poll meanwhile). Its enter must
+// not take the cached, deflated monitor for the object's: it would find it
+// deflated, find the header naming another monitor, and start over forever.
+TEST_F(StorageTest, StaleCacheEntryAfterReinflationIsNotTrusted) {
+  useStorage(JITLOCK_MONITORS_TABLE);
+  Obj *a = newObj();
+  inflateIdle(a);
+  jitlock::Monitor *m = monitorOf(a);
+  Worker w;
+  jitlock_thread *t = w.thread();
+  w.call([&] {
+    ASSERT_EQ(jitlock_rt_monitor_enter(t, a), JITLOCK_OK);
+    ASSERT_EQ(jitlock_rt_monitor_exit(t, a), JITLOCK_OK);
+  });
+  std::atomic<bool> go{false};
+  int rc = -1;
+  char *cachedBefore = nullptr, *cachedAfter = nullptr;
+  // Managed, and no poll until `go`: the deflation's handshake waits.
+  w.post([&] {
+    while (!go.load())
+      std::this_thread::yield();
+    cachedBefore = inlineMonitor(l, t, a, a->hdr());
+    rc = jitlock_rt_monitor_enter(t, a);
+    cachedAfter = inlineMonitor(l, t, a, a->hdr());
+    EXPECT_EQ(jitlock_rt_monitor_exit(t, a), JITLOCK_OK);
+  });
+  std::thread deflater([] { EXPECT_EQ(jitlock_rt_deflate_idle(), 1u); });
+  // A5 done: the deflater now waits in its handshake for the worker.
+  ASSERT_TRUE(waitUntil([&] { return a->lowBits() != kMonitor; }));
+  inflateIdle(a);
+  jitlock::Monitor *again = monitorOf(a);
+  ASSERT_NE(again, m) << "m is not free before the handshake";
+  go = true;
+  {
+    NativeScope native(self);
+    EXPECT_TRUE(w.join()) << "the enter trusted its stale cache entry";
+    deflater.join();
+  }
+  EXPECT_EQ(cachedBefore, reinterpret_cast<char *>(m));
+  EXPECT_EQ(rc, JITLOCK_OK);
+  EXPECT_EQ(cachedAfter, reinterpret_cast<char *>(again));
+  EXPECT_EQ(inspect(a).owner, nullptr);
+}
+
+//===-- All three: the same results --------------------------------------===//
+
+// One seeded sequence of enters, exits (some by a non-owner), waits,
+// notifies, hashes, deflations and queries over a few objects, plus a
+// deterministic hand-over to a second thread, run under each storage. The
+// observable results must agree: return codes, lock states, owners, hold
+// counts, queue lengths, whether hashes stay what they were.
+std::string runSequence(uint64_t seed, jitlock_thread *self, Worker &w,
+                        std::vector<Obj *> &objs) {
+  std::ostringstream out;
+  std::mt19937_64 rng(seed);
+  std::vector<int> held(objs.size(), 0);
+  std::vector<uint64_t> hashes(objs.size(), 0);
+  auto record = [&](const char *op, size_t k, int rc) {
+    jitlock_lock_info i = inspect(objs[k]);
+    out << op << ' ' << k << " rc=" << rc << " state=" << i.state << " owner="
+        << (i.owner == self ? "self"
+            : i.owner       ? "other"
+                            : "none")
+        << " holds=" << i.holds << " anon=" << i.anonymous_owner
+        << " depth=" << lockStack(self).size() << '\n';
+  };
+  for (int step = 0; step < 400; ++step) {
+    size_t k = rng() % objs.size();
+    void *o = objs[k];
+    switch (rng() % 9) {
+    case 0:
+    case 1:
+    case 2:
+      ++held[k];
+      record("enter", k, jitlock_rt_monitor_enter(self, o));
+      break;
+    case 3:
+    case 4: {
+      int rc = jitlock_rt_monitor_exit(self, o);
+      if (rc == JITLOCK_OK)
+        --held[k];
+      record("exit", k, rc);
+      break;
+    }
+    case 5:
+      record("wait", k, jitlock_rt_wait_timed(self, o, 0));
+      break;
+    case 6:
+      record(rng() % 2 ? "notify" : "notifyall", k,
+             rng() % 2 ? jitlock_rt_notify(self, o)
+                       : jitlock_rt_notify_all(self, o));
+      break;
+    case 7: {
+      uint64_t h = jitlock_rt_identity_hash(self, o);
+      if (!hashes[k])
+        hashes[k] = h;
+      out << "hash " << k << " stable=" << (h == hashes[k] && h != 0)
+          << " peek=" << (jitlock_rt_peek_hash(o) == h) << '\n';
+      break;
+    }
+    case 8:
+      out << "deflate " << jitlock_rt_deflate_idle() << '\n';
+      break;
+    }
+  }
+  // The hand-over: the worker blocks on an object this thread holds.
+  size_t k = 0;
+  ++held[k];
+  record("enter", k, jitlock_rt_monitor_enter(self, objs[k]));
+  w.post([&] {
+    EXPECT_EQ(jitlock_rt_monitor_enter(w.thread(), objs[k]), JITLOCK_OK);
+    EXPECT_EQ(jitlock_rt_monitor_exit(w.thread(), objs[k]), JITLOCK_OK);
+  });
+  EXPECT_TRUE(waitEntryQueued(objs[k]));
+  out << "queued " << inspect(objs[k]).entry_queued << '\n';
+  // Release everything, innermost (lock stack) first, then monitors.
+  for (size_t j = 0; j < objs.size(); ++j)
+    while (held[j] > 0 && jitlock_rt_monitor_exit(self, objs[j]) == JITLOCK_OK)
+      --held[j];
+  {
+    NativeScope native(self);
+    EXPECT_TRUE(w.join());
+  }
+  for (size_t j = 0; j < objs.size(); ++j)
+    record("final", j, jitlock_rt_holds_lock(self, objs[j]));
+  out << "deflate " << (jitlock_rt_deflate_idle() > 0) << '\n';
+  for (size_t j = 0; j < objs.size(); ++j)
+    out << "header " << j << " low=" << objs[j]->lowBits() << " hash="
+        << (hashes[j] ? int(jitlock_rt_peek_hash(objs[j]) == hashes[j]) : -1)
+        << '\n';
+  return out.str();
+}
+
+TEST_F(StorageTest, StrategiesAgreeOnASeededSequence) {
+  const uint64_t seed = std::random_device{}();
+  std::printf("StorageTest.StrategiesAgreeOnASeededSequence seed=%" PRIu64 "\n",
+              seed);
+  std::string traces[3];
+  for (uint32_t storage : {JITLOCK_MONITORS_POINTER, JITLOCK_MONITORS_INDEX,
+                           JITLOCK_MONITORS_TABLE}) {
+    useStorage(storage);
+    std::vector<Obj *> objs;
+    for (int i = 0; i < 5; ++i)
+      objs.push_back(newObj());
+    {
+      Worker w;
+      traces[storage] = runSequence(seed, self, w, objs);
+    }
+  }
+  EXPECT_EQ(traces[JITLOCK_MONITORS_INDEX], traces[JITLOCK_MONITORS_POINTER]);
+  EXPECT_EQ(traces[JITLOCK_MONITORS_TABLE], traces[JITLOCK_MONITORS_POINTER]);
+}
+
+} // namespace
