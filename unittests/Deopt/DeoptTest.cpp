@@ -1,0 +1,247 @@
+//===- DeoptTest.cpp - Deopt with lock restoration, end to end ------------===//
+//
+// Inputs/shapes.ll is JIT-compiled with the deopt runtime enabled; each
+// shape's optimized version deoptimizes, the dispatcher decodes its stack map
+// record and restores the frame's locks, and the Resume handler records the
+// lock state and continues in the shape's baseline continuation. That state
+// must be the one the baseline version (nothing elided) has at the same
+// point, and the continuation's ordinary exits must leave every object
+// unlocked. The caller holds a lock of its own around each call, which must
+// never move.
+//
+//===----------------------------------------------------------------------===//
+#include "DeoptTestUtil.h"
+
+using namespace jitlock_test;
+using namespace jitlock::deopt;
+
+namespace {
+
+class DeoptTest : public DeoptFixture {};
+
+/// The lock state of the watched objects, named by their index: the
+/// caller's lock stack and each object's holds and state.
+struct LockState {
+  std::vector<int> Stack;
+  std::vector<uint64_t> Holds;
+  std::vector<uint32_t> States;
+  bool operator==(const LockState &) const = default;
+};
+
+thread_local std::vector<void *> ObservedObjs;
+thread_local LockState Observed;
+
+void probe() {
+  LockState S;
+  for (void *P : lockStack(jitlock_rt_current())) {
+    auto It = std::find(ObservedObjs.begin(), ObservedObjs.end(), P);
+    S.Stack.push_back(
+        It == ObservedObjs.end() ? -1 : int(It - ObservedObjs.begin()));
+  }
+  for (void *O : ObservedObjs) {
+    jitlock_lock_info I = inspect(O);
+    S.Holds.push_back(I.owner == jitlock_rt_current() ? I.holds : 0);
+    S.States.push_back(I.state);
+  }
+  Observed = S;
+}
+
+std::string show(const LockState &S) {
+  std::string Out = "stack [";
+  for (int I : S.Stack)
+    Out += (I < 0 ? std::string("?") : std::string(1, char('a' + I))) + " ";
+  Out += "] holds";
+  for (size_t I = 0; I != S.Holds.size(); ++I)
+    Out += " " + std::to_string(S.Holds[I]) + "/" + stateName(S.States[I]);
+  return Out;
+}
+
+using Base = uint64_t (*)(void *, void *, void *, uint64_t, void (*)());
+
+struct ShapeRun {
+  LockState Restored, Unelided;
+};
+
+class DeoptShapes : public DeoptTest {
+protected:
+  /// Runs `Shape` optimized (deopting) and baseline, each on fresh objects
+  /// (an array of `N`, the shape's a, b, c being the first three), inside a
+  /// caller lock (the last watched object), and records what each holds at
+  /// the deopt point.
+  ShapeRun run(const std::string &Shape, size_t N = 3) {
+    ShapeRun R;
+    auto Opt = fn<OptFn>(Shape + ".opt");
+    auto BaseVersion = fn<Base>(Shape + ".base");
+    OnResume = probe;
+    for (bool Optimized : {true, false}) {
+      std::vector<Obj *> Objs = newObjArray(N + 1);
+      Obj *Outer = Objs[N];
+      ObservedObjs.assign(Objs.begin(), Objs.end());
+      void *A = Objs[0], *B = N > 1 ? Objs[1] : nullptr,
+           *C = N > 2 ? Objs[2] : nullptr;
+      EXPECT_EQ(jitlock_rt_monitor_enter(self, Outer), JITLOCK_OK);
+      uint64_t Before = deoptStats().Deopts;
+      uint64_t Result = Optimized
+                            ? callDeoptimizable(Opt, A, B, C, uint64_t(41))
+                            : BaseVersion(A, B, C, 41, probe);
+      EXPECT_EQ(Result, 42u);
+      EXPECT_EQ(deoptStats().Deopts, Before + Optimized);
+      (Optimized ? R.Restored : R.Unelided) = Observed;
+      EXPECT_EQ(inspect(Outer).holds, 1u) << "the caller's lock";
+      EXPECT_EQ(jitlock_rt_monitor_exit(self, Outer), JITLOCK_OK);
+      for (Obj *O : Objs)
+        EXPECT_EQ(inspect(O).owner, nullptr) << describe(O);
+      EXPECT_EQ(Objs[0]->payload, 1u);
+    }
+    return R;
+  }
+};
+
+TEST_F(DeoptShapes, ReorderedLockStack) {
+  uint64_t Inflations = stats().inflations;
+  ShapeRun R = run("reorder");
+  EXPECT_EQ(R.Restored, R.Unelided) << show(R.Restored) << "\n"
+                                    << show(R.Unelided);
+  EXPECT_EQ(R.Restored.Stack, (std::vector<int>{3, 0, 1, 2}));
+  EXPECT_EQ(stats().inflations, Inflations) << "nothing had to inflate";
+}
+
+TEST_F(DeoptShapes, ElidedInsideKept) {
+  ShapeRun R = run("nested");
+  EXPECT_EQ(R.Restored, R.Unelided) << show(R.Restored) << "\n"
+                                    << show(R.Unelided);
+  EXPECT_EQ(R.Restored.Stack, (std::vector<int>{3, 0, 1}));
+}
+
+TEST_F(DeoptShapes, KeptInsideElided) {
+  // Relocking the outer b must not push it above the kept a: the fast exit
+  // of a that follows would then find b on top.
+  uint64_t Inflations = stats().inflations;
+  ShapeRun R = run("outer");
+  EXPECT_EQ(R.Restored, R.Unelided) << show(R.Restored) << "\n"
+                                    << show(R.Unelided);
+  EXPECT_EQ(R.Restored.Stack, (std::vector<int>{3, 1, 0}));
+  EXPECT_EQ(stats().inflations, Inflations);
+}
+
+TEST_F(DeoptShapes, Recursion) {
+  uint64_t Inflations = stats().inflations;
+  ShapeRun R = run("recursive");
+  EXPECT_EQ(R.Restored, R.Unelided) << show(R.Restored) << "\n"
+                                    << show(R.Unelided);
+  EXPECT_EQ(R.Restored.Stack, (std::vector<int>{3, 0, 0, 0}));
+  EXPECT_EQ(R.Restored.Holds[0], 3u);
+  EXPECT_EQ(R.Restored.States[0], uint32_t(JITLOCK_STATE_FAST));
+  EXPECT_EQ(stats().inflations, Inflations);
+}
+
+TEST_F(DeoptShapes, AtAnEnter) {
+  ShapeRun R = run("atenter");
+  EXPECT_EQ(R.Restored, R.Unelided) << show(R.Restored) << "\n"
+                                    << show(R.Unelided);
+  // At the enter the frame holds a once and b once, both fast; c is free.
+  EXPECT_EQ(R.Restored.Holds, (std::vector<uint64_t>{1, 1, 0, 1}));
+  EXPECT_EQ(R.Restored.Stack, (std::vector<int>{3, 0, 1}));
+}
+
+TEST_F(DeoptShapes, FullLockStack) {
+  // Ten objects and the caller's: the stack is full either way. Every
+  // object is held once; which ones went to a monitor may differ
+  // (docs/deopt.md), but the stack keeps the frame's order.
+  ShapeRun R = run("full", 10);
+  EXPECT_EQ(R.Restored.Holds, R.Unelided.Holds) << show(R.Restored) << "\n"
+                                                << show(R.Unelided);
+  EXPECT_EQ(R.Restored.Holds, std::vector<uint64_t>(11, 1));
+  EXPECT_EQ(R.Restored.Stack.size(), kCapacity);
+  std::vector<int> Frame;
+  for (int I : R.Restored.Stack)
+    if (I != 10)
+      Frame.push_back(I);
+  EXPECT_TRUE(std::is_sorted(Frame.begin(), Frame.end())) << show(R.Restored);
+  std::cout << "restored:  " << show(R.Restored)
+            << "\nunelided:  " << show(R.Unelided) << "\n";
+}
+
+TEST_F(DeoptTest, DirectLocationOnTheOptimizedFrame) {
+  Obj *A = newObj();
+  auto Opt = fn<OptFn>("local.opt");
+  ObservedObjs = {A};
+  uint64_t Result = callDeoptimizable(Opt, (void *)A, (void *)nullptr,
+                                      (void *)nullptr, uint64_t(41));
+  EXPECT_EQ(Result, 42u);
+  const DeoptFrame &F = lastFrame();
+  ASSERT_EQ(F.Values.size(), 4u);
+  EXPECT_EQ(F.Values[0], uint64_t(uintptr_t(A)));
+  EXPECT_EQ(F.Values[2], 123456789012u) << "the ConstantIndex operand";
+  EXPECT_EQ(F.Values[3], 41u);
+  ASSERT_EQ(F.Monitors.size(), 2u);
+  EXPECT_EQ(uint64_t(uintptr_t(F.Monitors[1].obj)), F.Values[1]);
+  EXPECT_EQ(F.Monitors[1].kind, uint32_t(JITLOCK_RELOCK_ELIDED));
+  // The local object lived in the optimized frame, below the stub's.
+  EXPECT_EQ(restoredStack(), (std::vector<void *>{A, F.Monitors[1].obj}));
+  EXPECT_TRUE(lockStack(self).empty());
+}
+
+TEST_F(DeoptTest, RestoreFailureReleasesTheFrameInnermostFirst) {
+  Obj *A = newObj(), *B = newObj(), *C = newObj(), *Outer = newObj();
+  MisuseLog Log;
+  reconfigureWithLog(Log);
+  ASSERT_EQ(jitlock_rt_monitor_enter(self, Outer), JITLOCK_OK);
+  uint64_t Result = callDeoptimizable(fn<OptFn>("lying.opt"), (void *)A,
+                                      (void *)B, (void *)C, uint64_t(41));
+  EXPECT_EQ(Result, FailedResult);
+  ASSERT_EQ(failures().size(), 1u);
+  RecordedFailure F = failures()[0];
+  EXPECT_EQ(F.Kind, FailureKind::RestoreFailed);
+  EXPECT_EQ(F.Status, JITLOCK_EINVAL) << F.Message;
+  // c was never held: its exit is refused; b then a are released.
+  EXPECT_EQ(F.Released, (std::vector<void *>{B, A}));
+  EXPECT_EQ(lockStack(self), std::vector<void *>{Outer});
+  for (Obj *O : {A, B, C})
+    EXPECT_EQ(inspect(O).state, uint32_t(JITLOCK_STATE_UNLOCKED))
+        << describe(O);
+  EXPECT_EQ(jitlock_rt_monitor_exit(self, Outer), JITLOCK_OK);
+  EXPECT_GE(Log.count(), 1u) << "the refused restore is reported as misuse";
+}
+
+TEST_F(DeoptTest, BundleWithoutGroupIsReported) {
+  Obj *A = newObj();
+  uint64_t Result =
+      callDeoptimizable(fn<OptFn>("nogroup.opt"), (void *)A, (void *)nullptr,
+                        (void *)nullptr, uint64_t(1));
+  EXPECT_EQ(Result, FailedResult);
+  ASSERT_EQ(failures().size(), 1u);
+  EXPECT_EQ(failures()[0].Kind, FailureKind::NoRecord);
+  EXPECT_NE(failures()[0].Message.find("no monitor group"), std::string::npos)
+      << failures()[0].Message;
+}
+
+TEST_F(DeoptTest, NotEnteredThroughItsOwnEntry) {
+  // The entry called another function than the one that deoptimizes.
+  Obj *A = newObj(), *B = newObj();
+  auto Opt = fn<OptFn>("nested.opt");
+  uint64_t Result = callDeoptimizable(
+      +[](void *A, void *B, void *C, uint64_t X) -> uint64_t {
+        return DeoptFixture::fn<OptFn>("nested.opt")(A, B, C, X);
+      },
+      (void *)A, (void *)B, (void *)nullptr, uint64_t(1));
+  (void)Opt;
+  EXPECT_EQ(Result, FailedResult);
+  ASSERT_EQ(failures().size(), 1u);
+  EXPECT_EQ(failures()[0].Kind, FailureKind::NotEntered);
+  // The failure leaves the frame's lock to the embedder.
+  EXPECT_EQ(jitlock_rt_monitor_exit(self, A), JITLOCK_OK);
+}
+
+TEST_F(DeoptTest, NoDeoptReturnsNormally) {
+  Obj *A = newObj(), *B = newObj(), *C = newObj();
+  uint64_t Before = deoptStats().Deopts;
+  EXPECT_EQ(callDeoptimizable(fn<OptFn>("reorder.opt"), (void *)A, (void *)B,
+                              (void *)C, uint64_t(0)),
+            0u);
+  EXPECT_EQ(deoptStats().Deopts, Before);
+  EXPECT_EQ(A->payload, 1u);
+  EXPECT_TRUE(lockStack(self).empty());
+}
+
+} // namespace
