@@ -12,6 +12,8 @@
 //===----------------------------------------------------------------------===//
 #include "DeoptTestUtil.h"
 
+#include <random>
+
 using namespace jitlock_test;
 using namespace jitlock::deopt;
 
@@ -242,6 +244,58 @@ TEST_F(DeoptTest, NoDeoptReturnsNormally) {
   EXPECT_EQ(deoptStats().Deopts, Before);
   EXPECT_EQ(A->payload, 1u);
   EXPECT_TRUE(lockStack(self).empty());
+}
+
+} // namespace
+
+namespace {
+
+TEST(StackMapTableTest, MalformedSectionsAreRefused) {
+  StackMapTable Table;
+  std::string Error;
+  // Too short, another version, and counts the bytes cannot hold.
+  EXPECT_FALSE(Table.addSection({}, 1, Error));
+  std::vector<uint8_t> V2(16, 0);
+  V2[0] = 2;
+  EXPECT_FALSE(Table.addSection(V2, 1, Error));
+  std::vector<uint8_t> Header(16, 0);
+  Header[0] = 3;
+  Header[12] = 1; // one record, no bytes for it
+  EXPECT_FALSE(Table.addSection(Header, 1, Error));
+  EXPECT_NE(Error.find("truncated"), std::string::npos) << Error;
+  Header[12] = 0;
+  Header[4] = 1; // one function, no bytes for it
+  EXPECT_FALSE(Table.addSection(Header, 1, Error));
+  // Random bytes: refused or indexed, never a crash.
+  uint64_t Seed = std::random_device()();
+  std::printf("seed %llu\n", (unsigned long long)Seed);
+  std::mt19937_64 Rng(Seed);
+  for (int I = 0; I != 2000; ++I) {
+    std::vector<uint8_t> Bytes(Rng() % 200);
+    for (uint8_t &B : Bytes)
+      B = uint8_t(Rng() % 4 ? Rng() % 3 : Rng());
+    if (!Bytes.empty())
+      Bytes[0] = 3;
+    Table.addSection(Bytes, 2, Error);
+    Table.removeSections(2);
+  }
+  EXPECT_EQ(Table.numRecords(), 0u);
+}
+
+TEST(StackMapTableTest, RecordsGoWithTheirCode) {
+  size_t Before = StackMapTable::global().numRecords();
+  {
+    jitlock::JitOptions Opts;
+    Opts.ConfigureJit = enableDeopt;
+    auto S = jitlock::JitSession::loadFile(
+        JITLOCK_DEOPT_INPUTS_DIR "/shapes.ll", Opts);
+    ASSERT_TRUE(bool(S)) << llvm::toString(S.takeError());
+    auto Addr = (*S)->lookup("reorder.opt");
+    ASSERT_TRUE(bool(Addr)) << llvm::toString(Addr.takeError());
+    // Every .opt function has one deopt record.
+    EXPECT_GE(StackMapTable::global().numRecords(), Before + 8);
+  }
+  EXPECT_EQ(StackMapTable::global().numRecords(), Before);
 }
 
 } // namespace
