@@ -1,6 +1,7 @@
 //===- Dispatch.cpp - The deopt entry and its dispatcher ------------------===//
 //
-// `__llvm_deoptimize` is jitlock_deopt_entry, a stub per target that stores
+// `__llvm_deoptimize` is jitlock_deopt_entry, a stub per target (also defined
+// weakly under that name, for statically linked code) that stores
 // the return address, the argument registers and the registers a call
 // preserves (with the caller's stack pointer) into a SavedRegisters on its
 // stack and calls jitlock_deopt_dispatch. The dispatcher decodes the frame,
@@ -38,8 +39,11 @@ asm(R"(
   .text
   .globl jitlock_deopt_entry
   .type jitlock_deopt_entry,@function
+  .weak __llvm_deoptimize
+  .type __llvm_deoptimize,@function
   .p2align 4
 jitlock_deopt_entry:
+__llvm_deoptimize:
   subq $344, %rsp
   movq 344(%rsp), %rax
   movq %rax, 0(%rsp)
@@ -69,8 +73,11 @@ asm(R"(
   .text
   .globl jitlock_deopt_entry
   .type jitlock_deopt_entry,%function
+  .weak __llvm_deoptimize
+  .type __llvm_deoptimize,%function
   .p2align 4
 jitlock_deopt_entry:
+__llvm_deoptimize:
   sub sp, sp, #336
   str x30, [sp, #0]
   stp x0, x1, [sp, #8]
@@ -128,19 +135,23 @@ uint64_t handle(const SavedRegisters &Regs, const EntryContext &C) {
   DeoptFrame F;
   std::string Error;
   if (!StackMapTable::global().decodeFrame(Regs.ReturnAddress, Regs, F, Error))
-    return fail(H, {FailureKind::NoRecord, JITLOCK_OK, Error, nullptr});
+    return fail(H, {FailureKind::NoRecord, JITLOCK_OK, Error, nullptr, {}});
   if (F.FunctionAddress != reinterpret_cast<uint64_t>(C.Fn))
-    return fail(H, {FailureKind::NotEntered, JITLOCK_OK,
+    return fail(H, {FailureKind::NotEntered,
+                    JITLOCK_OK,
                     "the deoptimizing function is not the one "
                     "callDeoptimizable entered",
-                    &F});
+                    &F,
+                    {}});
   jitlock_thread *Self = jitlock_rt_current();
   if (int Status = restoreFrameLocks(Self, F)) {
     // The frame is abandoned: what it held goes, innermost first.
-    DeoptFailure Failure{FailureKind::RestoreFailed, Status,
+    DeoptFailure Failure{FailureKind::RestoreFailed,
+                         Status,
                          std::string("restoring the frame's locks failed: ") +
                              jitlock_rt_status_name(Status),
-                         &F};
+                         &F,
+                         {}};
     for (auto It = F.Monitors.rbegin(); It != F.Monitors.rend(); ++It)
       if (It->kind == JITLOCK_RELOCK_HELD &&
           jitlock_rt_monitor_exit(Self, It->obj) == JITLOCK_OK)
