@@ -23,7 +23,8 @@ config.substitutions.append(("%shlibdir", config.jitlock_shlibdir))
 # Always the tools of the LLVM the plugin was built against (a plugin built
 # for LLVM 19 cannot be loaded by another opt), never whatever is on PATH.
 llvm_config.add_tool_substitutions(
-    ["opt", "llc", "not", "split-file"], [config.llvm_tools_dir]
+    ["opt", "llc", "not", "split-file", "llvm-readobj"],
+    [config.llvm_tools_dir],
 )
 
 # Tests that run llc for one target say REQUIRES: x86-registered-target or

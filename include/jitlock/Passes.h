@@ -11,8 +11,10 @@
 // and these passes lower the calls into inline x86_64/AArch64 fast paths that
 // call the runtime (include/jitlock/jitlock_rt.h) only on their slow paths.
 //
-// Five passes, one job each, run in this order by `jitlock-lower`:
+// Six passes, one job each, run in this order by `jitlock-lower`:
 //   jitlock-verify            diagnoses bad input; lowers nothing
+//   jitlock-deopt-state       describes the frame's monitors in each "deopt"
+//                             operand bundle (docs/deopt.md)
 //   jitlock-lower-stack-bang  "jitlock-stack-bang" functions -> method-entry
 //                             stack check (docs/stack-banging.md)
 //   jitlock-lower-monitors    enter/exit -> inline fast paths + slow calls
@@ -21,6 +23,8 @@
 //   jitlock-lower-thread      materializes the current thread once per
 //                             function (in a coroutine not yet split, at
 //                             each request: docs/robustness.md)
+// At O2 and O3 jitlock-elide runs before them and removes the locks that
+// cannot matter (docs/deopt.md).
 //
 //===----------------------------------------------------------------------===//
 #ifndef JITLOCK_PASSES_H
@@ -36,6 +40,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace llvm {
 class Instruction;
@@ -102,6 +107,9 @@ struct LoweringConfig {
   std::optional<LockingMode> Locking;
   /// Which safepoint polls are emitted; default Explicit.
   std::optional<PollMode> Polls;
+  /// The functions jitlock-elide takes for allocators of fresh objects,
+  /// besides those with allockind("alloc") or a noalias return.
+  std::optional<std::vector<std::string>> Allocators;
 
   /// The configuration of a JIT that links the runtime: TLS mode with this
   /// process's offset, and the runtime's layout.
@@ -111,6 +119,9 @@ struct LoweringConfig {
   /// "thread=tls;tls-offset=-320;capacity=8;header-offset=0;inline;
   /// bang=watermark;locking=lightweight;polls=explicit".
   static llvm::Expected<LoweringConfig> parse(llvm::StringRef Params);
+  /// Parses `jitlock-elide` pipeline parameters: empty, or
+  /// "allocators=name1;name2" (the rest of the text is the list).
+  static llvm::Expected<LoweringConfig> parseElide(llvm::StringRef Params);
 };
 
 /// The configuration resolved for one module: every value known.
@@ -133,6 +144,27 @@ llvm::Expected<ResolvedConfig> resolveConfig(const llvm::Module &M,
 /// Diagnoses bad input: wrong signatures, non-pointer operands, unknown
 /// jitlock.* names, and exits without a matching enter on some path.
 struct VerifyPass : llvm::PassInfoMixin<VerifyPass> {
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+  static bool isRequired() { return true; }
+};
+
+/// Removes monitor enter/exit pairs that cannot matter (docs/deopt.md): a
+/// nested re-entry of a monitor the function holds around it, and the
+/// monitor of an object from a known allocator that never escapes. Each
+/// removed call becomes an elided marker, jitlock.monitor.elided.enter/exit,
+/// which jitlock-deopt-state consumes. Run at O2 and O3 only.
+struct ElidePass : llvm::PassInfoMixin<ElidePass> {
+  explicit ElidePass(LoweringConfig C = {}) : Config(std::move(C)) {}
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+  LoweringConfig Config;
+};
+
+/// Appends the frame's monitors, held and elided, outermost first, to each
+/// "deopt" operand bundle (include/jitlock/DeoptState.h), then deletes the
+/// elided markers. Monitors that cannot be known at a deopt point are an
+/// error. Runs before the monitors are lowered, after which they cannot be
+/// known.
+struct DeoptStatePass : llvm::PassInfoMixin<DeoptStatePass> {
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
   static bool isRequired() { return true; }
 };
@@ -200,16 +232,16 @@ struct LowerThreadPass : llvm::PassInfoMixin<LowerThreadPass> {
   Coroutines InCoroutines;
 };
 
-/// Adds verify + lower-stack-bang + lower-monitors + lower-safepoints +
-/// lower-thread to `MPM`.
+/// Adds verify + deopt-state + lower-stack-bang + lower-monitors +
+/// lower-safepoints + lower-thread to `MPM`.
 void addLoweringPasses(llvm::ModulePassManager &MPM,
                        const LoweringConfig &Config);
 
 /// Registers the pipeline names (jitlock-lower<...>, jitlock-verify,
-/// jitlock-lower-stack-bang, jitlock-lower-monitors,
-/// jitlock-lower-safepoints, jitlock-lower-thread)
-/// and adds the lowering to the start of the default O1-O3 pipelines
-/// (PipelineStartEP).
+/// jitlock-elide<...>, jitlock-deopt-state, jitlock-lower-stack-bang,
+/// jitlock-lower-monitors, jitlock-lower-safepoints, jitlock-lower-thread)
+/// and adds the lowering to the start of the default pipelines
+/// (PipelineStartEP), after jitlock-elide at O2 and O3.
 /// A JIT calls this with LoweringConfig::forThisProcess().
 void registerPasses(llvm::PassBuilder &PB, const LoweringConfig &Config);
 

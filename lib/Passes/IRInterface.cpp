@@ -21,6 +21,7 @@ bool isJitlockCall(const CallBase &CB) {
     return false;
   StringRef Name = F->getName();
   return (Name == MonitorEnterName || Name == MonitorExitName ||
+          Name == MonitorElidedEnterName || Name == MonitorElidedExitName ||
           Name == ThreadName || Name == SafepointPollName) &&
          isWellFormedCall(CB, Name);
 }

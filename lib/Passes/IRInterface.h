@@ -32,13 +32,20 @@ inline constexpr llvm::StringLiteral MonitorExitName = "jitlock.monitor.exit";
 inline constexpr llvm::StringLiteral ThreadName = "jitlock.thread";
 inline constexpr llvm::StringLiteral SafepointPollName =
     "jitlock.safepoint.poll";
+/// The markers jitlock-elide leaves where it removed a monitor enter or exit
+/// (same signature); jitlock-deopt-state reads and deletes them.
+inline constexpr llvm::StringLiteral MonitorElidedEnterName =
+    "jitlock.monitor.elided.enter";
+inline constexpr llvm::StringLiteral MonitorElidedExitName =
+    "jitlock.monitor.elided.exit";
 /// The parameter attribute that marks the thread argument in `arg` mode.
 inline constexpr llvm::StringLiteral ThreadArgAttr = "jitlock.thread";
 
 /// Whether `CB` calls `Name` with exactly the contract's signature. The
 /// verifier diagnoses every call that fails this; the lowerings skip them.
 bool isWellFormedCall(const llvm::CallBase &CB, llvm::StringRef Name);
-/// Whether `CB` is a well-formed call of any of the four jitlock functions.
+/// Whether `CB` is a well-formed call of any of the jitlock functions (the
+/// four of the contract and the elided markers).
 bool isJitlockCall(const llvm::CallBase &CB);
 
 /// Whether `F` is a coroutine that CoroSplit has not split yet: it has the
@@ -108,6 +115,10 @@ void reportError(const llvm::Function &F, const llvm::Twine &What);
 /// input is lowered anyway (opt exits with 0; a JIT's handler sees
 /// DS_Warning).
 void reportWarning(const llvm::Instruction &I, const llvm::Twine &What);
+
+/// Deletes the elided markers jitlock-elide left (lib/Passes/DeoptState.cpp):
+/// they never reach code generation. Returns whether there were any.
+bool eraseElidedMarkers(llvm::Module &M);
 
 /// Stamps `M` with the layout its lowered code compiled in (module flag
 /// jitlock.lowered-layout), or reports a conflict when it already carries

@@ -419,10 +419,13 @@ void MonitorLowering::lowerToRuntimeCall(CallBase &CB, bool Enter) {
 
 PreservedAnalyses LowerMonitorsPass::run(Module &M,
                                          ModuleAnalysisManager &MAM) {
+  // Elided markers that jitlock-deopt-state did not consume (jitlock-elide
+  // run without it) never reach code generation.
+  bool ErasedMarkers = eraseElidedMarkers(M);
   Function *EnterFn = M.getFunction(MonitorEnterName);
   Function *ExitFn = M.getFunction(MonitorExitName);
   if (!EnterFn && !ExitFn)
-    return PreservedAnalyses::all();
+    return ErasedMarkers ? PreservedAnalyses::none() : PreservedAnalyses::all();
 
   Expected<ResolvedConfig> Resolved = resolveConfig(M, Config);
   if (!Resolved) {

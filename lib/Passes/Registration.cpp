@@ -30,6 +30,8 @@ struct BadParametersPass : PassInfoMixin<BadParametersPass> {
 
 void addLoweringPasses(ModulePassManager &MPM, const LoweringConfig &Config) {
   MPM.addPass(VerifyPass());
+  // While the monitor calls are still there to say what each frame holds.
+  MPM.addPass(DeoptStatePass());
   // Before lower-thread, which materializes the thread its check requests.
   MPM.addPass(LowerStackBangPass(Config));
   MPM.addPass(LowerMonitorsPass(Config));
@@ -57,6 +59,8 @@ static LoweringConfig overlay(LoweringConfig Base, const LoweringConfig &Top) {
     Base.Locking = Top.Locking;
   if (Top.Polls)
     Base.Polls = Top.Polls;
+  if (Top.Allocators)
+    Base.Allocators = Top.Allocators;
   return Base;
 }
 
@@ -66,6 +70,20 @@ void registerPasses(PassBuilder &PB, const LoweringConfig &Config) {
                ArrayRef<PassBuilder::PipelineElement>) {
         if (Name == "jitlock-verify") {
           MPM.addPass(VerifyPass());
+          return true;
+        }
+        if (Name == "jitlock-deopt-state") {
+          MPM.addPass(DeoptStatePass());
+          return true;
+        }
+        if (PassBuilder::checkParametrizedPassName(Name, "jitlock-elide")) {
+          auto Params = PassBuilder::parsePassParameters(
+              LoweringConfig::parseElide, Name, "jitlock-elide");
+          if (!Params)
+            MPM.addPass(BadParametersPass(
+                (Name + ": " + toString(Params.takeError())).str()));
+          else
+            MPM.addPass(ElidePass(overlay(Config, *Params)));
           return true;
         }
         for (StringRef Pass :
@@ -102,9 +120,16 @@ void registerPasses(PassBuilder &PB, const LoweringConfig &Config) {
   // them. polls=auto thus places its polls before inlining: an inlined
   // callee brings its return poll along, which keeps a loop that polled
   // through the call polling.
+  //
+  // At O2 and O3 the locks that cannot matter go first (jitlock-elide), and
+  // at every level each deopt bundle learns the frame's monitors while the
+  // monitor calls still say what they are.
   PB.registerPipelineStartEPCallback([Config](ModulePassManager &MPM,
-                                              OptimizationLevel) {
+                                              OptimizationLevel Level) {
     MPM.addPass(VerifyPass());
+    if (Level.getSpeedupLevel() >= 2)
+      MPM.addPass(ElidePass(Config));
+    MPM.addPass(DeoptStatePass());
     MPM.addPass(
         LowerStackBangPass(Config, LowerStackBangPass::Scope::ArgModeOnly));
     MPM.addPass(LowerMonitorsPass(Config));

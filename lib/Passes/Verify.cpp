@@ -16,20 +16,20 @@
 //     it.
 //
 // The structured-locking check is one sparse forward dataflow for all the
-// objects of a function at once (see StructuredCheck), so that its cost
-// grows with the number of monitor operations, not with their square.
+// objects of a function at once (HoldCounts, on the engine the passes share
+// in MonitorDataflow.h), so that its cost grows with the number of monitor
+// operations, not with their square. The elided markers jitlock-elide leaves
+// are checked the same way, apart from the real monitors.
 //
 //===----------------------------------------------------------------------===//
 #include "IRInterface.h"
+#include "MonitorDataflow.h"
 #include "jitlock/Passes.h"
 
-#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/PostOrderIterator.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/Statistic.h"
-#include "llvm/IR/CFG.h"
 #include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/DiagnosticPrinter.h"
 #include "llvm/IR/Module.h"
@@ -38,8 +38,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <optional>
-#include <queue>
 
 #define DEBUG_TYPE "jitlock-verify"
 
@@ -56,7 +54,8 @@ bool isWellFormedCall(const CallBase &CB, StringRef Name) {
   FunctionType *FT = CB.getFunctionType();
   if (FT != F->getFunctionType() || FT->isVarArg())
     return false;
-  if (Name == MonitorEnterName || Name == MonitorExitName)
+  if (Name == MonitorEnterName || Name == MonitorExitName ||
+      Name == MonitorElidedEnterName || Name == MonitorElidedExitName)
     return FT->getReturnType()->isVoidTy() && FT->getNumParams() == 1 &&
            FT->getParamType(0)->isPointerTy();
   // The thread is no managed object: a plain pointer.
@@ -118,7 +117,9 @@ namespace {
 void checkCalls(Function &Callee) {
   StringRef Name = Callee.getName();
   bool Known = Name == MonitorEnterName || Name == MonitorExitName ||
-               Name == ThreadName || Name == SafepointPollName;
+               Name == MonitorElidedEnterName ||
+               Name == MonitorElidedExitName || Name == ThreadName ||
+               Name == SafepointPollName;
   for (Use &Use : Callee.uses()) {
     User *U = Use.getUser();
     auto *CB = dyn_cast<CallBase>(U);
@@ -171,146 +172,54 @@ void checkNotFunction(GlobalValue &GV) {
     reportError(GV.getContext(), What);
 }
 
-/// The object a monitor call locks, with casts looked through.
-const Value *lockedObject(const CallBase &CB) {
-  return CB.getArgOperand(0)->stripPointerCasts();
-}
-
-/// The structured-locking check of one function: for each object the
-/// function enters, the least and the greatest number of holds on any path
-/// to each point. An exit reached with no hold on some path (least 0) is
-/// diagnosed, and so is a coroutine suspend point reached holding one on
-/// some path (greatest > 0).
+/// The structured-locking check of one function: for each monitor the
+/// function enters (MonitorOps' keys: each object, held and elided apart),
+/// the least and the greatest number of holds on any path to each point. An
+/// exit reached with no hold on some path (least 0) is diagnosed, and so is
+/// a coroutine suspend point reached holding one on some path (greatest >
+/// 0).
 ///
-/// One forward dataflow carries every object at once. A block's state lists
-/// only the objects whose counts differ from (0, 0), so in structured code
-/// it is as small as the nesting depth, and blocks without monitor
-/// operations pass it on unchanged: the cost grows with the number of
-/// operations and blocks, not with their product. The meet is (min, max)
-/// per object, an object missing from a state counting (0, 0). The least
-/// count only falls as the analysis proceeds and the greatest only rises. At
-/// the target of a back-edge, a least count that the back-edges make fall
-/// goes to 0 at once, and a greatest they make rise goes to Unbounded:
-/// that is where a cycle that exits more than it enters (or enters more than
-/// it exits) would take them one iteration at a time.
-///
-/// An invoke of a jitlock function never unwinds (the lowering turns it into
-/// a call), so its unwind edge carries nothing: javac's shape, whose handler
-/// exits the monitor in an invoke that unwinds to the handler itself, is
-/// structured.
-class StructuredCheck {
-public:
-  explicit StructuredCheck(Function &F) : F(F) {}
-  void run();
-
-private:
+/// A state lists only the keys whose counts differ from (0, 0), so in
+/// structured code it is as small as the nesting depth, and blocks without
+/// monitor operations pass it on unchanged: the cost grows with the number
+/// of operations and blocks, not with their product. The meet is (min, max)
+/// per key, a key missing from a state counting (0, 0). The least count only
+/// falls as the analysis proceeds and the greatest only rises. At the target
+/// of a back-edge, a least count that the back-edges make fall goes to 0 at
+/// once, and a greatest they make rise goes to Unbounded: that is where a
+/// cycle that exits more than it enters (or enters more than it exits)
+/// would take them one iteration at a time.
+struct HoldCounts {
   static constexpr int Unbounded = INT_MAX / 2;
   struct Count {
-    unsigned Obj;
+    unsigned Key;
     int Min, Max;
     bool operator==(const Count &) const = default;
   };
-  /// Sorted by Obj; only objects with a count other than (0, 0).
+  /// Sorted by Key; only keys with a count other than (0, 0).
   using State = SmallVector<Count, 4>;
-  /// A monitor operation (Delta +1 or -1) or a suspend point (Delta 0).
-  struct Op {
-    const Instruction *I;
-    unsigned Obj;
-    int Delta;
-  };
-  struct BlockInfo {
-    SmallVector<Op, 2> Ops;
-    /// The state at the end; none while the block has not been reached.
-    std::optional<State> Out;
-    /// The state at the start, kept for back-edge targets only (widening
-    /// compares with it); the others recompute it from their predecessors.
-    std::optional<State> In;
-    bool BackEdgeTarget = false;
-  };
 
-  void collect();
-  /// The meet of the states the predecessors of block `N` pass to it (only
-  /// those before it in reverse post-order with `ForwardOnly`); none when
-  /// no predecessor has been reached.
-  std::optional<State> meetPredecessors(unsigned N, bool ForwardOnly);
-  /// Whether the edge from `Pred` to `BB` can be taken after lowering.
-  static bool isRealEdge(const BasicBlock *Pred, const BasicBlock *BB);
   static void meet(State &Into, const State &Other);
-  static Count countOf(const State &S, unsigned Obj);
-  /// Widens the new state `In` of a back-edge target whose forward
-  /// predecessors pass `Forward` and whose state was `Old`.
-  static void widen(State &In, const State &Forward, const State &Old);
-  static void apply(State &S, const Op &O);
-  void report();
-
-  Function &F;
-  SmallVector<BasicBlock *, 32> Order;
-  DenseMap<const BasicBlock *, unsigned> Index;
-  SmallVector<BlockInfo, 32> Blocks;
-  SmallVector<const Value *, 16> Objects;
+  static Count countOf(const State &S, unsigned Key);
+  void widen(State &In, const State &Forward, const State &Old);
+  void apply(State &S, const MonitorOp &O);
 };
 
-void StructuredCheck::collect() {
-  for (BasicBlock *BB : ReversePostOrderTraversal<Function *>(&F)) {
-    Index[BB] = Order.size();
-    Order.push_back(BB);
-  }
-  Blocks.resize(Order.size());
-  // Only the objects the function enters are checked: an exit-only function
-  // releases what its caller took.
-  DenseMap<const Value *, unsigned> ObjectIndex;
-  for (BasicBlock *BB : Order)
-    for (Instruction &I : *BB)
-      if (auto *CB = dyn_cast<CallBase>(&I);
-          CB && isWellFormedCall(*CB, MonitorEnterName))
-        if (ObjectIndex.try_emplace(lockedObject(*CB), Objects.size()).second)
-          Objects.push_back(lockedObject(*CB));
-  for (auto [N, BB] : enumerate(Order)) {
-    BlockInfo &Info = Blocks[N];
-    for (Instruction &I : *BB) {
-      if (isCoroutineSuspend(I)) {
-        Info.Ops.push_back({&I, 0, 0});
-        continue;
-      }
-      auto *CB = dyn_cast<CallBase>(&I);
-      if (!CB)
-        continue;
-      bool Enter = isWellFormedCall(*CB, MonitorEnterName);
-      if (!Enter && !isWellFormedCall(*CB, MonitorExitName))
-        continue;
-      auto It = ObjectIndex.find(lockedObject(*CB));
-      if (It != ObjectIndex.end())
-        Info.Ops.push_back({&I, It->second, Enter ? 1 : -1});
-    }
-    for (const BasicBlock *Pred : predecessors(BB)) {
-      auto It = Index.find(Pred);
-      if (It != Index.end() && It->second >= N)
-        Info.BackEdgeTarget = true;
-    }
-  }
-}
-
-bool StructuredCheck::isRealEdge(const BasicBlock *Pred, const BasicBlock *BB) {
-  auto *II = dyn_cast<InvokeInst>(Pred->getTerminator());
-  return !II || II->getUnwindDest() != BB || II->getNormalDest() == BB ||
-         !isJitlockCall(*II);
-}
-
-void StructuredCheck::meet(State &Into, const State &Other) {
-  // Merge two sorted lists; a missing object counts (0, 0).
+void HoldCounts::meet(State &Into, const State &Other) {
+  // Merge two sorted lists; a missing key counts (0, 0).
   State Merged;
   auto A = Into.begin(), AE = Into.end();
   auto B = Other.begin(), BE = Other.end();
   while (A != AE || B != BE) {
     Count C;
-    if (B == BE || (A != AE && A->Obj < B->Obj)) {
-      C = {A->Obj, 0, A->Max};
+    if (B == BE || (A != AE && A->Key < B->Key)) {
+      C = {A->Key, 0, A->Max};
       ++A;
-    } else if (A == AE || B->Obj < A->Obj) {
-      C = {B->Obj, 0, B->Max};
+    } else if (A == AE || B->Key < A->Key) {
+      C = {B->Key, 0, B->Max};
       ++B;
     } else {
-      C = {A->Obj, std::min(A->Min, B->Min), std::max(A->Max, B->Max)};
+      C = {A->Key, std::min(A->Min, B->Min), std::max(A->Max, B->Max)};
       ++A;
       ++B;
     }
@@ -320,37 +229,16 @@ void StructuredCheck::meet(State &Into, const State &Other) {
   Into = std::move(Merged);
 }
 
-StructuredCheck::Count StructuredCheck::countOf(const State &S, unsigned Obj) {
-  auto It = partition_point(S, [&](const Count &C) { return C.Obj < Obj; });
-  return It != S.end() && It->Obj == Obj ? *It : Count{Obj, 0, 0};
+HoldCounts::Count HoldCounts::countOf(const State &S, unsigned Key) {
+  auto It = partition_point(S, [&](const Count &C) { return C.Key < Key; });
+  return It != S.end() && It->Key == Key ? *It : Count{Key, 0, 0};
 }
 
-std::optional<StructuredCheck::State>
-StructuredCheck::meetPredecessors(unsigned N, bool ForwardOnly) {
-  const BasicBlock *BB = Order[N];
-  if (BB->isEntryBlock())
-    return State();
-  std::optional<State> Met;
-  for (const BasicBlock *Pred : predecessors(BB)) {
-    // A predecessor unreachable from the entry contributes nothing.
-    auto It = Index.find(Pred);
-    if (It == Index.end() || !Blocks[It->second].Out ||
-        (ForwardOnly && It->second >= N) || !isRealEdge(Pred, BB))
-      continue;
-    const State &Out = *Blocks[It->second].Out;
-    if (Met)
-      meet(*Met, Out);
-    else
-      Met = Out;
-  }
-  return Met;
-}
-
-void StructuredCheck::widen(State &In, const State &Forward, const State &Old) {
+void HoldCounts::widen(State &In, const State &Forward, const State &Old) {
   // Only a change the back-edges bring about is widened: one the forward
   // predecessors bring about is exact already.
   auto Widened = [&](Count C) {
-    Count Fwd = countOf(Forward, C.Obj), Was = countOf(Old, C.Obj);
+    Count Fwd = countOf(Forward, C.Key), Was = countOf(Old, C.Key);
     if (C.Min < Fwd.Min && C.Min < Was.Min)
       C.Min = 0;
     if (C.Max > Fwd.Max && C.Max > Was.Max)
@@ -358,105 +246,60 @@ void StructuredCheck::widen(State &In, const State &Forward, const State &Old) {
     return C;
   };
   State Result;
-  // Every object that may have a count other than (0, 0) afterwards.
-  SmallVector<unsigned, 8> Objs;
+  // Every key that may have a count other than (0, 0) afterwards.
+  SmallVector<unsigned, 8> Keys;
   for (const State *S : {static_cast<const State *>(&In), &Old})
     for (const Count &C : *S)
-      Objs.push_back(C.Obj);
-  llvm::sort(Objs);
-  Objs.erase(std::unique(Objs.begin(), Objs.end()), Objs.end());
-  for (unsigned Obj : Objs)
-    if (Count C = Widened(countOf(In, Obj)); C.Min != 0 || C.Max != 0)
+      Keys.push_back(C.Key);
+  llvm::sort(Keys);
+  Keys.erase(std::unique(Keys.begin(), Keys.end()), Keys.end());
+  for (unsigned Key : Keys)
+    if (Count C = Widened(countOf(In, Key)); C.Min != 0 || C.Max != 0)
       Result.push_back(C);
   In = std::move(Result);
 }
 
-void StructuredCheck::apply(State &S, const Op &O) {
-  if (O.Delta == 0)
+void HoldCounts::apply(State &S, const MonitorOp &O) {
+  if (!O.isEnter() && !O.isExit())
     return;
-  auto It = partition_point(S, [&](const Count &C) { return C.Obj < O.Obj; });
-  if (It == S.end() || It->Obj != O.Obj)
-    It = S.insert(It, {O.Obj, 0, 0});
+  int Delta = O.isEnter() ? 1 : -1;
+  auto It = partition_point(S, [&](const Count &C) { return C.Key < O.Key; });
+  if (It == S.end() || It->Key != O.Key)
+    It = S.insert(It, {O.Key, 0, 0});
   // No count goes below zero: an exit too many is diagnosed, and the
   // runtime refuses it without changing the lock.
-  It->Min = std::max(It->Min + O.Delta, 0);
+  It->Min = std::max(It->Min + Delta, 0);
   if (It->Max != Unbounded)
-    It->Max = std::clamp(It->Max + O.Delta, 0, Unbounded - 1);
+    It->Max = std::clamp(It->Max + Delta, 0, Unbounded - 1);
   if (It->Min == 0 && It->Max == 0)
     S.erase(It);
 }
 
-void StructuredCheck::run() {
-  collect();
-  if (Objects.empty())
+void checkStructuredLocking(Function &F) {
+  MonitorOps Ops(F);
+  if (!Ops.hasMonitors())
     return;
-  // Lowest RPO index first, so that a block is first computed after all of
-  // its forward predecessors.
-  std::priority_queue<unsigned, std::vector<unsigned>, std::greater<unsigned>>
-      Work;
-  BitVector Queued(Order.size(), true);
-  for (unsigned N = 0; N != Order.size(); ++N)
-    Work.push(N);
-  while (!Work.empty()) {
-    unsigned N = Work.top();
-    Work.pop();
-    Queued.reset(N);
-    BlockInfo &Info = Blocks[N];
-    std::optional<State> In = meetPredecessors(N, /*ForwardOnly=*/false);
-    if (!In)
-      continue;
-    if (Info.BackEdgeTarget) {
-      if (Info.In)
-        widen(*In, meetPredecessors(N, /*ForwardOnly=*/true).value_or(State()),
-              *Info.In);
-      Info.In = In;
+  HoldCounts Counts;
+  MonitorDataflow<HoldCounts> Flow(Ops, Counts);
+  Flow.run();
+  Flow.forEachOp([&](const MonitorOp &O, const HoldCounts::State &S) {
+    if (O.isExit()) {
+      if (HoldCounts::countOf(S, O.Key).Min <= 0)
+        reportError(*O.I, "monitor exit without a matching enter on some "
+                          "path");
+    } else if (O.Kind == MonitorOpKind::Suspend) {
+      for (const HoldCounts::Count &C : S)
+        if (C.Max > 0) {
+          std::string Object;
+          raw_string_ostream OS(Object);
+          Ops.Keys[C.Key].Obj->printAsOperand(OS, /*PrintType=*/false);
+          reportError(*O.I, "the monitor of " + Object +
+                                " may be held across this coroutine "
+                                "suspend point, and the coroutine may "
+                                "resume on a thread that does not hold it");
+        }
     }
-    State Out = std::move(*In);
-    for (const Op &O : Info.Ops)
-      apply(Out, O);
-    if (Info.Out && Out == *Info.Out)
-      continue;
-    Info.Out = std::move(Out);
-    for (const BasicBlock *Succ : successors(Order[N])) {
-      unsigned S = Index.lookup(Succ);
-      if (!Queued.test(S)) {
-        Queued.set(S);
-        Work.push(S);
-      }
-    }
-  }
-  report();
-}
-
-void StructuredCheck::report() {
-  for (auto [N, BB] : enumerate(Order)) {
-    const BlockInfo &Info = Blocks[N];
-    if (!Info.Out)
-      continue; // Unreachable once lowered.
-    State S = Info.BackEdgeTarget ? *Info.In
-                                  : *meetPredecessors(N, /*ForwardOnly=*/false);
-    for (const Op &O : Info.Ops) {
-      if (O.Delta < 0) {
-        auto It =
-            partition_point(S, [&](const Count &C) { return C.Obj < O.Obj; });
-        if (It == S.end() || It->Obj != O.Obj || It->Min <= 0)
-          reportError(*O.I, "monitor exit without a matching enter on some "
-                            "path");
-      } else if (O.Delta == 0) {
-        for (const Count &C : S)
-          if (C.Max > 0) {
-            std::string Object;
-            raw_string_ostream OS(Object);
-            Objects[C.Obj]->printAsOperand(OS, /*PrintType=*/false);
-            reportError(*O.I, "the monitor of " + Object +
-                                  " may be held across this coroutine "
-                                  "suspend point, and the coroutine may "
-                                  "resume on a thread that does not hold it");
-          }
-      }
-      apply(S, O);
-    }
-  }
+  });
 }
 
 } // namespace
@@ -472,7 +315,7 @@ PreservedAnalyses VerifyPass::run(Module &M, ModuleAnalysisManager &) {
   }
   for (Function &F : M)
     if (!F.isDeclaration())
-      StructuredCheck(F).run();
+      checkStructuredLocking(F);
   return PreservedAnalyses::all();
 }
 
