@@ -26,6 +26,7 @@
 #ifndef JITLOCK_DEOPT_H
 #define JITLOCK_DEOPT_H
 
+#include "jitlock/DeoptState.h"
 #include "jitlock/jitlock_rt.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -46,10 +47,10 @@ class LLJIT;
 
 namespace jitlock::deopt {
 
-/// The monitor group that closes a "deopt" operand bundle:
-///   i32 MonitorsMarker, i32 N, then N pairs (ptr obj, i32 kind),
-/// outermost first, kind 0 held and 1 elided (jitlock_relock_kind).
-inline constexpr uint32_t MonitorsMarker = 0x4a4c4d31; // "JLM1"
+/// The monitor group that closes a "deopt" operand bundle
+/// (jitlock/DeoptState.h): i32 MonitorsMarker, i32 N, then N pairs
+/// (ptr obj, i32 kind), outermost first, kind 0 held and 1 elided.
+inline constexpr uint32_t MonitorsMarker = JITLOCK_DEOPT_MONITORS_MARKER;
 
 /// The machines whose DWARF register numbers the decoder knows.
 enum class Arch { X86_64, AArch64 };

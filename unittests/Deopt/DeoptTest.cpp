@@ -12,6 +12,8 @@
 //===----------------------------------------------------------------------===//
 #include "DeoptTestUtil.h"
 
+#include "llvm/Support/raw_ostream.h"
+
 #include <random>
 
 using namespace jitlock_test;
@@ -299,3 +301,110 @@ TEST(StackMapTableTest, RecordsGoWithTheirCode) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// The real pipeline: the frontend's IR, elided and described by the passes
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Frontend IR: no group in the bundle, nothing elided by hand. At O2
+/// jitlock-elide removes the nested re-entry of a and the lock of the
+/// temporary t (it never escapes), and jitlock-deopt-state appends the group
+/// [a held, a elided, t elided] to the bundle.
+constexpr const char *FrontendIR = R"(
+declare void @jitlock.monitor.enter(ptr)
+declare void @jitlock.monitor.exit(ptr)
+declare noalias ptr @deopt_test_new_object(i64)
+declare i64 @llvm.experimental.deoptimize.i64(...)
+
+define i64 @work.opt(ptr %a, i64 %x) {
+entry:
+  %t = call ptr @deopt_test_new_object(i64 16)
+  call void @jitlock.monitor.enter(ptr %a)
+  call void @jitlock.monitor.enter(ptr %a)
+  call void @jitlock.monitor.enter(ptr %t)
+  %d = icmp ne i64 %x, 0
+  br i1 %d, label %deopt, label %done
+deopt:
+  %r = call i64 (...) @llvm.experimental.deoptimize.i64() [ "deopt"(ptr %a, ptr %t, i64 %x) ]
+  ret i64 %r
+done:
+  call void @jitlock.monitor.exit(ptr %t)
+  call void @jitlock.monitor.exit(ptr %a)
+  call void @jitlock.monitor.exit(ptr %a)
+  ret i64 %x
+}
+
+define i64 @work.cont(ptr %a, ptr %t, i64 %x) {
+  call void @jitlock.monitor.exit(ptr %t)
+  call void @jitlock.monitor.exit(ptr %a)
+  call void @jitlock.monitor.exit(ptr %a)
+  %r = add i64 %x, 1
+  ret i64 %r
+}
+)";
+
+Obj Temporaries[4];
+std::atomic<unsigned> NumTemporaries{0};
+
+using ContFn = uint64_t (*)(void *, void *, uint64_t);
+ContFn PipelineCont;
+
+class DeoptPipeline : public RuntimeTest {};
+
+TEST_F(DeoptPipeline, FrontendIRThroughThePasses) {
+  jitlock::JitOptions Opts;
+  Opts.ConfigureJit = enableDeopt;
+  auto S = jitlock::JitSession::loadBuffer(FrontendIR, "frontend.ll", Opts);
+  ASSERT_TRUE(bool(S)) << llvm::toString(S.takeError());
+  // The passes elided two enters and described the frame.
+  std::string IR;
+  llvm::raw_string_ostream OS(IR);
+  (*S)->printIR(OS);
+  EXPECT_NE(IR.find("i32 1246514481, i32 3"), std::string::npos) << IR;
+  auto Opt = (*S)->lookupFunction<uint64_t(void *, uint64_t)>("work.opt");
+  auto Cont =
+      (*S)->lookupFunction<uint64_t(void *, void *, uint64_t)>("work.cont");
+  ASSERT_TRUE(Opt && Cont);
+  PipelineCont = *Cont;
+
+  static DeoptFrame Frame;
+  static std::vector<void *> Restored;
+  DeoptHandlers H;
+  H.Resume = [](const DeoptFrame &F, void *) -> uint64_t {
+    Frame = F;
+    Restored = lockStack(jitlock_rt_current());
+    return PipelineCont(reinterpret_cast<void *>(F.Values[0]),
+                        reinterpret_cast<void *>(F.Values[1]), F.Values[2]);
+  };
+  setDeoptHandlers(&H);
+  Obj *A = newObj();
+  uint64_t Inflations = stats().inflations;
+  EXPECT_EQ(callDeoptimizable(*Opt, (void *)A, uint64_t(41)), 42u);
+  setDeoptHandlers(nullptr);
+
+  Obj *T = &Temporaries[0];
+  ASSERT_EQ(NumTemporaries.load(), 1u);
+  ASSERT_EQ(Frame.Monitors.size(), 3u);
+  EXPECT_EQ(Frame.Monitors[0].obj, (void *)A);
+  EXPECT_EQ(Frame.Monitors[0].kind, uint32_t(JITLOCK_RELOCK_HELD));
+  EXPECT_EQ(Frame.Monitors[1].obj, (void *)A);
+  EXPECT_EQ(Frame.Monitors[1].kind, uint32_t(JITLOCK_RELOCK_ELIDED));
+  EXPECT_EQ(Frame.Monitors[2].obj, (void *)T);
+  EXPECT_EQ(Frame.Monitors[2].kind, uint32_t(JITLOCK_RELOCK_ELIDED));
+  // Exactly the unelided frame's lock stack, with nothing inflated.
+  EXPECT_EQ(Restored, (std::vector<void *>{A, A, T}));
+  EXPECT_EQ(stats().inflations, Inflations);
+  EXPECT_TRUE(lockStack(self).empty());
+  EXPECT_EQ(inspect(A).state, uint32_t(JITLOCK_STATE_UNLOCKED));
+  EXPECT_EQ(inspect(T).state, uint32_t(JITLOCK_STATE_UNLOCKED));
+}
+
+} // namespace
+
+/// The frontend's allocation function, found by the JIT in this process.
+extern "C" void *deopt_test_new_object(uint64_t) {
+  unsigned I = NumTemporaries.fetch_add(1);
+  return I < 4 ? &Temporaries[I] : nullptr;
+}
