@@ -208,18 +208,6 @@ TEST_F(DeoptTest, RestoreFailureReleasesTheFrameInnermostFirst) {
   EXPECT_GE(Log.count(), 1u) << "the refused restore is reported as misuse";
 }
 
-TEST_F(DeoptTest, BundleWithoutGroupIsReported) {
-  Obj *A = newObj();
-  uint64_t Result =
-      callDeoptimizable(fn<OptFn>("nogroup.opt"), (void *)A, (void *)nullptr,
-                        (void *)nullptr, uint64_t(1));
-  EXPECT_EQ(Result, FailedResult);
-  ASSERT_EQ(failures().size(), 1u);
-  EXPECT_EQ(failures()[0].Kind, FailureKind::NoRecord);
-  EXPECT_NE(failures()[0].Message.find("no monitor group"), std::string::npos)
-      << failures()[0].Message;
-}
-
 TEST_F(DeoptTest, NotEnteredThroughItsOwnEntry) {
   // The entry called another function than the one that deoptimizes.
   Obj *A = newObj(), *B = newObj();
@@ -282,6 +270,102 @@ TEST(StackMapTableTest, MalformedSectionsAreRefused) {
     Table.removeSections(2);
   }
   EXPECT_EQ(Table.numRecords(), 0u);
+}
+
+/// A version 3 section with one function at `Function` and one record at
+/// offset 16 whose locations are the statepoint header and `Deopt`, each
+/// {kind, dwarf register, value}.
+std::vector<uint8_t>
+sectionWith(uint64_t Function,
+            std::vector<std::tuple<uint8_t, uint16_t, int32_t>> Deopt) {
+  std::vector<uint8_t> B;
+  auto Put = [&](uint64_t V, unsigned Size) {
+    for (unsigned I = 0; I != Size; ++I)
+      B.push_back(uint8_t(V >> (8 * I)));
+  };
+  Put(3, 4), Put(1, 4), Put(0, 4), Put(1, 4); // header: 1 function, 1 record
+  Put(Function, 8), Put(16, 8), Put(1, 8);    // address, stack size, records
+  std::vector<std::tuple<uint8_t, uint16_t, int32_t>> Locs = {
+      {4, 0, 0}, {4, 0, 0}, {4, 0, int32_t(Deopt.size())}};
+  Locs.insert(Locs.end(), Deopt.begin(), Deopt.end());
+  Put(0x1234, 8), Put(16, 4), Put(0, 2), Put(Locs.size(), 2);
+  for (auto [Kind, Reg, Value] : Locs)
+    Put(Kind, 1), Put(0, 1), Put(8, 2), Put(Reg, 2), Put(0, 2),
+        Put(uint32_t(Value), 4);
+  while (B.size() % 8)
+    B.push_back(0);
+  Put(0, 2), Put(0, 2); // padding, no live-outs
+  while (B.size() % 8)
+    B.push_back(0);
+  return B;
+}
+
+TEST(StackMapTableTest, Decoding) {
+  constexpr uint8_t Register = 1, Direct = 2, Indirect = 3, Constant = 4;
+  constexpr int32_t Marker = int32_t(MonitorsMarker);
+  uint64_t Slot = 0x5151;
+  SavedRegisters Regs{};
+  Regs.Regs[3] = 0xabc;                            // rbx / x3
+  Regs.Regs[7] = uint64_t(uintptr_t(&Slot)) - 8;   // rsp
+  Regs.Regs[31] = uint64_t(uintptr_t(&Slot)) - 16; // sp
+  Regs.Regs[20] = 0x20;                            // x20
+  StackMapTable Table;
+  std::string Error;
+  // x86_64: rbx, [rsp + 8], rsp + 8, then the group [rbx held].
+  ASSERT_TRUE(Table.addSection(sectionWith(0x1000, {{Register, 3, 0},
+                                                    {Indirect, 7, 8},
+                                                    {Direct, 7, 8},
+                                                    {Constant, 0, -5},
+                                                    {Constant, 0, Marker},
+                                                    {Constant, 0, 1},
+                                                    {Register, 3, 0},
+                                                    {Constant, 0, 0}}),
+                               1, Error))
+      << Error;
+  DeoptFrame F;
+  ASSERT_TRUE(Table.decodeFrame(0x1010, Regs, F, Error, Arch::X86_64)) << Error;
+  EXPECT_EQ(F.FunctionAddress, 0x1000u);
+  EXPECT_EQ(F.RecordID, 0x1234u);
+  EXPECT_EQ(F.Values,
+            (std::vector<uint64_t>{0xabc, 0x5151, uint64_t(uintptr_t(&Slot)),
+                                   uint64_t(-5)}));
+  ASSERT_EQ(F.Monitors.size(), 1u);
+  EXPECT_EQ(F.Monitors[0].obj, (void *)0xabc);
+  // rbx is DWARF 3 on x86_64, but x3 is not preserved on AArch64.
+  EXPECT_FALSE(Table.decodeFrame(0x1010, Regs, F, Error, Arch::AArch64));
+  EXPECT_NE(Error.find("does not preserve"), std::string::npos) << Error;
+  // AArch64: x20 and [sp + 16].
+  ASSERT_TRUE(Table.addSection(sectionWith(0x2000, {{Register, 20, 0},
+                                                    {Indirect, 31, 16},
+                                                    {Constant, 0, Marker},
+                                                    {Constant, 0, 0}}),
+                               2, Error))
+      << Error;
+  ASSERT_TRUE(Table.decodeFrame(0x2010, Regs, F, Error, Arch::AArch64))
+      << Error;
+  EXPECT_EQ(F.Values, (std::vector<uint64_t>{0x20, 0x5151}));
+  EXPECT_TRUE(F.Monitors.empty());
+  // No group, a group whose count misses the end, a kind that is neither.
+  for (auto Deopt :
+       std::vector<std::vector<std::tuple<uint8_t, uint16_t, int32_t>>>{
+           {{Constant, 0, 7}},
+           {{Constant, 0, Marker},
+            {Constant, 0, 2},
+            {Register, 3, 0},
+            {Constant, 0, 1}},
+           {{Constant, 0, Marker},
+            {Constant, 0, 1},
+            {Register, 3, 0},
+            {Constant, 0, 2}}}) {
+    ASSERT_TRUE(Table.addSection(sectionWith(0x3000, Deopt), 3, Error));
+    EXPECT_FALSE(Table.decodeFrame(0x3010, Regs, F, Error, Arch::X86_64));
+    EXPECT_FALSE(Error.empty());
+    Table.removeSections(3);
+  }
+  // The same return address twice is refused; an unknown one has no record.
+  EXPECT_FALSE(Table.addSection(sectionWith(0x2000, {}), 4, Error));
+  EXPECT_FALSE(Table.decodeFrame(0x4242, Regs, F, Error, Arch::X86_64));
+  EXPECT_NE(Error.find("no stack map record"), std::string::npos) << Error;
 }
 
 TEST(StackMapTableTest, RecordsGoWithTheirCode) {
