@@ -63,7 +63,8 @@ include(ExternalProject)
 set(JITLOCK_AARCH64_DIR "${PROJECT_BINARY_DIR}/aarch64-cross")
 set(JITLOCK_AARCH64_OUTPUTS "")
 foreach(lib rt_aarch64 aarch64_harness aarch64_stackbang_harness
-            aarch64_safepoint_harness aarch64_detached_harness)
+            aarch64_safepoint_harness aarch64_detached_harness
+            aarch64_deopt_harness)
   list(APPEND JITLOCK_AARCH64_OUTPUTS "${JITLOCK_AARCH64_DIR}/libjitlock_${lib}.a")
 endforeach()
 list(APPEND JITLOCK_AARCH64_OUTPUTS
@@ -80,6 +81,7 @@ ExternalProject_Add(jitlock_aarch64_cross
     "-DCMAKE_CXX_COMPILER=${JITLOCK_AARCH64_CXX}"
     "-DCMAKE_BUILD_TYPE=RelWithDebInfo"
     "-DJITLOCK_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
+    "-DJITLOCK_LLVM_INCLUDE_DIR=${LLVM_INCLUDE_DIRS}"
   # Rebuilt (incrementally) on every build, so that edits to lib/Runtime or
   # the harnesses reach the AArch64 libraries.
   BUILD_ALWAYS ON

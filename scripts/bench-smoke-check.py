@@ -17,7 +17,9 @@ otherwise it checks JSON that jitlock-bench wrote. It checks that
     paths never inflated one;
   * the safepoint benchmarks (poll/*, ttsp/N, handshake/one|all/N) have
     their counters, finite and > 0: ns_per_iter for poll/*, the median and
-    p99 latencies otherwise, with the median no larger than the p99.
+    p99 latencies otherwise, with the median no larger than the p99;
+  * deopt/restore/N has a finite positive ns_per_deopt, no monitor alive at
+    the end, and no inflation while the N monitors fit the lock stack.
 
 Exit status 0 when all hold, 1 otherwise.
 """
@@ -63,7 +65,11 @@ DEFLATION_COUNTERS = {
                                (1024, 4), (16384, 0), (16384, 2))
 }
 SAFEPOINT_COUNTERS.update(DEFLATION_COUNTERS)
-EXPECTED = LOCKING + list(SAFEPOINT_COUNTERS)
+# Deopt with lock restoration: deopt/restore/<monitors>; nothing inflates
+# while the lock stack holds every monitor.
+DEOPT_MONITORS = [1, 4, 9]
+DEOPT = [f"deopt/restore/{n}" for n in DEOPT_MONITORS]
+EXPECTED = LOCKING + list(SAFEPOINT_COUNTERS) + DEOPT
 
 
 def positive(value):
@@ -84,6 +90,20 @@ def check_safepoint_run(name, run):
                 problems.append(f"{name}: {counter} {med} > {p99} {high}")
     return problems
 
+
+def check_deopt_run(name, run):
+    problems = []
+    if not positive(run.get("ns_per_deopt")):
+        problems.append(f"{name}: ns_per_deopt is {run.get('ns_per_deopt')!r}")
+    if run.get("monitors_alive") != 0:
+        problems.append(f"{name}: {run.get('monitors_alive')!r} monitors "
+                        "alive after the run")
+    monitors = int(name.rsplit("/", 1)[1])
+    inflations = run.get("inflations_per_deopt")
+    if monitors <= 8 and inflations:
+        problems.append(f"{name}: inflations_per_deopt is {inflations!r}: "
+                        "the lock stack holds every restored monitor")
+    return problems
 
 
 def check(doc):
@@ -108,6 +128,9 @@ def check(doc):
                                 "monitors alive after the run")
             if name in SAFEPOINT_COUNTERS:
                 problems += check_safepoint_run(name, run)
+                continue
+            if name in DEOPT:
+                problems += check_deopt_run(name, run)
                 continue
             ns = run.get("ns_per_pair")
             if not positive(ns):

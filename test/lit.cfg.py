@@ -73,6 +73,11 @@ if config.jitlock_aarch64_dir:
         ("%a64-stackbang-harness", a64_harness(
             "aarch64_stackbang_harness", "-Wl,--wrap=jitlock_rt_stack_bang")),
         ("%a64-safepoint-harness", a64_harness("aarch64_safepoint_harness")),
+        # The deopt harness reads .llvm_stackmaps between two symbols.
+        ("%a64-deopt-harness", a64_harness(
+            "aarch64_deopt_harness", "-Wl,-T," + os.path.join(
+                config.jitlock_src_root, "test", "AArch64", "Harness",
+                "stackmaps.ld"))),
         ("%a64-detached-harness", a64_harness(
             "aarch64_detached_harness", config.jitlock_aarch64_gtest)),
         ("%a64-emitter-tests",

@@ -61,6 +61,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -69,6 +70,9 @@
 namespace llvm {
 class Module;
 class raw_ostream;
+namespace orc {
+class LLJIT;
+} // namespace orc
 } // namespace llvm
 
 namespace jitlock {
@@ -105,6 +109,10 @@ struct JitOptions {
   /// Code that came pre-lowered keeps the polls it was lowered with: neither
   /// field applies to it (a Polls set anyway is reported as a warning).
   PollMode PollsDefault = PollMode::Explicit;
+  /// Called with the LLJIT before the module is added to it, e.g.
+  /// jitlock::deopt::enableDeopt (jitlock/Deopt.h); an error refuses the
+  /// compilation.
+  std::function<llvm::Error(llvm::orc::LLJIT &)> ConfigureJit;
 };
 
 /// One lock object of the module: a global, or one element of a global

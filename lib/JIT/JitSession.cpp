@@ -387,6 +387,10 @@ Error JitSession::Impl::compile() {
           orc::absoluteSymbols(std::move(Runtime))))
     return failure(Name, "cannot define the runtime symbols: " +
                              toString(std::move(E)));
+  if (Opts.ConfigureJit)
+    if (Error E = Opts.ConfigureJit(*Jit))
+      return failure(Name,
+                     "cannot configure the JIT: " + toString(std::move(E)));
   // The JIT compiles a copy, so that module() stays printable.
   if (Error E = Jit->addIRModule(orc::ThreadSafeModule(CloneModule(*M), TSCtx)))
     return failure(Name,

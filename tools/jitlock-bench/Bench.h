@@ -156,6 +156,8 @@ void registerMonitorBenchmarks();
 void registerSafepointBenchmarks();
 /// deflation/<monitors>/<mutators> (DeflationBench.cpp).
 void registerDeflationBenchmarks(void (*Setup)(const benchmark::State &));
+/// deopt/restore/<n> (DeoptBench.cpp).
+void registerDeoptBenchmarks(void (*Setup)(const benchmark::State &));
 
 /// The poll kernel that --jitlock-poll-loop=<path>:<n> names; NumKernels for
 /// none.

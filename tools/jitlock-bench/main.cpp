@@ -323,6 +323,7 @@ int main(int Argc, char **Argv) {
   registerMonitorBenchmarks();
   registerSafepointBenchmarks();
   registerDeflationBenchmarks(setupLightweight);
+  registerDeoptBenchmarks(setupLightweight);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return ExitOk;
