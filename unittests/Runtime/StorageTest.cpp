@@ -445,11 +445,12 @@ TEST_F(StorageTest, StaleCacheEntryAfterReinflationIsNotTrusted) {
     ASSERT_EQ(jitlock_rt_monitor_enter(t, a), JITLOCK_OK);
     ASSERT_EQ(jitlock_rt_monitor_exit(t, a), JITLOCK_OK);
   });
-  std::atomic<bool> go{false};
+  std::atomic<bool> started{false}, go{false};
   int rc = -1;
   char *cachedBefore = nullptr, *cachedAfter = nullptr;
   // Managed, and no poll until `go`: the deflation's handshake waits.
   w.post([&] {
+    started = true;
     while (!go.load())
       std::this_thread::yield();
     cachedBefore = inlineMonitor(l, t, a, a->hdr());
@@ -457,6 +458,9 @@ TEST_F(StorageTest, StaleCacheEntryAfterReinflationIsNotTrusted) {
     cachedAfter = inlineMonitor(l, t, a, a->hdr());
     EXPECT_EQ(jitlock_rt_monitor_exit(t, a), JITLOCK_OK);
   });
+  // Not before: a worker still waiting for the job is safe, and the
+  // handshake would run for it (and empty its cache) at once.
+  ASSERT_TRUE(waitUntil([&] { return started.load(); }));
   std::thread deflater([] { EXPECT_EQ(jitlock_rt_deflate_idle(), 1u); });
   // A5 done: the deflater now waits in its handshake for the worker.
   ASSERT_TRUE(waitUntil([&] { return a->lowBits() != kMonitor; }));
