@@ -57,6 +57,8 @@ static LoweringConfig overlay(LoweringConfig Base, const LoweringConfig &Top) {
     Base.Locking = Top.Locking;
   if (Top.Polls)
     Base.Polls = Top.Polls;
+  if (Top.Monitors)
+    Base.Monitors = Top.Monitors;
   return Base;
 }
 
