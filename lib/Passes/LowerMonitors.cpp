@@ -468,33 +468,39 @@ MonitorLowering::findMonitor(IRBuilder<> &B, Value *H, Value *Obj,
   }
   case MonitorStorage::Table: {
     // Unrolled probes of the first monitor_cache_probes entries {object,
-    // monitor}; the first whose object is obj gives m. A miss: the runtime,
-    // which finds m in its table and fills the cache.
+    // monitor}; the first whose object is obj gives m, loaded in a block of
+    // its own. A miss: the runtime, which finds m in its table and fills the
+    // cache.
     Function *F = B.GetInsertBlock()->getParent();
     BasicBlock *Found = newBlock(F, Step + ".found", Before);
-    PHINode *Entry = PHINode::Create(Ptr, L.monitor_cache_probes,
-                                     "jitlock.cache.entry.hit", Found);
+    PHINode *Monitor =
+        PHINode::Create(Ptr, L.monitor_cache_probes, "jitlock.monitor", Found);
     for (uint32_t I = 0; I != L.monitor_cache_probes; ++I) {
       bool Last = I + 1 == L.monitor_cache_probes;
+      BasicBlock *Hit = newBlock(F, Step + ".hit" + Twine(I), Found);
       BasicBlock *Next =
           Last ? Slow : newBlock(F, Step + ".probe" + Twine(I + 1), Found);
-      Value *EntryAddr =
-          byteAddr(B, Thread, int64_t(L.monitor_cache_offset) + 16 * int64_t(I),
-                   "jitlock.cache.entry");
-      Value *Cached = loadRelaxed(B, Ptr, EntryAddr, "jitlock.cache.object");
-      Value *Hit = B.CreateICmpEQ(Cached, Obj, "jitlock.cache.hit");
+      int64_t EntryOffset = int64_t(L.monitor_cache_offset) + 16 * int64_t(I);
+      Value *Cached = loadRelaxed(
+          B, Ptr, byteAddr(B, Thread, EntryOffset, "jitlock.cache.entry"),
+          "jitlock.cache.object");
+      Value *IsHit = B.CreateICmpEQ(Cached, Obj, "jitlock.cache.hit");
       // Only the miss of the last probe leaves the fast path.
       if (Last)
-        branch(B, Hit, Found, Next, Likely);
+        branch(B, IsHit, Hit, Next, Likely);
       else
-        B.CreateCondBr(Hit, Found, Next);
-      Entry->addIncoming(EntryAddr, B.GetInsertBlock());
+        B.CreateCondBr(IsHit, Hit, Next);
+      B.SetInsertPoint(Hit);
+      Monitor->addIncoming(loadRelaxed(B, Ptr,
+                                       byteAddr(B, Thread, EntryOffset + 8,
+                                                "jitlock.cache.monitor.addr"),
+                                       "jitlock.cache.monitor"),
+                           Hit);
+      B.CreateBr(Found);
       B.SetInsertPoint(Next);
     }
     B.SetInsertPoint(Found);
-    Mon.Address =
-        loadRelaxed(B, Ptr, byteAddr(B, Entry, 8, "jitlock.cache.monitor.addr"),
-                    "jitlock.monitor");
+    Mon.Address = Monitor;
     return Mon;
   }
   }
