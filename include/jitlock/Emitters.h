@@ -43,6 +43,7 @@
 #ifndef JITLOCK_EMITTERS_H
 #define JITLOCK_EMITTERS_H
 
+#include "jitlock/MonitorStorage.h"
 #include "jitlock/StackBang.h"
 #include "jitlock/jitlock_rt.h"
 

@@ -25,14 +25,16 @@
 //
 // `--header-offset=N` configures the runtime with the header at N (-32 to
 // +24) first; CTest runs RuntimePaths that way too.
-// `--dump enter|exit lse|llsc` prints the bytes of one sequence (with the
-// runtime's layout) for llvm-mc-19 --disassemble; docs/emitters.md shows
-// the result. The stack-bang tests are in A64StackBangTest.cpp (and
+// `--dump enter|exit lse|llsc [pointer|index|table]` prints the bytes of one
+// sequence (with the runtime's layout, or that layout with the given monitor
+// storage) for llvm-mc-19 --disassemble; docs/emitters.md shows the result. The
+// stack-bang tests are in A64StackBangTest.cpp (and
 // `--dump-stackbang`), the safepoint-poll tests in A64SafepointTest.cpp
 // (and `--dump-poll`).
 //
 //===----------------------------------------------------------------------===//
 #include "A64TestUtil.h"
+#include "StorageLayout.h"
 
 #include "../Runtime/RuntimeTestUtil.h"
 
@@ -44,6 +46,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 using namespace a64_test;
@@ -1240,21 +1243,31 @@ TEST_F(Operands, LabelsModeUsesTheCallersLabels) {
 /// object in x0, the thread pinned in x28 (as HotSpot's rthread), scratch
 /// x9-x11.
 int dump(int Argc, char **Argv) {
-  if (Argc != 4 || (strcmp(Argv[2], "enter") && strcmp(Argv[2], "exit")) ||
+  std::optional<jitlock::MonitorStorage> Storage =
+      Argc == 5 ? jitlock_test::storageNamed(Argv[4])
+                : std::optional(jitlock::MonitorStorage::Pointer);
+  if ((Argc != 4 && Argc != 5) || !Storage ||
+      (strcmp(Argv[2], "enter") && strcmp(Argv[2], "exit")) ||
       (strcmp(Argv[3], "lse") && strcmp(Argv[3], "llsc"))) {
-    fprintf(stderr, "usage: %s --dump enter|exit lse|llsc\n", Argv[0]);
+    fprintf(stderr,
+            "usage: %s --dump enter|exit lse|llsc [pointer|index|table]\n",
+            Argv[0]);
     return 2;
   }
+  // Another storage than the runtime's: the runtime's layout with that
+  // storage (StorageLayout.h fills the fields a runtime without it lacks).
+  const jitlock_rt_layout L =
+      Argc == 5 ? jitlock_test::withStorage(runtimeLayout(), *Storage)
+                : runtimeLayout();
   asmjit::CodeHolder Code;
   Code.init(asmjit::Environment(asmjit::Arch::kAArch64));
   A64::Assembler A(&Code);
   MonitorOperands Ops = {A64::x0, A64::x28, A64::x9, A64::x10, A64::x11};
   Atomics At = strcmp(Argv[3], "lse") ? Atomics::LLSC : Atomics::LSE;
-  asmjit::Error E = strcmp(Argv[2], "enter")
-                        ? J::a64::emitMonitorExit(A, runtimeLayout(), Ops, At,
-                                                  SlowPathMode::OutOfLine)
-                        : J::a64::emitMonitorEnter(A, runtimeLayout(), Ops, At,
-                                                   SlowPathMode::OutOfLine);
+  asmjit::Error E =
+      strcmp(Argv[2], "enter")
+          ? J::a64::emitMonitorExit(A, L, Ops, At, SlowPathMode::OutOfLine)
+          : J::a64::emitMonitorEnter(A, L, Ops, At, SlowPathMode::OutOfLine);
   if (!E)
     E = Code.flatten();
   if (!E)

@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "EmitterTestUtil.h"
+#include "StorageLayout.h"
 
 #include "../Runtime/RuntimeTestUtil.h"
 
@@ -690,6 +691,166 @@ TEST(X64EmitterCode, Scratch2KeepsTheTopAndTheStackUntouched) {
     EXPECT_EQ(countLines(Enter, "push "), 0u) << Enter;
     EXPECT_EQ(countLines(Exit, "push "), 0u) << Exit;
     EXPECT_EQ(countLines(Exit, "pop "), 0u) << Exit;
+  }
+}
+
+//===-- Monitor storage in the code --------------------------------------===//
+
+jitlock_rt_layout storageLayout(jitlock::MonitorStorage S) {
+  return jitlock_test::withStorage(layout(), S);
+}
+
+/// asmjit's listing of one sequence for layout `L`, in Labels mode.
+std::string listing(const Assignment &As, const jitlock_rt_layout &L,
+                    bool Enter) {
+  CodeHolder Code;
+  Code.init(jit().environment());
+  StringLogger Log;
+  Code.setLogger(&Log);
+  x86::Assembler A(&Code);
+  SlowPathLabels Labels;
+  Error E = Enter ? jx::emitMonitorEnter(A, L, As.operands(),
+                                         SlowPathMode::Labels, &Labels)
+                  : jx::emitMonitorExit(A, L, As.operands(),
+                                        SlowPathMode::Labels, &Labels);
+  EXPECT_EQ(E, kErrorOk) << DebugUtils::errorAsString(E);
+  return std::string(Log.data(), Log.dataSize());
+}
+
+TEST(X64EmitterCode, IndexStorageComputesTheMonitorFromTheHeader) {
+  // M1 and N2 turn the header (in Scratch1) into base + (h >> shift) *
+  // stride, the base read from the thread, and address the owner and
+  // recursion words from there, unbiased by the tag.
+  const jitlock_rt_layout L = storageLayout(jitlock::MonitorStorage::Index);
+  for (const Assignment &As : sampleAssignments()) {
+    SCOPED_TRACE(As.str());
+    const std::string H = regName(As.Scratch1.id()),
+                      T = regName(As.Thread.id());
+    const std::string Base = "add " + H + ", qword ptr [" + T + "+" +
+                             std::to_string(L.monitor_base_offset) + "]";
+    for (bool Enter : {true, false}) {
+      std::string Code = listing(As, L, Enter);
+      EXPECT_EQ(countLines(Code, "shr " + H + ", " +
+                                     std::to_string(L.monitor_index_shift)),
+                1u)
+          << Code;
+      EXPECT_EQ(countLines(Code, "imul " + H + ", " + H + ", " +
+                                     std::to_string(L.monitor_stride)),
+                1u)
+          << Code;
+      EXPECT_EQ(countLines(Code, Base), 1u) << Code;
+      EXPECT_EQ(countLines(Code, "[" + H + "+" +
+                                     std::to_string(L.monitor_owner_offset) +
+                                     "]"),
+                2u)
+          << Code;
+      EXPECT_EQ(
+          countLines(Code, "[" + H + "+" +
+                               std::to_string(L.monitor_recursions_offset) +
+                               "]"),
+          Enter ? 1u : 2u)
+          << Code;
+    }
+  }
+}
+
+TEST(X64EmitterCode, TableStorageProbesTheThreadsCache) {
+  // M1 and N2 compare obj with each probed entry's object, in order, and
+  // take the monitor from the word after the first that matches; there is
+  // one compare per probe and no other read of the cache.
+  const jitlock_rt_layout L = storageLayout(jitlock::MonitorStorage::Table);
+  ASSERT_GE(L.monitor_cache_probes, 2u);
+  for (const Assignment &As : sampleAssignments()) {
+    SCOPED_TRACE(As.str());
+    const std::string H = regName(As.Scratch1.id()),
+                      T = regName(As.Thread.id()), O = regName(As.Obj.id());
+    for (bool Enter : {true, false}) {
+      std::string Code = listing(As, L, Enter);
+      size_t At = 0;
+      for (uint32_t I = 0; I != L.monitor_cache_probes; ++I) {
+        const uint32_t Entry = L.monitor_cache_offset + 16 * I;
+        const std::string Cmp =
+            "cmp qword ptr [" + T + "+" + std::to_string(Entry) + "], " + O;
+        const std::string Load = "mov " + H + ", qword ptr [" + T + "+" +
+                                 std::to_string(Entry + 8) + "]";
+        EXPECT_EQ(countLines(Code, Cmp), 1u) << Code;
+        EXPECT_EQ(countLines(Code, Load), 1u) << Code;
+        size_t CmpAt = Code.find(Cmp, At);
+        ASSERT_NE(CmpAt, std::string::npos) << "probe " << I << ":\n" << Code;
+        EXPECT_LT(CmpAt, Code.find(Load, CmpAt)) << Code;
+        At = CmpAt;
+      }
+      // Fields from the monitor's address, unbiased.
+      EXPECT_EQ(countLines(Code, "[" + H + "+" +
+                                     std::to_string(L.monitor_owner_offset) +
+                                     "]"),
+                2u)
+          << Code;
+      // No probe past the layout's count.
+      const uint32_t Beyond =
+          L.monitor_cache_offset + 16 * L.monitor_cache_probes;
+      EXPECT_EQ(countLines(Code, "[" + T + "+" + std::to_string(Beyond) + "]"),
+                0u)
+          << Code;
+    }
+  }
+}
+
+TEST(X64EmitterContract, MonitorStorageWithoutItsFieldsEmitsNothing) {
+  // A layout that names a storage without the fields the inline code needs
+  // (a runtime that does not implement it leaves them 0), an unknown
+  // storage, more probes than entries or than the unrolling allows, and a
+  // stride no imul immediate holds, are all refused.
+  const jx::MonitorOperands Ops{x86::rdi, x86::rsi, x86::rax, x86::rdx};
+  std::vector<std::pair<const char *, jitlock_rt_layout>> Bad;
+  auto Add = [&](const char *Why, jitlock::MonitorStorage S, auto Change) {
+    jitlock_rt_layout L = storageLayout(S);
+    Change(L);
+    Bad.push_back({Why, L});
+  };
+  using jitlock::MonitorStorage;
+  Add("index, no stride", MonitorStorage::Index,
+      [](jitlock_rt_layout &L) { L.monitor_stride = 0; });
+  Add("index, no base", MonitorStorage::Index,
+      [](jitlock_rt_layout &L) { L.monitor_base_offset = 0; });
+  Add("index, shift keeps the tag", MonitorStorage::Index,
+      [](jitlock_rt_layout &L) { L.monitor_index_shift = 1; });
+  Add("index, shift 64", MonitorStorage::Index,
+      [](jitlock_rt_layout &L) { L.monitor_index_shift = 64; });
+  Add("index, stride beyond imm32", MonitorStorage::Index,
+      [](jitlock_rt_layout &L) { L.monitor_stride = 0x80000000u; });
+  Add("table, no cache", MonitorStorage::Table,
+      [](jitlock_rt_layout &L) { L.monitor_cache_offset = 0; });
+  Add("table, no entries", MonitorStorage::Table,
+      [](jitlock_rt_layout &L) { L.monitor_cache_entries = 0; });
+  Add("table, no probes", MonitorStorage::Table,
+      [](jitlock_rt_layout &L) { L.monitor_cache_probes = 0; });
+  Add("table, more probes than entries", MonitorStorage::Table,
+      [](jitlock_rt_layout &L) {
+        L.monitor_cache_probes = L.monitor_cache_entries + 1;
+      });
+  Add("table, more probes than unrolled", MonitorStorage::Table,
+      [](jitlock_rt_layout &L) {
+        L.monitor_cache_entries = 1000;
+        L.monitor_cache_probes = jitlock::MaxMonitorCacheProbes + 1;
+      });
+  Add("table, cache beyond disp32", MonitorStorage::Table,
+      [](jitlock_rt_layout &L) { L.monitor_cache_offset = 0x7ffffff0u; });
+  Add("unknown storage", MonitorStorage::Pointer,
+      [](jitlock_rt_layout &L) { L.monitor_storage = 3; });
+  for (auto &[Why, L] : Bad) {
+    SCOPED_TRACE(Why);
+    CodeHolder Code;
+    Code.init(jit().environment());
+    x86::Assembler A(&Code);
+    SlowPathLabels Labels;
+    for (SlowPathMode M : {SlowPathMode::OutOfLine, SlowPathMode::Labels}) {
+      EXPECT_EQ(jx::emitMonitorEnter(A, L, Ops, M, &Labels),
+                kErrorInvalidArgument);
+      EXPECT_EQ(jx::emitMonitorExit(A, L, Ops, M, &Labels),
+                kErrorInvalidArgument);
+    }
+    EXPECT_EQ(Code.codeSize(), 0u);
   }
 }
 
