@@ -727,15 +727,21 @@ typedef struct jitlock_rt_layout {
    * find a monitor from a header h whose tag is monitor_value:
    *   pointer: monitor = h - monitor_value.
    *   index:   monitor = base + (h >> monitor_index_shift) * monitor_stride,
-   *            where base is the uintptr_t at thread + monitor_base_offset.
+   *            where base is the uintptr_t at thread + monitor_base_offset
+   *            (on the lock stack top's cache line; the same for every
+   *            thread, written at attach, 0 under the other strategies).
    *            Index 0 names no monitor.
    *   table:   the thread's monitor cache is monitor_cache_entries entries
-   *            of 16 bytes at thread + monitor_cache_offset, each
-   *            {void *object; monitor *}, object 0 when empty. Inline code
-   *            compares obj with the first monitor_cache_probes entries'
-   *            objects and takes that entry's monitor; on a miss it calls
-   *            the runtime, which fills the cache. Only the thread itself
-   *            (and handshakes run for it) writes its cache.
+   *            of 16 bytes at thread + monitor_cache_offset (a cache line of
+   *            its own), each {void *object; monitor *}, object 0 when
+   *            empty, most recently used first. Inline code compares obj
+   *            with the first monitor_cache_probes entries' objects and
+   *            takes that entry's monitor; on a miss it calls the runtime,
+   *            which fills the cache. Only the thread itself (and
+   *            handshakes run for it) writes its cache. An entry may name a
+   *            monitor deflated since; its owner word is then neither 0
+   *            nor any thread, so M1, N2 and N3 go to the runtime as for
+   *            any deflation.
    * Every strategy's fields are filled whichever one the runtime uses, so
    * that code can be generated for any (the fingerprint names only the one
    * compiled in). */

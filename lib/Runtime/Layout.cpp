@@ -56,7 +56,14 @@ static void fillWholeLayout(jitlock_rt_layout *L) {
   L->locking_mode = Config.locking_mode;
   L->poll_word_offset = offsetof(jitlock_thread, PollWord);
   L->poll_armed_bit = poll::ArmedBit;
+  // Every strategy's fields, whichever runs: code generators lower for any.
   L->monitor_storage = Config.monitor_storage;
+  L->monitor_index_shift = header::MonitorIndexShift;
+  L->monitor_stride = sizeof(Monitor);
+  L->monitor_base_offset = offsetof(jitlock_thread, MonitorBase);
+  L->monitor_cache_offset = offsetof(jitlock_thread, MonitorCache);
+  L->monitor_cache_entries = MonitorCacheEntries;
+  L->monitor_cache_probes = MonitorCacheProbes;
 }
 
 int jitlock_rt_fill_layout(jitlock_rt_layout *Out) {
@@ -160,6 +167,7 @@ void jitlock_rt_print_layout(FILE *Out) {
       FIELD(jitlock_thread, Id, "owner"),
       FIELD(jitlock_thread, HashState, "owner"),
       FIELD(jitlock_thread, StackWatermark, "owner (stack-bang slow path)"),
+      FIELD(jitlock_thread, MonitorBase, "owner (attach; index storage)"),
       FIELD(jitlock_thread, LockStackSentinel, "nobody (constant)"),
       FIELD(jitlock_thread, LockStackSlots, "owner (JIT code)"),
       FIELD(jitlock_thread, Node.Wakeup, "other threads (exit)"),
@@ -194,6 +202,8 @@ void jitlock_rt_print_layout(FILE *Out) {
       FIELD(jitlock_thread, PollWord, "safepoint and handshake requesters"),
       FIELD(jitlock_thread, Handshake.Lock, "handshake runners"),
       FIELD(jitlock_thread, Handshake.Pending, "handshake runners"),
+      FIELD(jitlock_thread, MonitorCache,
+            "owner, handshakes for it (table storage)"),
   };
   printStruct(Out, "jitlock_thread", sizeof(jitlock_thread),
               alignof(jitlock_thread), ThreadRows,
@@ -210,6 +220,21 @@ void jitlock_rt_print_layout(FILE *Out) {
           L.lock_stack_sentinel_offset,
           static_cast<long long>(L.thread_tls_offset), L.poll_word_offset,
           static_cast<unsigned long long>(L.poll_armed_bit));
+  static const char *const StorageNames[] = {"pointer", "index", "table"};
+  fprintf(Out,
+          "inflated headers: %s storage (a header with tag 10 names its "
+          "monitor)\n"
+          "  pointer: monitor = header - %#llx\n"
+          "  index:   monitor = thread[%u] + (header >> %u) * %u; index 0 "
+          "names none\n"
+          "  table:   header keeps its bits; cache of %u {object, monitor} "
+          "pairs of 16 bytes at thread+%u (cache line %u), inline code "
+          "probes %u\n\n",
+          L.monitor_storage < 3 ? StorageNames[L.monitor_storage] : "?",
+          static_cast<unsigned long long>(L.monitor_value),
+          L.monitor_base_offset, L.monitor_index_shift, L.monitor_stride,
+          L.monitor_cache_entries, L.monitor_cache_offset,
+          L.monitor_cache_offset / L.cache_line_size, L.monitor_cache_probes);
 
   static const FieldRow MonitorRows[] = {
       FIELD(Monitor, Object, "inflater"),

@@ -35,6 +35,8 @@ inline constexpr uint64_t UnlockedValue = 0b01;
 inline constexpr uint64_t LockedValue = 0b00;
 inline constexpr uint64_t MonitorValue = 0b10;
 inline constexpr uint64_t EmbedderValue = 0b11;
+/// Index storage: header = monitor index << MonitorIndexShift | 10.
+inline constexpr uint32_t MonitorIndexShift = 2;
 
 inline bool isUnlocked(uint64_t H) { return (H & LockMask) == UnlockedValue; }
 inline bool isFastLocked(uint64_t H) { return (H & LockMask) == LockedValue; }

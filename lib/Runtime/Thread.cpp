@@ -26,6 +26,13 @@ static_assert(offsetof(jitlock_thread, PollWord) % CacheLine == 0 &&
                       offsetof(jitlock_thread, PollWord) + CacheLine,
               "the poll word, written by other threads and read by every "
               "poll, has a line of its own");
+static_assert(offsetof(jitlock_thread, MonitorBase) / CacheLine ==
+                  offsetof(jitlock_thread, LockStackTop) / CacheLine,
+              "the monitor base sits on the owner's hot first line");
+static_assert(offsetof(jitlock_thread, MonitorCache) % CacheLine == 0 &&
+                  sizeof(jitlock_thread::MonitorCache) == CacheLine &&
+                  sizeof(MonitorCacheEntry) == 16,
+              "the monitor cache is one line of its own, 16-byte entries");
 static_assert(offsetof(jitlock_thread, State) / CacheLine ==
                   offsetof(jitlock_thread, BlockedOn) / CacheLine,
               "the thread state sits with the owner's query-read fields");

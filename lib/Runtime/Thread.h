@@ -14,6 +14,11 @@
 //             read by JIT code at every poll: the poll word, alone
 //   line 8    written by handshake requesters: the pending handshake
 //             (Safepoint.cpp)
+//   line 9    the monitor cache (table storage): written by the owner and by
+//             handshakes run for it, read by JIT code
+//
+// Line 0 also holds the base of the monitor region (index storage), which
+// JIT code loads next to the lock stack top.
 //
 //===----------------------------------------------------------------------===//
 #ifndef JITLOCK_RUNTIME_THREAD_H
@@ -35,6 +40,19 @@ inline constexpr uint32_t LockStackCapacity = 8;
 inline void *const LockStackSentinel = reinterpret_cast<void *>(~uintptr_t(0));
 
 class Monitor;
+
+/// Table storage: how many {object, monitor} pairs a thread caches, and how
+/// many of them inline code compares before it calls the runtime.
+inline constexpr uint32_t MonitorCacheEntries = 4;
+inline constexpr uint32_t MonitorCacheProbes = 2;
+
+/// One entry of a thread's monitor cache; Object 0 when empty. Atomic
+/// because JIT code reads what the runtime writes (relaxed, on one thread,
+/// or by a handshake while the owner is stopped).
+struct MonitorCacheEntry {
+  std::atomic<void *> Object{nullptr};
+  std::atomic<Monitor *> Mon{nullptr};
+};
 
 /// A thread's node in a monitor's entry queue or wait set; a thread is in at
 /// most one queue at a time. Every field but Wakeup belongs to the queue lock
@@ -127,7 +145,10 @@ struct alignas(jitlock::CacheLine) jitlock_thread {
   /// it skips the bang (jitlock_rt_stack_bang). 0 while detached, so that
   /// checked code on a thread the runtime knows no stack of never calls it.
   uintptr_t StackWatermark;
-  uint64_t Padding0[3];
+  /// Index storage: the address of monitor 0 of the monitor region, set at
+  /// attach (MonitorStorage.h); 0 under the other strategies.
+  uintptr_t MonitorBase;
+  uint64_t Padding0[2];
   void *LockStackSentinel;
   // Line 1: the lock stack slots, oldest first.
   void *LockStackSlots[jitlock::LockStackCapacity];
@@ -152,6 +173,11 @@ struct alignas(jitlock::CacheLine) jitlock_thread {
   alignas(jitlock::CacheLine) std::atomic<uint64_t> PollWord;
   // Line 8: written by handshake requesters.
   alignas(jitlock::CacheLine) jitlock::HandshakeSlot Handshake;
+  // Line 9: table storage's monitor cache, most recently used first. Written
+  // by the owner (the runtime's table lookups) and by handshakes run for it
+  // (the A6 handshake empties it); read by JIT code.
+  alignas(jitlock::CacheLine) jitlock::MonitorCacheEntry
+      MonitorCache[jitlock::MonitorCacheEntries];
 };
 
 namespace jitlock {

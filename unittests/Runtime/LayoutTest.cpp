@@ -328,6 +328,39 @@ TEST_F(LayoutTest, PrintedLayoutAgreesAndSeparatesWriters) {
   }
 }
 
+// Every strategy's fields are filled whichever one runs, so that code can
+// be generated for any of them from one layout.
+TEST_F(LayoutTest, EveryMonitorStorageIsDescribed) {
+  EXPECT_EQ(l.monitor_storage, (uint32_t)JITLOCK_MONITORS_POINTER);
+  // Index: the header's index times the stride from the thread's base.
+  EXPECT_EQ(l.monitor_index_shift, 2u);
+  EXPECT_EQ(l.monitor_stride, l.monitor_size);
+  EXPECT_EQ(l.monitor_stride % l.cache_line_size, 0u);
+  EXPECT_EQ(l.monitor_base_offset / l.cache_line_size,
+            l.lock_stack_top_offset / l.cache_line_size)
+      << "the base is loaded next to the lock stack top";
+  EXPECT_EQ(l.monitor_base_offset % 8, 0u);
+  EXPECT_LE(l.monitor_base_offset + 8, l.lock_stack_sentinel_offset);
+  // Table: the cache is a line of its own, written only by its thread.
+  EXPECT_EQ(l.monitor_cache_offset % l.cache_line_size, 0u);
+  EXPECT_GE(l.monitor_cache_entries, 1u);
+  EXPECT_LE(l.monitor_cache_entries * 16, l.cache_line_size);
+  EXPECT_GE(l.monitor_cache_probes, 1u);
+  EXPECT_LE(l.monitor_cache_probes, l.monitor_cache_entries);
+  EXPECT_LE(l.monitor_cache_offset + 16 * l.monitor_cache_entries,
+            l.thread_size);
+  for (uint32_t off : {l.lock_stack_top_offset, l.lock_stack_base_offset,
+                       l.poll_word_offset, l.stack_watermark_offset})
+    EXPECT_NE(off / l.cache_line_size,
+              l.monitor_cache_offset / l.cache_line_size)
+        << "offset " << off << " shares the monitor cache's line";
+  // The printer names the cache and its line.
+  std::string text = printLayout();
+  EXPECT_NE(text.find("MonitorCache"), std::string::npos) << text;
+  EXPECT_NE(text.find("MonitorBase"), std::string::npos) << text;
+  EXPECT_NE(text.find("index"), std::string::npos) << text;
+}
+
 TEST_F(LayoutTest, LayoutIsCallableWithoutAttaching) {
   ASSERT_EQ(jitlock_rt_detach(), JITLOCK_OK);
   jitlock_rt_layout l2{};
