@@ -149,7 +149,7 @@ private:
                : 0;
   }
   void stlxr(const Gp &Status, const Gp &Value, const Gp &Addr);
-  void findMonitor(Label Slow);
+  void findMonitor(Label Slow, bool ForExit);
 
   const jitlock_rt_layout &L;
   Gp Obj, Thread, H, T, V;
@@ -283,11 +283,17 @@ void Emitter::stlxr(const Gp &Status, const Gp &Value, const Gp &Addr) {
 /// from the thread. Table: unrolled probes of the thread's monitor cache, the
 /// first entry whose object is Obj giving m; a miss branches to Slow. T and
 /// V are free at both call sites and are clobbered.
-void Emitter::findMonitor(Label Slow) {
+///
+/// `ForExit`: a thread that is not attached has no index base (0); E2 keeps
+/// it out of M1, but its exit reaches N2, so the exit leaves a 0 base to the
+/// runtime, which refuses the exit.
+void Emitter::findMonitor(Label Slow, bool ForExit) {
   switch (L.monitor_storage) {
   case JITLOCK_MONITORS_INDEX:
     ok(A.lsr(H, H, L.monitor_index_shift));
     load(T, Thread, L.monitor_base_offset, T);
+    if (ForExit)
+      ok(A.cbz(T, Slow));
     movImm(V, L.monitor_stride);
     ok(A.madd(H, H, V, T));
     return;
@@ -382,7 +388,7 @@ void Emitter::enter(Label Slow, Label Done, bool SlowFollows) {
   //     names it from then on.
   Label Owned = A.newLabel();
   ok(A.tbnz(H, UnlockedBit, Slow));
-  findMonitor(Slow);
+  findMonitor(Slow, /*ForExit=*/false);
   addImm(T, H, OwnerOff, T); //                T = &m.owner
   ok(A.ldr(V, A64::ptr(T)));
   ok(A.cbnz(V, Owned)); //                     owned: M2's check
@@ -498,7 +504,7 @@ void Emitter::exit(Label Slow, Label Done, bool SlowFollows) {
   ok(A.tbnz(H, UnlockedBit, Slow));
   // N2  m = h - 10 (or by index, or from the cache: findMonitor);
   //     m.recursions != 0: one less, above.
-  findMonitor(Slow);
+  findMonitor(Slow, /*ForExit=*/true);
   load(V, H, RecursionsOff, V);
   ok(A.cbnz(V, Recursive));
   // N3  CAS m.owner thread -> 0, release. Fails on the queued bit, an

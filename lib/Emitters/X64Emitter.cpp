@@ -354,17 +354,29 @@ static int32_t monitorFieldOffset(const jitlock_rt_layout &L,
 /// afterwards it names the object's monitor (see monitorFieldOffset). Pointer
 /// storage: nothing to do. Index: m = base + (h >> shift) * stride, the base
 /// from the thread. Table: unrolled probes of the thread's monitor cache, the
-/// first entry whose object is Obj giving m; a miss jumps to Slow. Only H and
-/// the flags are written.
+/// first entry whose object is Obj giving m; a miss jumps to Slow. Only H,
+/// rax (for the exit) and the flags are written.
+///
+/// `ForExit`: a thread that is not attached has no index base (0); E2 keeps
+/// it out of M1, but its exit reaches N2, so the exit tests the base and
+/// leaves a 0 to the runtime, which refuses the exit.
 static void emitFindMonitor(x86::Assembler &A, const jitlock_rt_layout &L,
                             const MonitorOperands &Ops, const x86::Gp &H,
-                            const Label &Slow, ErrorSink &E) {
+                            const Label &Slow, bool ForExit, ErrorSink &E) {
   switch (L.monitor_storage) {
-  case JITLOCK_MONITORS_INDEX:
+  case JITLOCK_MONITORS_INDEX: {
+    const x86::Mem Base =
+        x86::qword_ptr(Ops.Thread, int32_t(L.monitor_base_offset));
+    if (ForExit) {
+      E(A.mov(x86::rax, Base));
+      E(A.test(x86::rax, x86::rax));
+      E(A.jz(Slow));
+    }
     E(A.shr(H, int32_t(L.monitor_index_shift)));
     E(A.imul(H, H, int32_t(L.monitor_stride)));
-    E(A.add(H, x86::qword_ptr(Ops.Thread, int32_t(L.monitor_base_offset))));
+    E(ForExit ? A.add(H, x86::rax) : A.add(H, Base));
     return;
+  }
   case JITLOCK_MONITORS_TABLE: {
     // Each probe: the entry's object is obj? Then m is the word after it.
     Label Found = A.newLabel();
@@ -461,7 +473,7 @@ Error emitMonitorEnter(x86::Assembler &A, const jitlock_rt_layout &L,
   E(A.and_(x86::eax, int32_t(L.lock_mask)));
   E(A.cmp(x86::eax, int32_t(L.monitor_value)));
   E(A.jne(Slow));
-  emitFindMonitor(A, L, Ops, H, Slow, E);
+  emitFindMonitor(A, L, Ops, H, Slow, /*ForExit=*/false, E);
   E(A.mov(x86::rax, x86::qword_ptr(H, MonOwner)));
   E(A.test(x86::rax, x86::rax));
   E(A.jnz(Owned));
@@ -551,7 +563,7 @@ Error emitMonitorExit(x86::Assembler &A, const jitlock_rt_layout &L,
   E(A.jne(Slow));
   // N2: the monitor (h - 10, or found by index or in the cache) has
   // recursions: one less, above.
-  emitFindMonitor(A, L, Ops, H, Slow, E);
+  emitFindMonitor(A, L, Ops, H, Slow, /*ForExit=*/true, E);
   E(A.cmp(x86::qword_ptr(H, MonRecursions), 0));
   E(A.jne(Recursive));
   // N3: CAS owner thread -> 0, release. Fails on the queued bit, an

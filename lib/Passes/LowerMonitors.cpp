@@ -145,9 +145,11 @@ private:
   /// The first step of M1 and N2: finds the monitor of `Obj`, whose header
   /// `H` has tag 10 (see the file comment). Leaves `B` where the monitor is
   /// known; a table miss branches to `Slow`. `Step` names the blocks.
+  /// `ForExit`: a thread that is not attached reaches N2 (its lock stack
+  /// stops only the enter, at E2), and has no index base.
   MonitorRef findMonitor(IRBuilder<> &B, Value *H, Value *Obj, Value *Thread,
                          BasicBlock *Slow, BasicBlock *Before,
-                         const Twine &Step);
+                         const Twine &Step, bool ForExit);
   /// An address inside the monitor `Mon`.
   Value *monitorField(IRBuilder<> &B, const MonitorRef &Mon, uint32_t Offset,
                       const Twine &Name) {
@@ -255,7 +257,8 @@ void MonitorLowering::lowerEnter(CallBase &CB) {
   branch(B, IsMonitor, TakeMonitor, Slow, Likely);
   B.SetInsertPoint(TakeMonitor);
   MonitorRef Mon =
-      findMonitor(B, H, Obj, Thread, Slow, CasMonitor, "jitlock.enter.monitor");
+      findMonitor(B, H, Obj, Thread, Slow, CasMonitor, "jitlock.enter.monitor",
+                  /*ForExit=*/false);
   Value *Self = B.CreatePtrToInt(Thread, I64, "jitlock.self");
   Value *OwnerAddr =
       monitorField(B, Mon, L.monitor_owner_offset, "jitlock.owner.addr");
@@ -408,7 +411,8 @@ void MonitorLowering::lowerExit(CallBase &CB) {
   // recursion less, inline: only the owner writes the count.
   B.SetInsertPoint(CheckRec);
   MonitorRef Mon =
-      findMonitor(B, IH, Obj, Thread, Slow, RecOwner, "jitlock.exit.monitor");
+      findMonitor(B, IH, Obj, Thread, Slow, RecOwner, "jitlock.exit.monitor",
+                  /*ForExit=*/true);
   Value *RecAddr = monitorField(B, Mon, L.monitor_recursions_offset,
                                 "jitlock.recursions.addr");
   Value *Rec = loadRelaxed(B, I64, RecAddr, "jitlock.recursions");
@@ -442,10 +446,9 @@ void MonitorLowering::lowerExit(CallBase &CB) {
   ++NumExitsInlined;
 }
 
-MonitorLowering::MonitorRef
-MonitorLowering::findMonitor(IRBuilder<> &B, Value *H, Value *Obj,
-                             Value *Thread, BasicBlock *Slow,
-                             BasicBlock *Before, const Twine &Step) {
+MonitorLowering::MonitorRef MonitorLowering::findMonitor(
+    IRBuilder<> &B, Value *H, Value *Obj, Value *Thread, BasicBlock *Slow,
+    BasicBlock *Before, const Twine &Step, bool ForExit) {
   MonitorRef Mon;
   switch (Storage) {
   case MonitorStorage::Pointer:
@@ -454,11 +457,20 @@ MonitorLowering::findMonitor(IRBuilder<> &B, Value *H, Value *Obj,
     return Mon;
   case MonitorStorage::Index: {
     // m = base + (h >> shift) * stride: the index names a slot of the
-    // thread's monitor region, which never moves.
+    // monitor region, which never moves. The base is the same for every
+    // attached thread and 0 on one that is not: the enter never gets here
+    // then (E2), but the exit does, and leaves that to the runtime.
     Value *Base = loadRelaxed(
         B, Ptr,
         byteAddr(B, Thread, L.monitor_base_offset, "jitlock.monitor.base.addr"),
         "jitlock.monitor.base");
+    if (ForExit) {
+      BasicBlock *HasBase =
+          newBlock(B.GetInsertBlock()->getParent(), Step + ".indexed", Before);
+      branch(B, B.CreateIsNotNull(Base, "jitlock.monitor.base.known"), HasBase,
+             Slow, Likely);
+      B.SetInsertPoint(HasBase);
+    }
     Value *Index =
         B.CreateLShr(H, L.monitor_index_shift, "jitlock.monitor.index");
     Value *Offset = B.CreateMul(Index, B.getInt64(L.monitor_stride),

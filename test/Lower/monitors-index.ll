@@ -42,6 +42,7 @@ entry:
 }
 
 ; CHECK-LABEL: define void @enter(ptr %o) {
+; CHECK-NOT:     jitlock.monitor.base.known
 ; CHECK:       jitlock.enter.inflated:
 ; CHECK-NEXT:    %[[BITS:[0-9]+]] = and i64 %jitlock.header, 3
 ; CHECK-NEXT:    %jitlock.is.monitor = icmp eq i64 %[[BITS]], 2
@@ -75,6 +76,11 @@ entry:
 ; CHECK:       jitlock.exit.monitor:
 ; CHECK-NEXT:    %[[EBASEADDR:jitlock.monitor.base.addr[0-9]*]] = getelementptr i8, ptr %jitlock.thread, i64 [[BASE]]
 ; CHECK-NEXT:    %[[EBASE:jitlock.monitor.base[0-9]*]] = load atomic ptr, ptr %[[EBASEADDR]] monotonic, align 8
+; A thread that is not attached has no base (0), and its exit reaches N2:
+; the runtime refuses it.
+; CHECK-NEXT:    %jitlock.monitor.base.known = icmp ne ptr %[[EBASE]], null
+; CHECK-NEXT:    br i1 %jitlock.monitor.base.known, label %jitlock.exit.monitor.indexed, label %jitlock.exit.slow, !prof [[LIKELY:![0-9]+]]
+; CHECK:       jitlock.exit.monitor.indexed:
 ; CHECK-NEXT:    %[[EINDEX:jitlock.monitor.index[0-9]*]] = lshr i64 %jitlock.header.inflated, [[SHIFT]]
 ; CHECK-NEXT:    %[[EOFF:jitlock.monitor.offset[0-9]*]] = mul i64 %[[EINDEX]], [[STRIDE]]
 ; CHECK-NEXT:    %[[EMON:jitlock.monitor[0-9]*]] = getelementptr i8, ptr %[[EBASE]], i64 %[[EOFF]]
@@ -90,6 +96,7 @@ entry:
 
 ; The stamp: index storage with the shift, stride and base compiled in.
 ; CHECK:       !"jitlock.lowered-layout", !"abi={{.*}};monitors=index,shift=[[SHIFT]],stride=[[STRIDE]],base=[[BASE]]"}
+; CHECK:       [[LIKELY]] = !{!"branch_weights", i32 {{[0-9]+}}, i32 1}
 
 ; HEAVY-LABEL: define void @enter(ptr %o) {
 ; HEAVY-NOT:     jitlock.enter.cas

@@ -726,8 +726,10 @@ TEST(X64EmitterCode, IndexStorageComputesTheMonitorFromTheHeader) {
     SCOPED_TRACE(As.str());
     const std::string H = regName(As.Scratch1.id()),
                       T = regName(As.Thread.id());
-    const std::string Base = "add " + H + ", qword ptr [" + T + "+" +
-                             std::to_string(L.monitor_base_offset) + "]";
+    // The enter adds the base from memory; the exit loads it into rax
+    // first and sends a 0 (a thread that is not attached) to the runtime.
+    const std::string BaseMem =
+        "qword ptr [" + T + "+" + std::to_string(L.monitor_base_offset) + "]";
     for (bool Enter : {true, false}) {
       std::string Code = listing(As, L, Enter);
       EXPECT_EQ(countLines(Code, "shr " + H + ", " +
@@ -738,7 +740,14 @@ TEST(X64EmitterCode, IndexStorageComputesTheMonitorFromTheHeader) {
                                      std::to_string(L.monitor_stride)),
                 1u)
           << Code;
-      EXPECT_EQ(countLines(Code, Base), 1u) << Code;
+      EXPECT_EQ(countLines(Code, BaseMem), 1u) << Code;
+      if (Enter) {
+        EXPECT_EQ(countLines(Code, "add " + H + ", " + BaseMem), 1u) << Code;
+      } else {
+        EXPECT_EQ(countLines(Code, "mov rax, " + BaseMem), 1u) << Code;
+        EXPECT_EQ(countLines(Code, "test rax, rax"), 1u) << Code;
+        EXPECT_EQ(countLines(Code, "add " + H + ", rax"), 1u) << Code;
+      }
       EXPECT_EQ(countLines(Code, "[" + H + "+" +
                                      std::to_string(L.monitor_owner_offset) +
                                      "]"),
