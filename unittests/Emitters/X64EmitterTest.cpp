@@ -204,6 +204,34 @@ protected:
   void expectStack(std::vector<void *> Expect, const char *Step) {
     EXPECT_EQ(lockStack(self), Expect) << Step;
   }
+  /// The monitor of the inflated object at `P`, found as inline code finds
+  /// it under the layout's storage (the table's through this thread's cache,
+  /// which an inline M1 or N2 just hit); 0 if the cache misses.
+  uintptr_t monitorOf(const void *P) const {
+    const uint64_t H = header(P);
+    const char *Thread = reinterpret_cast<const char *>(self);
+    switch (L.monitor_storage) {
+    case JITLOCK_MONITORS_INDEX: {
+      uintptr_t Base;
+      std::memcpy(&Base, Thread + L.monitor_base_offset, sizeof(Base));
+      return Base + (H >> L.monitor_index_shift) * L.monitor_stride;
+    }
+    case JITLOCK_MONITORS_TABLE:
+      for (uint32_t I = 0; I < L.monitor_cache_entries; ++I) {
+        const char *Entry = Thread + L.monitor_cache_offset + 16 * I;
+        const void *Object;
+        std::memcpy(&Object, Entry, sizeof(Object));
+        if (Object != P)
+          continue;
+        uintptr_t Monitor;
+        std::memcpy(&Monitor, Entry + 8, sizeof(Monitor));
+        return Monitor;
+      }
+      return 0;
+    default:
+      return uintptr_t(H - kMonitor);
+    }
+  }
 
   /// Every path a single thread can take, with the state checked after each
   /// step and the slow-path calls counted (so inline paths stay inline).
@@ -335,8 +363,10 @@ void X64EmitterTest::runPaths(Probe &P) {
   // the queue is empty), M1 and N2 leave it to the runtime, which counts
   // the recursion up and down as M2 and N2 would.
   {
+    const uintptr_t Monitor = monitorOf(A);
+    ASSERT_NE(Monitor, 0u) << "the monitor is not in the thread's cache";
     auto &OwnerWord = *reinterpret_cast<std::atomic<uintptr_t> *>(
-        (header(A) - kMonitor) + L.monitor_owner_offset);
+        Monitor + L.monitor_owner_offset);
     const uintptr_t Self = reinterpret_cast<uintptr_t>(self);
     ASSERT_EQ(OwnerWord.load(), Self);
     OwnerWord.store(Self | 1);
@@ -624,6 +654,57 @@ TEST_F(X64EmitterTest, FormsWithAndWithoutScratch2Mix) {
       return;
   }
 }
+
+//===-- Monitor storage, executed ----------------------------------------===//
+
+/// The runtime configured for a monitor storage, and the emitters following
+/// its layout: every path of runPaths, through the inflated monitor's
+/// lookup (M1, N2) of that storage.
+class X64EmitterStorageTest
+    : public X64EmitterTest,
+      public ::testing::WithParamInterface<jitlock::MonitorStorage> {
+protected:
+  void SetUp() override {
+    X64EmitterTest::SetUp();
+    if (HasFatalFailure() || IsSkipped())
+      return;
+    jitlock_rt_config Cfg;
+    jitlock_rt_default_config(&Cfg);
+    Cfg.monitor_storage = uint32_t(GetParam());
+    ASSERT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+    int RC = jitlock_rt_configure(&Cfg);
+    self = jitlock_rt_attach();
+    ASSERT_NE(self, nullptr);
+    if (RC == JITLOCK_EINVAL)
+      GTEST_SKIP() << "the runtime does not implement this storage";
+    ASSERT_EQ(RC, JITLOCK_OK);
+    L = layout();
+    ASSERT_EQ(L.monitor_storage, uint32_t(GetParam()));
+  }
+};
+
+TEST_P(X64EmitterStorageTest, SampleAssignmentsEveryPath) {
+  std::vector<Assignment> Two = sampleAssignments(),
+                          Three = sampleThreeScratchAssignments();
+  for (size_t I = 0; I < Two.size() + Three.size(); ++I) {
+    ProbeOptions O;
+    O.Mode = I % 2 ? SlowPathMode::Labels : SlowPathMode::OutOfLine;
+    O.Misalign = (I / 2) % 2;
+    O.Level = hostVecLevel();
+    runConfig(I < Two.size() ? Two[I] : Three[I - Two.size()], O);
+    if (HasFailure())
+      return;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Storage, X64EmitterStorageTest,
+                         ::testing::Values(jitlock::MonitorStorage::Index,
+                                           jitlock::MonitorStorage::Table),
+                         [](const auto &Info) {
+                           return Info.param == jitlock::MonitorStorage::Index
+                                      ? "Index"
+                                      : "Table";
+                         });
 
 //===-- What Scratch2 changes in the code --------------------------------===//
 
