@@ -24,7 +24,8 @@
 //   Operands       contract violations are refused, and nothing is emitted.
 //
 // `--header-offset=N` configures the runtime with the header at N (-32 to
-// +24) first; CTest runs RuntimePaths that way too.
+// +24) first, and `--monitors=index|table` its monitor storage; CTest runs
+// RuntimePaths those ways too.
 // `--dump enter|exit lse|llsc [pointer|index|table]` prints the bytes of one
 // sequence (with the runtime's layout, or that layout with the given monitor
 // storage) for llvm-mc-19 --disassemble; docs/emitters.md shows the result. The
@@ -1315,6 +1316,25 @@ int main(int Argc, char **Argv) {
     }
     printf("runtime configured: header at offset %d\n",
            runtimeLayout().header_offset);
+  }
+  // --monitors=index|table: configure the runtime's monitor storage; the
+  // emitters follow the layout, so RuntimePaths then runs every path through
+  // that storage's lookup (M1, N2).
+  for (int I = 1; I < Argc; ++I) {
+    if (strncmp(Argv[I], "--monitors=", 11))
+      continue;
+    std::optional<jitlock::MonitorStorage> Storage =
+        jitlock_test::storageNamed(Argv[I] + 11);
+    jitlock_rt_config Cfg;
+    jitlock_rt_default_config(&Cfg);
+    if (Storage)
+      Cfg.monitor_storage = uint32_t(*Storage);
+    if (!Storage || jitlock_rt_configure(&Cfg) != JITLOCK_OK) {
+      fprintf(stderr, "%s: not a monitor storage this runtime provides\n",
+              Argv[I]);
+      return 2;
+    }
+    printf("runtime configured: %s monitor storage\n", Argv[I] + 11);
   }
   if (getenv("JITLOCK_REQUIRE_LSE") && !hasLSE()) {
     fprintf(stderr, "JITLOCK_REQUIRE_LSE is set, but this CPU has no LSE "
