@@ -886,6 +886,30 @@ TEST(X64EmitterCode, TableStorageProbesTheThreadsCache) {
   }
 }
 
+//===-- Contract violations ----------------------------------------------===//
+
+/// Every entry point refuses `Ops` with layout `L`, in both slow-path modes,
+/// and leaves the CodeHolder without code or labels.
+void expectRefused(const jx::MonitorOperands &Ops, const jitlock_rt_layout &L) {
+  CodeHolder Code;
+  Code.init(jit().environment());
+  x86::Assembler A(&Code);
+  SlowPathLabels Labels;
+  for (SlowPathMode M : {SlowPathMode::OutOfLine, SlowPathMode::Labels}) {
+    EXPECT_EQ(jx::emitMonitorEnter(A, L, Ops, M, &Labels),
+              kErrorInvalidArgument);
+    EXPECT_EQ(jx::emitMonitorExit(A, L, Ops, M, &Labels),
+              kErrorInvalidArgument);
+  }
+  EXPECT_EQ(jx::emitSlowCall(A, true, Ops, Labels), kErrorInvalidArgument);
+  EXPECT_EQ(Code.codeSize(), 0u) << "something was emitted";
+  EXPECT_EQ(Code.labelCount(), 0u) << "a label was created";
+}
+
+void expectOperandsRefused(const jx::MonitorOperands &Ops) {
+  expectRefused(Ops, layout());
+}
+
 TEST(X64EmitterContract, MonitorStorageWithoutItsFieldsEmitsNothing) {
   // A layout that names a storage without the fields the inline code needs
   // (a runtime that does not implement it leaves them 0), an unknown
@@ -930,39 +954,8 @@ TEST(X64EmitterContract, MonitorStorageWithoutItsFieldsEmitsNothing) {
       [](jitlock_rt_layout &L) { L.monitor_storage = 3; });
   for (auto &[Why, L] : Bad) {
     SCOPED_TRACE(Why);
-    CodeHolder Code;
-    Code.init(jit().environment());
-    x86::Assembler A(&Code);
-    SlowPathLabels Labels;
-    for (SlowPathMode M : {SlowPathMode::OutOfLine, SlowPathMode::Labels}) {
-      EXPECT_EQ(jx::emitMonitorEnter(A, L, Ops, M, &Labels),
-                kErrorInvalidArgument);
-      EXPECT_EQ(jx::emitMonitorExit(A, L, Ops, M, &Labels),
-                kErrorInvalidArgument);
-    }
-    EXPECT_EQ(Code.codeSize(), 0u);
+    expectRefused(Ops, L);
   }
-}
-
-//===-- Contract violations ----------------------------------------------===//
-
-/// Every entry point refuses `Ops`, in both slow-path modes, and leaves the
-/// CodeHolder without code or labels.
-void expectOperandsRefused(const jx::MonitorOperands &Ops) {
-  jitlock_rt_layout L = layout();
-  CodeHolder Code;
-  Code.init(jit().environment());
-  x86::Assembler A(&Code);
-  SlowPathLabels Labels;
-  for (SlowPathMode M : {SlowPathMode::OutOfLine, SlowPathMode::Labels}) {
-    EXPECT_EQ(jx::emitMonitorEnter(A, L, Ops, M, &Labels),
-              kErrorInvalidArgument);
-    EXPECT_EQ(jx::emitMonitorExit(A, L, Ops, M, &Labels),
-              kErrorInvalidArgument);
-  }
-  EXPECT_EQ(jx::emitSlowCall(A, true, Ops, Labels), kErrorInvalidArgument);
-  EXPECT_EQ(Code.codeSize(), 0u) << "something was emitted";
-  EXPECT_EQ(Code.labelCount(), 0u) << "a label was created";
 }
 
 TEST(X64EmitterContract, InvalidOperandsEmitNothing) {
