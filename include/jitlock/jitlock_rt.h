@@ -39,18 +39,22 @@ typedef struct jitlock_thread jitlock_thread;
 
 typedef enum jitlock_status {
   JITLOCK_OK = 0,
-  JITLOCK_ENULL = 1,          /* a null object */
-  JITLOCK_ENOT_OWNER = 2,     /* exit, wait or notify by a non-owner */
-  JITLOCK_EHOLDING_LOCKS = 3, /* detach while the thread holds locks */
-  JITLOCK_ETIMEDOUT = 4,      /* a timed wait ended without a notify */
-  JITLOCK_EINVAL = 5,         /* an argument is out of range */
-  JITLOCK_ENOT_ATTACHED = 6,  /* the calling thread is not attached */
-  JITLOCK_EBUSY = 7,          /* restore-locks found an object owned by
-                                 another thread and could not wait for it */
-  JITLOCK_ESTATE = 8,         /* the call is not allowed in this state,
-                                 e.g. shutdown with threads attached */
-  JITLOCK_ESTACK_OVERFLOW = 9 /* a guarded call overflowed its stack and
-                                 was abandoned (jitlock_rt_call_guarded) */
+  JITLOCK_ENULL = 1,           /* a null object */
+  JITLOCK_ENOT_OWNER = 2,      /* exit, wait or notify by a non-owner */
+  JITLOCK_EHOLDING_LOCKS = 3,  /* detach while the thread holds locks */
+  JITLOCK_ETIMEDOUT = 4,       /* a timed wait ended without a notify */
+  JITLOCK_EINVAL = 5,          /* an argument is out of range */
+  JITLOCK_ENOT_ATTACHED = 6,   /* the calling thread is not attached */
+  JITLOCK_EBUSY = 7,           /* restore-locks found an object owned by
+                                  another thread and could not wait for it */
+  JITLOCK_ESTATE = 8,          /* the call is not allowed in this state,
+                                  e.g. shutdown with threads attached */
+  JITLOCK_ESTACK_OVERFLOW = 9, /* a guarded call overflowed its stack and
+                                  was abandoned (jitlock_rt_call_guarded) */
+  JITLOCK_ENOMEM = 10          /* index monitor storage: every monitor of
+                                  monitor_capacity is in use, even after a
+                                  deflation; the inflating operation
+                                  changed nothing */
 } jitlock_status;
 
 /* Returns a static, human-readable name such as "JITLOCK_ENOT_OWNER". */

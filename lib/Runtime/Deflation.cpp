@@ -24,6 +24,7 @@
 
 #include "Config.h"
 #include "Monitor.h"
+#include "MonitorStorage.h"
 #include "ObjectHeader.h"
 #include "Parker.h"
 #include "Safepoint.h"
@@ -66,21 +67,14 @@ void restoreHeader(Monitor &M, void *Obj) {
              std::memory_order_acq_rel, std::memory_order_acquire)) {
   }
   // Sealed, the word never changes again: every helper writes the same.
-  uint64_t Unlocked = header::withLockBits(D, header::UnlockedValue);
-  auto Header = headerOf(Obj);
-  for (;;) {
-    uint64_t Expected = header::encodeMonitor(&M);
-    // Release: the last owner's critical section, acquired by A1 (or by a
-    // helper's A4 count), happens before the next fast lock of the object.
-    if (Header.compare_exchange_strong(Expected, Unlocked,
-                                       std::memory_order_release,
-                                       std::memory_order_relaxed))
-      return;
-    // Restored already, by the deflater or another helper.
-    if (!header::isEmbedderOwned(Expected))
-      return;
-    sched_yield(); // The embedder's transient 11 state.
-  }
+  storage::unpublish(M, Obj, header::withLockBits(D, header::UnlockedValue));
+}
+
+bool deflateForSpace() {
+  if (inHandshake())
+    return false;
+  jitlock_rt_deflate_idle();
+  return true;
 }
 
 } // namespace jitlock
@@ -133,7 +127,7 @@ static bool deflateIfIdle(Monitor &M) {
     return false;
   }
   runDeflationHook(DeflationStage::Decided, M);
-  restoreHeader(M, M.Object);
+  restoreHeader(M, M.object());
   return true;
 }
 
@@ -141,8 +135,10 @@ static bool deflateIfIdle(Monitor &M) {
 // A cycle: the sweep, the handshake, the free list
 //===----------------------------------------------------------------------===//
 
-static void handshakeForDeflation(void *, jitlock_thread *) {
-  // Nothing to do: reaching a poll, or being safe, is the point (A6).
+static void handshakeForDeflation(void *, jitlock_thread *T) {
+  // Reaching a poll, or being safe, is the point (A6). The thread's monitor
+  // cache may name a deflated monitor: it goes before the monitor is reused.
+  storage::dropCache(*T);
 }
 
 /// One deflation cycle; the caller is no handshake operation. `Busy` gets
@@ -161,11 +157,16 @@ static size_t runCycle(uint64_t &Busy) {
   Cycles.fetch_add(1, std::memory_order_relaxed);
   if (N == 0)
     return 0;
+  // Table arrays retired so far: no thread reads them after the handshake.
+  void *Retired = storage::takeRetiredArrays();
   // A6. Inside a safepoint every other thread is stopped or safe already.
-  if (!InSafepoint) {
+  if (InSafepoint) {
+    forEachThread([](jitlock_thread &T) { storage::dropCache(T); });
+  } else {
     jitlock_rt_handshake_all(handshakeForDeflation, nullptr);
     Handshakes.fetch_add(1, std::memory_order_relaxed);
   }
+  storage::freeRetiredArrays(Retired);
   freeMonitors(Deflated);
   MonitorsDeflated.fetch_add(N, std::memory_order_relaxed);
   return N;

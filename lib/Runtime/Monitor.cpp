@@ -1,8 +1,10 @@
 //===- Monitor.cpp - Monitor queues and the monitor registry --------------===//
 #include "Monitor.h"
 
+#include "MonitorStorage.h"
 #include "ObjectHeader.h"
 #include "Parker.h"
+#include "Synchronizer.h"
 
 #include <mutex>
 #include <sched.h>
@@ -87,43 +89,111 @@ static void pushFreeLocked(Monitor *Head, Monitor *Tail) {
   FreeHead = Head;
 }
 
+/// A monitor from the free list, or fresh memory (the heap; for index
+/// storage the region, null once it is full); registry lock held.
+/// The calling thread's reservation (reserveMonitors), free monitors linked
+/// through RegistryNext.
+static thread_local Monitor *Reserved = nullptr;
+
+static Monitor *allocateLocked(void *Object, uint64_t DisplacedHeader,
+                               uintptr_t OwnerWord, uint64_t Recursions) {
+  Monitor *&From = Reserved ? Reserved : FreeHead;
+  if (Monitor *M = From) {
+    // Its queues are empty: only idle or never-published monitors are
+    // freed. Odd generation while the identity changes: a reader that no
+    // handshake covers (Synchronizer.cpp) sees the change.
+    From = M->RegistryNext;
+    uint64_t Gen = M->Generation.load(std::memory_order_relaxed);
+    M->Generation.store(Gen + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+    M->setObject(Object);
+    M->DisplacedHeader.store(DisplacedHeader, std::memory_order_relaxed);
+    M->Recursions.store(Recursions, std::memory_order_relaxed);
+    M->Contentions.store(0, std::memory_order_relaxed);
+    M->Owner.store(OwnerWord, std::memory_order_relaxed);
+    M->Generation.store(Gen + 2, std::memory_order_release);
+    return M;
+  }
+  void *Memory =
+      storage::isIndex()
+          ? storage::carveFromRegion()
+          : ::operator new(sizeof(Monitor), std::align_val_t(alignof(Monitor)));
+  if (!Memory)
+    return nullptr;
+  AllocatedMonitors.fetch_add(1, std::memory_order_relaxed);
+  return new (Memory) Monitor(Object, DisplacedHeader, OwnerWord, Recursions);
+}
+
 Monitor *newMonitor(void *Object, uint64_t DisplacedHeader, uintptr_t OwnerWord,
                     uint64_t Recursions) {
-  Monitor *M;
+  Monitor *M = nullptr;
   uint64_t Live;
-  {
-    std::lock_guard<std::mutex> Guard(RegistryMutex);
-    M = FreeHead;
-    if (M) {
-      // Its queues are empty: only idle or never-published monitors are
-      // freed. Odd generation while the identity changes: a reader that no
-      // handshake covers (Synchronizer.cpp) sees the change.
-      FreeHead = M->RegistryNext;
-      uint64_t Gen = M->Generation.load(std::memory_order_relaxed);
-      M->Generation.store(Gen + 1, std::memory_order_relaxed);
-      std::atomic_thread_fence(std::memory_order_release);
-      M->Object = Object;
-      M->DisplacedHeader.store(DisplacedHeader, std::memory_order_relaxed);
-      M->Recursions.store(Recursions, std::memory_order_relaxed);
-      M->Contentions.store(0, std::memory_order_relaxed);
-      M->Owner.store(OwnerWord, std::memory_order_relaxed);
-      M->Generation.store(Gen + 2, std::memory_order_release);
-    } else {
-      M = new Monitor(Object, DisplacedHeader, OwnerWord, Recursions);
-      AllocatedMonitors.fetch_add(1, std::memory_order_relaxed);
+  for (bool Deflated = false;; Deflated = true) {
+    {
+      std::lock_guard<std::mutex> Guard(RegistryMutex);
+      M = allocateLocked(Object, DisplacedHeader, OwnerWord, Recursions);
+      if (M) {
+        M->RegistryPrev = nullptr;
+        M->RegistryNext = RegistryHead;
+        if (RegistryHead)
+          RegistryHead->RegistryPrev = M;
+        RegistryHead = M;
+        // Sequentially consistent, as the deflation thread's store of the
+        // trigger and its load of the count: one of the two sees the other.
+        Live = LiveMonitors.fetch_add(1) + 1;
+        break;
+      }
     }
-    M->RegistryPrev = nullptr;
-    M->RegistryNext = RegistryHead;
-    if (RegistryHead)
-      RegistryHead->RegistryPrev = M;
-    RegistryHead = M;
-    // Sequentially consistent, as the deflation thread's store of the
-    // trigger and its load of the count: one of the two sees the other.
-    Live = LiveMonitors.fetch_add(1) + 1;
+    // The index region is full: deflate idle monitors once, where the
+    // caller may run a deflation cycle, and try again.
+    if (Deflated || !deflateForSpace())
+      return nullptr;
   }
   if (Live >= DeflationTrigger.load())
     requestDeflation();
   return M;
+}
+
+bool reserveMonitors(size_t N) {
+  if (!storage::isIndex())
+    return true;
+  for (bool Deflated = false;; Deflated = true) {
+    {
+      std::lock_guard<std::mutex> Guard(RegistryMutex);
+      size_t Taken = 0;
+      for (; Taken != N; ++Taken) {
+        Monitor *M = FreeHead;
+        if (M) {
+          FreeHead = M->RegistryNext;
+        } else if (void *Memory = storage::carveFromRegion()) {
+          AllocatedMonitors.fetch_add(1, std::memory_order_relaxed);
+          M = new (Memory) Monitor(nullptr, 0, owner::DeflaterMarker, 0);
+        } else {
+          break;
+        }
+        M->RegistryNext = Reserved;
+        Reserved = M;
+      }
+      if (Taken == N)
+        return true;
+      while (Monitor *M = Reserved) {
+        Reserved = M->RegistryNext;
+        pushFreeLocked(M, M);
+      }
+    }
+    if (Deflated || !deflateForSpace())
+      return false;
+  }
+}
+
+void releaseReservation() {
+  if (!Reserved)
+    return;
+  std::lock_guard<std::mutex> Guard(RegistryMutex);
+  while (Monitor *M = Reserved) {
+    Reserved = M->RegistryNext;
+    pushFreeLocked(M, M);
+  }
 }
 
 void discardMonitor(Monitor *M) {
@@ -166,32 +236,34 @@ uint64_t monitorsAllocated() {
   return AllocatedMonitors.load(std::memory_order_relaxed);
 }
 
+/// Returns a monitor's memory, wherever it came from; registry lock held.
+static void destroyMonitor(Monitor *M) {
+  bool InRegion = storage::inRegion(M);
+  M->~Monitor();
+  if (!InRegion)
+    ::operator delete(M, std::align_val_t(alignof(Monitor)));
+  AllocatedMonitors.fetch_sub(1, std::memory_order_relaxed);
+}
+
 void freeAllMonitors() {
   std::lock_guard<std::mutex> Guard(RegistryMutex);
   while (Monitor *M = RegistryHead) {
     RegistryHead = M->RegistryNext;
     // Give the object back its unlocked header, hash included, once any
     // transient embedder state (11) has passed.
-    auto Header = headerOf(M->Object);
-    uint64_t Unlocked =
+    storage::unpublish(
+        *M, M->Object,
         header::withLockBits(M->DisplacedHeader.load(std::memory_order_relaxed),
-                             header::UnlockedValue);
-    for (;;) {
-      uint64_t Expected = header::encodeMonitor(M);
-      if (Header.compare_exchange_strong(Expected, Unlocked) ||
-          !header::isEmbedderOwned(Expected))
-        break;
-      sched_yield();
-    }
-    delete M;
+                             header::UnlockedValue));
+    destroyMonitor(M);
     LiveMonitors.fetch_sub(1, std::memory_order_relaxed);
-    AllocatedMonitors.fetch_sub(1, std::memory_order_relaxed);
   }
   while (Monitor *M = FreeHead) {
     FreeHead = M->RegistryNext;
-    delete M;
-    AllocatedMonitors.fetch_sub(1, std::memory_order_relaxed);
+    destroyMonitor(M);
   }
+  storage::clearTable();
+  storage::resetRegion();
 }
 
 } // namespace jitlock

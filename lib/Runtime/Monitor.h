@@ -82,6 +82,16 @@ public:
   /// that count themselves later still read a negative number.
   static constexpr int32_t DeflatedContentions = INT32_MIN;
 
+  /// The object, read while another thread may reuse the monitor for the
+  /// next one (table lookups validate what they found with it).
+  void *object() const {
+    return std::atomic_ref<void *>(const_cast<void *&>(Object))
+        .load(std::memory_order_relaxed);
+  }
+  void setObject(void *Obj) {
+    std::atomic_ref<void *>(Object).store(Obj, std::memory_order_relaxed);
+  }
+
   /// Whether a deflater holds it (A1-A3), it was deflated, or it is free:
   /// not a monitor to take from 0.
   bool isDeflating() const {
@@ -140,9 +150,18 @@ public:
 /// Every live monitor, for GC roots, owner scans, deflation and shutdown.
 /// newMonitor registers a monitor before its address can be published in a
 /// header, so that a scan of the registry sees every monitor a thread could
-/// own. It reuses a free monitor when there is one.
+/// own. It reuses a free monitor when there is one. Null only for index
+/// storage whose region is full even after a deflation cycle (where the
+/// caller may run one): the inflating operation fails with JITLOCK_ENOMEM.
 Monitor *newMonitor(void *Object, uint64_t DisplacedHeader, uintptr_t OwnerWord,
                     uint64_t Recursions);
+/// Index storage: sets `N` monitors aside for the calling thread's next
+/// inflations, which then cannot run out (restore-locks must not fail
+/// half-way). False, with none set aside, when there are not that many even
+/// after a deflation cycle. Always true for the other storages.
+bool reserveMonitors(size_t N);
+/// Puts back what is left of the calling thread's reservation.
+void releaseReservation();
 /// Unregisters a monitor that was never published and frees it for reuse.
 void discardMonitor(Monitor *M);
 /// Calls `Fn(Monitor &)` for each live monitor under the registry lock.

@@ -3,18 +3,27 @@
 // An object's 64-bit header word, at Config.header_offset from the object:
 //
 //   bits [1:0]  01 unlocked, 00 fast-locked, 10 monitor, 11 the embedder's
-//   monitor     header = Monitor address | 10; the unlocked header is kept in
-//               the monitor ("displaced") until the object is deflated, which
-//               writes it back, hash and embedder bits included
+//   monitor     tag 10: the header names a monitor, as the configured
+//               storage (jitlock_monitor_storage) says:
+//                 pointer  the rest of the word is the monitor's address;
+//                 index    the rest is the monitor's index in the monitor
+//                          region (header = index << MonitorIndexShift | 10);
+//                 table    the word keeps its bits (hash included) and a
+//                          side table maps the object to the monitor.
+//               Pointer and index keep the unlocked header in the monitor
+//               ("displaced") until deflation writes it back, hash and
+//               embedder bits included; table needs no displaced header,
+//               since every object gets its hash before it is inflated.
 //   hash        Config.hash_bits bits at Config.hash_shift; 0 means none
 //   the rest    the embedder's; no transition changes them
 //
 // A fast lock changes only bits [1:0], so the rest of the word stays
 // readable while the object is fast-locked.
 //
-// How a header names its monitor is this file's alone (encodeMonitor,
-// monitorOf): another storage strategy (a table index, a side table) would
-// change these and what deflation's A5 undoes (Synchronizer.cpp).
+// How a header names its monitor is MonitorStorage.h's alone (encode,
+// monitorFor, publish, unpublish, names): nothing else decodes a header of
+// tag 10. Deflation's A5 (Synchronizer.cpp) undoes what inflation did
+// through the same interface.
 //
 //===----------------------------------------------------------------------===//
 #ifndef JITLOCK_RUNTIME_OBJECTHEADER_H
@@ -26,8 +35,6 @@
 #include <cstdint>
 
 namespace jitlock {
-
-class Monitor;
 
 namespace header {
 inline constexpr uint64_t LockMask = 0b11;
@@ -48,13 +55,6 @@ inline bool isEmbedderOwned(uint64_t H) {
 /// The header with its lock bits replaced by `Value`.
 inline uint64_t withLockBits(uint64_t H, uint64_t Value) {
   return (H & ~LockMask) | Value;
-}
-
-inline Monitor *monitorOf(uint64_t H) {
-  return reinterpret_cast<Monitor *>(H & ~LockMask);
-}
-inline uint64_t encodeMonitor(const Monitor *M) {
-  return reinterpret_cast<uint64_t>(M) | MonitorValue;
 }
 
 inline uint64_t hashMask() {

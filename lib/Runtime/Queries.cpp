@@ -8,6 +8,7 @@
 #include "jitlock/jitlock_rt.h"
 
 #include "Monitor.h"
+#include "MonitorStorage.h"
 #include "ObjectHeader.h"
 #include "Safepoint.h"
 #include "Synchronizer.h"
@@ -59,8 +60,10 @@ static bool inspectOnce(const void *Obj, jitlock_lock_info *Info) {
     return true;
   }
   MonitorRead Read(Obj, H);
-  Monitor &M = Read.monitor();
   Info->state = JITLOCK_STATE_INFLATED;
+  if (!Read.found())
+    return false;
+  Monitor &M = Read.monitor();
   Info->entry_queued = M.EntryCount.load(std::memory_order_relaxed);
   Info->waiting = M.WaitCount.load(std::memory_order_relaxed);
   uintptr_t Holder = owner::holder(M.Owner.load(std::memory_order_acquire));
@@ -110,8 +113,9 @@ int jitlock_rt_holds_lock(const jitlock_thread *T, const void *Obj) {
     if (!header::hasMonitor(H))
       return 0;
     MonitorRead Read(Obj, H);
-    uintptr_t Holder =
-        owner::holder(Read.monitor().Owner.load(std::memory_order_acquire));
+    uintptr_t Holder = Read.found() ? owner::holder(Read.monitor().Owner.load(
+                                          std::memory_order_acquire))
+                                    : 0;
     if (Read.validate() || Try == 15)
       return Holder == owner::encode(T);
   }
@@ -259,6 +263,9 @@ void jitlock_rt_enumerate_roots(jitlock_root_fn Fn, void *Ctx) {
     Fn(Ctx, &M.Object, JITLOCK_ROOT_MONITOR,
        owner::threadOf(M.Owner.load(std::memory_order_relaxed)));
   });
+  // The table is keyed by object address: a moving collector moved keys.
+  if (storage::isTable())
+    storage::followMovedObjects();
 }
 
 uint64_t jitlock_rt_peek_hash(const void *Obj) {

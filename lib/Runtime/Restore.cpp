@@ -50,7 +50,8 @@ public:
 private:
   bool ownsThroughMonitor(void *Obj) {
     uint64_t H = loadStableHeader(Obj);
-    return header::hasMonitor(H) && header::monitorOf(H)->isOwnedBy(Owner);
+    Monitor *M = monitorOfHeader(Obj, H);
+    return M && M->isOwnedBy(Owner);
   }
   bool owns(void *Obj) { return LS.contains(Obj) || ownsThroughMonitor(Obj); }
   Acquisition *unplacedAcquisition(void *Obj) {
@@ -81,7 +82,11 @@ int Restorer::acquire(void *Obj) {
     uint64_t H = loadStableHeader(Obj);
     if (header::isUnlocked(H)) {
       if (Config.locking_mode == JITLOCK_LOCKING_HEAVY) {
-        if (Monitor *M = inflateUnlocked(Owner, Obj, H)) {
+        Monitor *M;
+        Inflated Result = inflateUnlocked(Owner, Obj, H, M);
+        if (Result == Inflated::OutOfMonitors)
+          return JITLOCK_ENOMEM;
+        if (Result == Inflated::Installed) {
           Acquired.push_back({Obj, M});
           return JITLOCK_OK;
         }
@@ -95,8 +100,11 @@ int Restorer::acquire(void *Obj) {
       }
       continue;
     }
-    if (header::hasMonitor(H)) {
-      Monitor &M = *header::monitorOf(H);
+    Monitor *Named = monitorOfHeader(Obj, H);
+    if (header::hasMonitor(H) && !Named)
+      continue; // Deflated meanwhile.
+    if (Named) {
+      Monitor &M = *Named;
       if (takeInstalledMonitor(Owner, M, Obj)) {
         Acquired.push_back({Obj, &M});
         return JITLOCK_OK;
@@ -111,10 +119,11 @@ int Restorer::acquire(void *Obj) {
     if (OnBehalf)
       return JITLOCK_EBUSY;
     if (header::isFastLocked(H)) {
-      inflateAnonymous(Owner, Obj, H);
+      if (inflateAnonymous(Owner, Obj, H) == Inflated::OutOfMonitors)
+        return JITLOCK_ENOMEM;
       continue;
     }
-    Monitor &M = *header::monitorOf(H);
+    Monitor &M = *Named;
     if (!enterMonitor(Owner, M, Obj))
       continue;
     Acquired.push_back({Obj, &M});
@@ -260,9 +269,19 @@ int jitlock_rt_restore_locks(jitlock_thread *Owner,
       return misuse(JITLOCK_EINVAL, Owner, Entries[I].obj,
                     "restore-locks: unknown entry kind");
   }
+  // Every inflation the restore may need, taken up front (index storage):
+  // it must not run out of monitors half-way.
+  if (!reserveMonitors(2 * Count + LockStackCapacity))
+    return misuse(JITLOCK_ENOMEM, Owner, nullptr,
+                  "restore-locks: not enough free monitors for the frame "
+                  "(index storage's monitor_capacity)");
   Restorer R(*Owner, /*OnBehalf=*/currentThread() != Owner);
   int Status = R.run(Entries, Count,
                      /*Youngest=*/!(Flags & JITLOCK_RELOCK_NOT_YOUNGEST));
+  releaseReservation();
+  if (Status == JITLOCK_ENOMEM)
+    return misuse(JITLOCK_ENOMEM, Owner, nullptr,
+                  "restore-locks: no monitor left (index storage)");
   if (Status == JITLOCK_EINVAL)
     return misuse(JITLOCK_EINVAL, Owner, nullptr,
                   "restore-locks: HELD entries do not match the owner's locks");

@@ -8,6 +8,7 @@
 
 #include "Config.h"
 #include "Monitor.h"
+#include "MonitorStorage.h"
 #include "Safepoint.h"
 #include "StackGuard.h"
 #include "Synchronizer.h"
@@ -195,6 +196,8 @@ static void addCounters(ThreadStats &To, const ThreadStats &From) {
   Add(To.SlowPathCalls, From.SlowPathCalls);
   Add(To.Waits, From.Waits);
   Add(To.Notifies, From.Notifies);
+  Add(To.CacheHits, From.CacheHits);
+  Add(To.CacheMisses, From.CacheMisses);
 }
 
 /// Empties the lock stack. A detached thread's stack reads as full (with no
@@ -216,7 +219,8 @@ static void resetThread(jitlock_thread &T) {
   for (std::atomic<uint64_t> *C :
        {&T.Stats.FastLocks, &T.Stats.RecursiveLocks, &T.Stats.MonitorEnters,
         &T.Stats.Inflations, &T.Stats.ContendedEnters, &T.Stats.Parks,
-        &T.Stats.SlowPathCalls, &T.Stats.Waits, &T.Stats.Notifies})
+        &T.Stats.SlowPathCalls, &T.Stats.Waits, &T.Stats.Notifies,
+        &T.Stats.CacheHits, &T.Stats.CacheMisses})
     C->store(0, std::memory_order_relaxed);
 }
 
@@ -224,6 +228,8 @@ static void detachLocked(jitlock_thread &T) {
   Threads.erase(std::find(Threads.begin(), Threads.end(), &T));
   addCounters(RetiredStats, T.Stats);
   resetLockStack(T, /*Attached=*/false);
+  storage::dropCache(T);
+  T.MonitorBase = 0;
   T.Attached = 0;
 }
 
@@ -290,6 +296,8 @@ const char *jitlock_rt_status_name(int Status) {
     return "JITLOCK_ESTATE";
   case JITLOCK_ESTACK_OVERFLOW:
     return "JITLOCK_ESTACK_OVERFLOW";
+  case JITLOCK_ENOMEM:
+    return "JITLOCK_ENOMEM";
   }
   return "JITLOCK_<unknown status>";
 }
@@ -348,9 +356,22 @@ int jitlock_rt_configure(const jitlock_rt_config *In) {
   if (Cfg->compiled_code_misuse > JITLOCK_MISUSE_REPORT)
     return misuse(JITLOCK_EINVAL, nullptr, nullptr,
                   "invalid configuration: unknown compiled_code_misuse");
-  if (Cfg->monitor_storage != JITLOCK_MONITORS_POINTER)
+  if (Cfg->monitor_storage > JITLOCK_MONITORS_TABLE)
     return misuse(JITLOCK_EINVAL, nullptr, nullptr,
                   "invalid configuration: unknown monitor storage");
+  if (Cfg->monitor_storage == JITLOCK_MONITORS_TABLE && Cfg->hash_bits == 0)
+    return misuse(JITLOCK_EINVAL, nullptr, nullptr,
+                  "invalid configuration: table monitor storage is keyed by "
+                  "the identity hash and needs hash_bits > 0");
+  if (Cfg->monitor_capacity > storage::MaxCapacity) {
+    char What[160];
+    snprintf(What, sizeof(What),
+             "invalid configuration: monitor_capacity %u is above %u (0 "
+             "means the default, %u)",
+             Cfg->monitor_capacity, storage::MaxCapacity,
+             storage::DefaultCapacity);
+    return misuse(JITLOCK_EINVAL, nullptr, nullptr, What);
+  }
   if (deflationThreadRunning())
     return misuse(JITLOCK_ESTATE, nullptr, nullptr,
                   "configure while the deflation thread runs");
@@ -358,6 +379,24 @@ int jitlock_rt_configure(const jitlock_rt_config *In) {
   if (!Threads.empty())
     return misuse(JITLOCK_ESTATE, nullptr, nullptr,
                   "configure while threads are attached");
+  // Headers that name monitors are read as the storage says: it changes
+  // only while no monitor is in memory.
+  bool StorageChanges = Cfg->monitor_storage != Config.monitor_storage ||
+                        (Cfg->monitor_storage == JITLOCK_MONITORS_INDEX &&
+                         Cfg->monitor_capacity != Config.monitor_capacity) ||
+                        (Cfg->monitor_storage == JITLOCK_MONITORS_TABLE &&
+                         (Cfg->hash_shift != Config.hash_shift ||
+                          Cfg->hash_bits != Config.hash_bits ||
+                          Cfg->header_offset != Config.header_offset));
+  if (StorageChanges && monitorsAllocated() != 0)
+    return misuse(JITLOCK_ESTATE, nullptr, nullptr,
+                  "configure that changes the monitor storage while monitors "
+                  "exist: call jitlock_rt_shutdown first");
+  if (storage::configure(*Cfg) != JITLOCK_OK)
+    return misuse(JITLOCK_ENOMEM, nullptr, nullptr,
+                  "configure: the index storage's monitor region could not "
+                  "be reserved (monitor_capacity too large for the address "
+                  "space?)");
   Config = *Cfg;
   return JITLOCK_OK;
 }
@@ -408,6 +447,8 @@ jitlock_thread *jitlock_rt_attach(void) {
   resetThread(T);
   T.Id = NextThreadId++;
   T.HashState = 0;
+  T.MonitorBase = storage::regionBase();
+  storage::dropCache(T);
   T.Attached = 1;
   Threads.push_back(&T);
   return &T;

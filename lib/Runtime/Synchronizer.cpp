@@ -142,6 +142,7 @@
 //===----------------------------------------------------------------------===//
 #include "Synchronizer.h"
 
+#include "MonitorStorage.h"
 #include "ObjectHeader.h"
 #include "Parker.h"
 #include "Safepoint.h"
@@ -173,14 +174,66 @@ static void setRecursions(Monitor &M, uint64_t Value) {
   M.Recursions.store(Value, std::memory_order_relaxed);
 }
 
+static uint64_t nextHash(jitlock_thread *T);
+
+/// Backs off while another thread is between the header and the table
+/// entry (table storage: an inflater, or a deflater's A5).
+static void waitForEntry(unsigned &Round) {
+  if (++Round < 64)
+    spinPause();
+  else
+    sched_yield();
+}
+
+Monitor *monitorOfHeader(const void *Obj, uint64_t &H) {
+  for (unsigned Round = 0; hasMonitor(H);) {
+    if (Monitor *M = storage::monitorFor(Obj, H))
+      return M;
+    waitForEntry(Round);
+    H = loadStableHeader(Obj);
+  }
+  return nullptr;
+}
+
+/// The step every inflation shares: a monitor made from `Obj`'s header `H`
+/// (unlocked or fast-locked), CASed into the header and published. On a
+/// race `H` is the header found instead.
+static Inflated installMonitor(jitlock_thread &T, void *Obj, uint64_t &H,
+                               uintptr_t OwnerWord, uint64_t Recursions,
+                               Monitor *&Out) {
+  auto Header = headerOf(Obj);
+  // Table storage keys monitors by the identity hash, which the header
+  // keeps while inflated: installed first, as a hash request would.
+  if (storage::isTable() && !hashOf(H)) {
+    uint64_t Hashed = withHash(H, nextHash(&T));
+    if (!Header.compare_exchange_strong(H, Hashed, std::memory_order_acq_rel,
+                                        std::memory_order_acquire))
+      return Inflated::Raced;
+    H = Hashed;
+  }
+  Monitor *M =
+      newMonitor(Obj, withLockBits(H, UnlockedValue), OwnerWord, Recursions);
+  if (!M)
+    return Inflated::OutOfMonitors;
+  // Release publishes the monitor's fields with the header.
+  if (!Header.compare_exchange_strong(H, storage::encode(H, M),
+                                      std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
+    discardMonitor(M);
+    return Inflated::Raced;
+  }
+  storage::publish(Obj, M);
+  bump(T.Stats.Inflations);
+  Out = M;
+  return Inflated::Installed;
+}
+
 Monitor *inflateOwned(jitlock_thread &T, void *Obj) {
   LockStack LS(T);
-  auto Header = headerOf(Obj);
   uint64_t H = loadStableHeader(Obj);
   for (;;) {
-    if (hasMonitor(H)) {
+    if (Monitor *M = monitorOfHeader(Obj, H)) {
       // A contender inflated it with an anonymous owner: that owner is T.
-      Monitor *M = monitorOf(H);
       unsigned Holds = LS.removeAll(Obj);
       setRecursions(*M, Holds ? Holds - 1 : 0);
       uintptr_t W = M->Owner.load(std::memory_order_relaxed);
@@ -192,56 +245,43 @@ Monitor *inflateOwned(jitlock_thread &T, void *Obj) {
       return M;
     }
     unsigned Holds = LS.count(Obj);
-    Monitor *M = newMonitor(Obj, withLockBits(H, UnlockedValue),
-                            owner::encode(&T), Holds ? Holds - 1 : 0);
-    // Release publishes the monitor's fields with its address.
-    if (Header.compare_exchange_strong(H, encodeMonitor(M),
-                                       std::memory_order_acq_rel,
-                                       std::memory_order_acquire)) {
+    Monitor *M = nullptr;
+    switch (installMonitor(T, Obj, H, owner::encode(&T), Holds ? Holds - 1 : 0,
+                           M)) {
+    case Inflated::Installed:
       LS.removeAll(Obj);
-      bump(T.Stats.Inflations);
       return M;
+    case Inflated::OutOfMonitors:
+      return nullptr;
+    case Inflated::Raced:
+      // A hash install, or a contender inflated it.
+      if (isEmbedderOwned(H))
+        H = loadStableHeader(Obj);
+      break;
     }
-    // The header changed (a hash install, or a contender inflated it).
-    discardMonitor(M);
-    if (isEmbedderOwned(H))
-      H = loadStableHeader(Obj);
   }
 }
 
-bool inflateAnonymous(jitlock_thread &T, void *Obj, uint64_t H) {
+Inflated inflateAnonymous(jitlock_thread &T, void *Obj, uint64_t H) {
   // Registered first: once the header names it, the fast-lock owner may fix
   // the owner to itself and then detach or exit, and must find it then.
-  Monitor *M =
-      newMonitor(Obj, withLockBits(H, UnlockedValue), owner::AnonymousOwner, 0);
-  if (!headerOf(Obj).compare_exchange_strong(H, encodeMonitor(M),
-                                             std::memory_order_acq_rel,
-                                             std::memory_order_relaxed)) {
-    discardMonitor(M);
-    return false;
-  }
-  bump(T.Stats.Inflations);
-  return true;
+  Monitor *M;
+  return installMonitor(T, Obj, H, owner::AnonymousOwner, 0, M);
 }
 
-Monitor *inflateUnlocked(jitlock_thread &T, void *Obj, uint64_t H) {
+Inflated inflateUnlocked(jitlock_thread &T, void *Obj, uint64_t H,
+                         Monitor *&M) {
   // H1.
-  Monitor *M = newMonitor(Obj, H, owner::encode(&T), 0);
-  if (!headerOf(Obj).compare_exchange_strong(H, encodeMonitor(M),
-                                             std::memory_order_acq_rel,
-                                             std::memory_order_relaxed)) {
-    discardMonitor(M);
-    return nullptr;
-  }
-  bump(T.Stats.Inflations);
-  bump(T.Stats.MonitorEnters);
-  return M;
+  Inflated Result = installMonitor(T, Obj, H, owner::encode(&T), 0, M);
+  if (Result == Inflated::Installed)
+    bump(T.Stats.MonitorEnters);
+  return Result;
 }
 
 Monitor *monitorOwnedBy(jitlock_thread &T, void *Obj, uint64_t H) {
-  if (!hasMonitor(H))
+  Monitor *M = monitorOfHeader(Obj, H);
+  if (!M)
     return nullptr;
-  Monitor *M = monitorOf(H);
   uintptr_t Holder = owner::holder(M->Owner.load(std::memory_order_acquire));
   if (Holder == owner::encode(&T))
     return M;
@@ -377,7 +417,7 @@ static void releaseMonitor(Monitor &M, jitlock_thread &Self);
 /// thread restoring locks for a thread it stopped by other means, from
 /// keeping a monitor that was reused for another object meanwhile.
 static bool keepIfInstalled(jitlock_thread &T, Monitor &M, void *Obj) {
-  if (loadStableHeader(Obj) == encodeMonitor(&M))
+  if (storage::names(Obj, M))
     return true;
   releaseMonitor(M, T);
   return false;
@@ -387,17 +427,9 @@ bool takeInstalledMonitor(jitlock_thread &T, Monitor &M, void *Obj) {
   return takeFreeMonitor(T, M) && keepIfInstalled(T, M, Obj);
 }
 
-/// The contended part of enterMonitor, counted in `M.Contentions` (A4):
-/// spin, then queue, until `T` owns `M`. False when a deflation of `M` has
-/// won; `Obj`'s header is restored then, and the caller starts over.
-static bool enterContended(jitlock_thread &T, Monitor &M, void *Obj) {
-  if (M.Contentions.fetch_add(1, std::memory_order_acq_rel) < 0) {
-    M.Contentions.fetch_sub(1, std::memory_order_relaxed);
-    restoreHeader(M, Obj); // A5, in case the deflater is not there yet.
-    return false;
-  }
-  if (!M.isDeflating())
-    bump(T.Stats.ContendedEnters);
+/// Spins, then queues, until `T` owns `M`, in which `T` is counted in
+/// `M.Contentions` (A4), and takes the count back.
+static void enterCounted(jitlock_thread &T, Monitor &M) {
   // A bounded spin: most critical sections end sooner than a park would.
   // Probes back off exponentially (up to 32 pauses apart): each probe
   // pulls the owner word's line away from the owner, who must fetch it
@@ -411,6 +443,20 @@ static bool enterContended(jitlock_thread &T, Monitor &M, void *Obj) {
   if (!Taken)
     enterQueued(T, M);
   M.Contentions.fetch_sub(1, std::memory_order_release);
+}
+
+/// The contended part of enterMonitor, counted in `M.Contentions` (A4):
+/// spin, then queue, until `T` owns `M`. False when a deflation of `M` has
+/// won; `Obj`'s header is restored then, and the caller starts over.
+static bool enterContended(jitlock_thread &T, Monitor &M, void *Obj) {
+  if (M.Contentions.fetch_add(1, std::memory_order_acq_rel) < 0) {
+    M.Contentions.fetch_sub(1, std::memory_order_relaxed);
+    restoreHeader(M, Obj); // A5, in case the deflater is not there yet.
+    return false;
+  }
+  if (!M.isDeflating())
+    bump(T.Stats.ContendedEnters);
+  enterCounted(T, M);
   return true;
 }
 
@@ -440,19 +486,25 @@ bool enterMonitor(jitlock_thread &T, Monitor &M, void *Obj) {
 Monitor *enterInflated(jitlock_thread &T, void *Obj) {
   for (;;) {
     uint64_t H = loadStableHeader(Obj);
-    if (hasMonitor(H)) {
-      Monitor *M = monitorOf(H);
+    if (Monitor *M = monitorOfHeader(Obj, H)) {
       if (enterMonitor(T, *M, Obj))
         return M;
       continue; // Deflated: the header no longer names M.
     }
+    Inflated Result;
+    Monitor *M = nullptr;
     if (isUnlocked(H)) {
-      if (Monitor *M = inflateUnlocked(T, Obj, H))
+      Result = inflateUnlocked(T, Obj, H, M);
+      if (Result == Inflated::Installed)
         return M;
-      continue;
+    } else {
+      // Fast-locked by another thread (`T` holds nothing of Obj).
+      Result = inflateAnonymous(T, Obj, H);
     }
-    // Fast-locked by another thread (`T` holds nothing of Obj).
-    inflateAnonymous(T, Obj, H);
+    // Index storage with a full region: this caller cannot fail, so it
+    // waits for monitors to become idle.
+    if (Result == Inflated::OutOfMonitors)
+      sched_yield();
   }
 }
 
@@ -522,24 +574,39 @@ void unlockUnlisted(jitlock_thread &T, void *Obj) {
 
 // Inlined into the C entry point below, where the interpreter's common case
 // (E5 or E4) then costs one call.
-[[gnu::always_inline]] static inline int enter(jitlock_thread &T, void *Obj) {
+/// The misuse of an inflation that found the index region full.
+static int outOfMonitors(jitlock_thread &T, void *Obj, Caller From) {
+  return misuse(JITLOCK_ENOMEM, &T, Obj,
+                "no monitor left: the index storage's monitor_capacity "
+                "monitors are all in use, even after a deflation",
+                From);
+}
+
+[[gnu::always_inline]] static inline int enter(jitlock_thread &T, void *Obj,
+                                               Caller From = Caller::Api) {
   bump(T.Stats.SlowPathCalls);
   LockStack LS(T);
   auto Header = headerOf(Obj);
   for (;;) {
     uint64_t H = loadStableHeader(Obj); // E1
     if (LS.isFull()) {                  // E2: make room, then start over.
-      inflateOwned(T, LS.at(0));
+      if (!inflateOwned(T, LS.at(0)))
+        return outOfMonitors(T, LS.at(0), From);
       continue;
     }
     if (hasMonitor(H)) { // E3
-      if (enterMonitor(T, *monitorOf(H), Obj))
+      Monitor *M = monitorOfHeader(Obj, H);
+      if (M && enterMonitor(T, *M, Obj))
         return JITLOCK_OK;
       continue; // Deflated: the header no longer names the monitor.
     }
     if (Config.locking_mode == JITLOCK_LOCKING_HEAVY && isUnlocked(H)) {
-      if (inflateUnlocked(T, Obj, H)) // H1
+      Monitor *M;
+      Inflated Result = inflateUnlocked(T, Obj, H, M); // H1
+      if (Result == Inflated::Installed)
         return JITLOCK_OK;
+      if (Result == Inflated::OutOfMonitors)
+        return outOfMonitors(T, Obj, From);
       continue;
     }
     if (isFastLocked(H)) {
@@ -551,12 +618,15 @@ void unlockUnlisted(jitlock_thread &T, void *Obj) {
       if (LS.contains(Obj)) {
         // Non-adjacent re-entry (A B A): the lock stack cannot express it.
         Monitor *M = inflateOwned(T, Obj);
+        if (!M)
+          return outOfMonitors(T, Obj, From);
         M->addRecursion();
         return JITLOCK_OK;
       }
       // Another thread holds it, and we cannot know which: inflate with an
       // anonymous owner and enter the monitor (next iteration).
-      inflateAnonymous(T, Obj, H);
+      if (inflateAnonymous(T, Obj, H) == Inflated::OutOfMonitors)
+        return outOfMonitors(T, Obj, From);
       continue;
     }
     // E5.
@@ -638,7 +708,7 @@ int jitlock_rt_monitor_enter_slow(jitlock_thread *Self, void *Obj) {
   if (int Err = jitlock::checkCaller(Self, Obj, "monitor enter",
                                      jitlock::Caller::CompiledCode))
     return Err;
-  return jitlock::enter(*Self, Obj);
+  return jitlock::enter(*Self, Obj, jitlock::Caller::CompiledCode);
 }
 
 int jitlock_rt_monitor_exit_slow(jitlock_thread *Self, void *Obj) {
@@ -656,15 +726,23 @@ namespace jitlock {
 
 /// The monitor of an object `T` owns, inflating a fast lock; null if `T`
 /// does not own it.
-static Monitor *ownedMonitorForWait(jitlock_thread &T, void *Obj) {
+static Monitor *ownedMonitorForWait(jitlock_thread &T, void *Obj,
+                                    bool &OutOfMonitors) {
   uint64_t H = loadStableHeader(Obj);
-  if (isFastLocked(H))
-    return LockStack(T).contains(Obj) ? inflateOwned(T, Obj) : nullptr;
-  return monitorOwnedBy(T, Obj, H);
+  if (!isFastLocked(H))
+    return monitorOwnedBy(T, Obj, H);
+  if (!LockStack(T).contains(Obj))
+    return nullptr;
+  Monitor *M = inflateOwned(T, Obj);
+  OutOfMonitors = !M;
+  return M;
 }
 
 int wait(jitlock_thread &T, void *Obj, bool Timed, uint64_t TimeoutNs) {
-  Monitor *M = ownedMonitorForWait(T, Obj);
+  bool OutOfMonitors = false;
+  Monitor *M = ownedMonitorForWait(T, Obj, OutOfMonitors);
+  if (OutOfMonitors)
+    return outOfMonitors(T, Obj, Caller::Api);
   if (!M)
     return misuse(JITLOCK_ENOT_OWNER, &T, Obj, "wait without owning");
   bump(T.Stats.Waits);
@@ -693,12 +771,18 @@ int wait(jitlock_thread &T, void *Obj, bool Timed, uint64_t TimeoutNs) {
   // Marked blocked throughout: from the notify on, this thread waits to
   // enter, and the deadlock finder must see it.
   markBlocked(T, M);
-  bool TimedOut = false;
+  bool TimedOut = false, Counted = false;
   while (Node.Wakeup.load(std::memory_order_acquire) == QueueNode::Sleep) {
     if (parkBlocked(T, Node.Wakeup, QueueNode::Sleep, Timed ? Deadline : 0))
       continue;
     M->QueueLock.lock();
     if (Node.Queue.load(std::memory_order_relaxed) == QueueNode::WaitSet) {
+      // Counted (A4) before it leaves the wait set, which kept M from being
+      // deflated: M stays the object's, and re-entering it needs no new
+      // monitor (none may be left, with index storage).
+      Counted = M->Contentions.fetch_add(1, std::memory_order_acq_rel) >= 0;
+      if (!Counted)
+        M->Contentions.fetch_sub(1, std::memory_order_relaxed);
       M->unlink(Node);
       TimedOut = true;
     }
@@ -710,8 +794,10 @@ int wait(jitlock_thread &T, void *Obj, bool Timed, uint64_t TimeoutNs) {
   }
   if (TimedOut) {
     markUnblocked(T);
-    // Out of the wait set, M may have become idle and been deflated.
-    M = enterInflated(T, Obj);
+    if (Counted)
+      enterCounted(T, *M);
+    else
+      M = enterInflated(T, Obj);
   } else {
     waitInEntryQueue(T, *M);
     markUnblocked(T);
@@ -791,6 +877,9 @@ uint64_t identityHash(jitlock_thread *T, void *Obj) {
   auto Header = headerOf(Obj);
   for (unsigned Round = 0;;) {
     uint64_t H = loadStableHeader(Obj);
+    // Table storage: the header keeps the hash, installed before inflation.
+    if (hasMonitor(H) && storage::isTable())
+      return hashOf(H);
     if (hasMonitor(H)) {
       runIdentityHashHook(IdentityHashStage::MonitorLoaded, Obj);
       // The unlocked header lives in the monitor while inflated. The caller
@@ -838,7 +927,7 @@ uint64_t peekHash(const void *Obj) {
   for (unsigned Round = 0;;) {
     // Not waiting out the embedder's 11: a collector may peek meanwhile.
     uint64_t H = headerOf(Obj).load(std::memory_order_acquire);
-    if (!hasMonitor(H))
+    if (!hasMonitor(H) || storage::isTable())
       return hashOf(H);
     MonitorRead Read(Obj, H);
     uint64_t D = Read.monitor().DisplacedHeader.load(std::memory_order_relaxed);

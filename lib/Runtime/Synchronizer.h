@@ -4,6 +4,7 @@
 
 #include "Config.h"
 #include "Monitor.h"
+#include "MonitorStorage.h"
 #include "ObjectHeader.h"
 #include "Thread.h"
 
@@ -38,26 +39,38 @@ uint64_t peekHash(const void *Obj);
 class MonitorRead {
 public:
   MonitorRead(const void *Obj, uint64_t H)
-      : Obj(Obj), H(H), M(*header::monitorOf(H)),
-        Gen(M.Generation.load(std::memory_order_acquire)) {}
+      : Obj(Obj), H(H), M(storage::monitorFor(Obj, H)),
+        Gen(M ? M->Generation.load(std::memory_order_acquire) : 1) {}
 
-  Monitor &monitor() const { return M; }
+  /// Whether the header's monitor was found (table storage may miss it
+  /// while an inflater or a deflater is between the header and the entry).
+  bool found() const { return M; }
+  Monitor &monitor() const { return *M; }
 
   /// Whether the fields read of M since construction were those of `Obj`'s
   /// monitor: the header still names M and M was not reused meanwhile. A
   /// reuse bumps the generation (odd) before it writes M's fields, so a
   /// field read of the next object's is followed by a generation read that
-  /// shows it.
+  /// shows it. With table storage the header does not name M alone (every
+  /// monitor of the object gives the same header), so M must also still be
+  /// the object's and undeflated.
   bool validate() const {
+    if (!M)
+      return false;
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (storage::isTable() &&
+        (M->object() != Obj ||
+         M->Contentions.load(std::memory_order_relaxed) < 0))
+      return false;
     std::atomic_thread_fence(std::memory_order_acquire);
     return Gen % 2 == 0 && headerOf(Obj).load(std::memory_order_acquire) == H &&
-           M.Generation.load(std::memory_order_relaxed) == Gen;
+           M->Generation.load(std::memory_order_relaxed) == Gen;
   }
 
 private:
   const void *Obj;
   uint64_t H;
-  Monitor &M;
+  Monitor *M;
   uint64_t Gen;
 };
 
@@ -76,10 +89,23 @@ extern std::atomic<IdentityHashHook> IdentityHashTestHook;
 /// The object's header once the embedder's 11 state has passed.
 uint64_t loadStableHeader(const void *Obj);
 
+/// What an inflation did.
+enum class Inflated {
+  Installed,    ///< the header names the new monitor
+  Raced,        ///< the header changed first; nothing was installed
+  OutOfMonitors ///< index storage's region is full (JITLOCK_ENOMEM)
+};
+
+/// The monitor that `Obj`'s header `H` (tag 10) names, for an attached
+/// caller; reloads `H` until the table has the entry (table storage). Null
+/// when `H` names no monitor, or stops naming one meanwhile.
+Monitor *monitorOfHeader(const void *Obj, uint64_t &H);
+
 /// Inflates an object that `T` holds fast-locked, or fixes the anonymous
 /// owner of one a contender inflated. All of the object's lock stack entries
 /// move into the monitor's count; with no entries (restore-locks acquired the
-/// header for `T` without pushing) the monitor holds it once.
+/// header for `T` without pushing) the monitor holds it once. Null, with
+/// nothing changed, when no monitor is left (index storage).
 Monitor *inflateOwned(jitlock_thread &T, void *Obj);
 
 /// The monitor through which `T` owns `Obj`, fixing an anonymous owner that
@@ -107,18 +133,18 @@ bool takeInstalledMonitor(jitlock_thread &T, Monitor &M, void *Obj);
 /// header.
 bool enterMonitor(jitlock_thread &T, Monitor &M, void *Obj);
 
-/// H1: installs a new monitor owned by `T` on an object whose header is the
-/// unlocked `Header`. Null, with nothing changed, when the header changed.
-Monitor *inflateUnlocked(jitlock_thread &T, void *Obj, uint64_t Header);
+/// H1: installs a new monitor `M` owned by `T` on an object whose header is
+/// the unlocked `Header`.
+Inflated inflateUnlocked(jitlock_thread &T, void *Obj, uint64_t Header,
+                         Monitor *&M);
 
 /// Acquires `Obj`, which `T` does not hold, through a monitor: entering the
 /// installed one, or inflating (H1, or anonymously when fast-locked).
 Monitor *enterInflated(jitlock_thread &T, void *Obj);
 
 /// A contender's inflation of an object another thread holds fast-locked:
-/// installs a monitor with an anonymous owner. Fails, returning false, when
-/// the header is no longer `Header`.
-bool inflateAnonymous(jitlock_thread &T, void *Obj, uint64_t Header);
+/// installs a monitor with an anonymous owner.
+Inflated inflateAnonymous(jitlock_thread &T, void *Obj, uint64_t Header);
 
 /// Gives up one of `Owner`'s holds; the last one releases the monitor or
 /// hands it to the entry queue's head.
@@ -137,6 +163,10 @@ bool holdsAnyLock(jitlock_thread &T);
 /// unless that was done already. For the deflater, and for an enterer that
 /// found M deflated through `Obj`'s header.
 void restoreHeader(Monitor &M, void *Obj);
+
+/// Runs a deflation cycle for an inflation that found the index region full,
+/// unless the caller is a handshake operation, which may not: whether it ran.
+bool deflateForSpace();
 
 /// Where a deflater calls DeflationTestHook, under the registry lock: once
 /// it has marked `M`'s owner (A1), and once its deflation has won (A3), just

@@ -86,6 +86,9 @@ struct ThreadStats {
   std::atomic<uint64_t> FastLocks{0}, RecursiveLocks{0}, MonitorEnters{0},
       Inflations{0}, ContendedEnters{0}, Parks{0}, SlowPathCalls{0}, Waits{0},
       Notifies{0};
+  /// Table storage: the runtime's own lookups that its monitor cache
+  /// answered, and those that went to the table.
+  std::atomic<uint64_t> CacheHits{0}, CacheMisses{0};
 };
 
 inline void bump(std::atomic<uint64_t> &Counter) {

@@ -26,20 +26,21 @@ TEST_F(HashTest, InstallOnUnlockedDoesNotInflate) {
   EXPECT_NE(h, 0u);
   EXPECT_LT(h, 1ull << kHashBits);
   EXPECT_EQ(jitlock_rt_peek_hash(a), h);
-  EXPECT_EQ(a->hdr(), kUnlockedHeader | hashBits(h));
+  EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader | hashBits(h)));
   EXPECT_EQ(inspect(a).state, JITLOCK_STATE_UNLOCKED);
   EXPECT_EQ(s1.inflations, s0.inflations);
   EXPECT_EQ(s1.monitors_alive, s0.monitors_alive);
   EXPECT_EQ(jitlock_rt_identity_hash(self, a), h);
   EXPECT_EQ(jitlock_rt_identity_hash(nullptr, a), h);
-  EXPECT_EQ(a->hdr(), kUnlockedHeader | hashBits(h));
+  EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader | hashBits(h)));
 
   // Locking keeps it.
   ASSERT_EQ(enter(a), JITLOCK_OK);
-  EXPECT_EQ(a->hdr(), (kUnlockedHeader & ~kLockMask) | hashBits(h));
+  EXPECT_EQ(a->hdr(),
+            withTableHash(a, (kUnlockedHeader & ~kLockMask) | hashBits(h)));
   EXPECT_EQ(jitlock_rt_peek_hash(a), h);
   ASSERT_EQ(exit(a), JITLOCK_OK);
-  EXPECT_EQ(a->hdr(), kUnlockedHeader | hashBits(h));
+  EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader | hashBits(h)));
 }
 
 TEST_F(HashTest, UnattachedThreadCanHash) {
@@ -52,7 +53,7 @@ TEST_F(HashTest, UnattachedThreadCanHash) {
   t.join();
   EXPECT_NE(h, 0u);
   EXPECT_EQ(jitlock_rt_peek_hash(a), h);
-  EXPECT_EQ(a->hdr(), kUnlockedHeader | hashBits(h));
+  EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader | hashBits(h)));
 }
 
 TEST_F(HashTest, InstallOnFastLockedByCallerStaysFast) {
@@ -65,12 +66,13 @@ TEST_F(HashTest, InstallOnFastLockedByCallerStaysFast) {
   EXPECT_EQ(stats().inflations, s0.inflations);
   EXPECT_EQ(inspect(a).state, JITLOCK_STATE_FAST) << describe(a);
   EXPECT_EQ(inspect(a).owner, self);
-  EXPECT_EQ(a->hdr(), (kUnlockedHeader & ~kLockMask) | hashBits(h));
+  EXPECT_EQ(a->hdr(),
+            withTableHash(a, (kUnlockedHeader & ~kLockMask) | hashBits(h)));
   EXPECT_EQ(lockStack(self), (std::vector<void *>{a, b}));
   EXPECT_EQ(jitlock_rt_peek_hash(a), h);
   ASSERT_EQ(exit(b), JITLOCK_OK);
   ASSERT_EQ(exit(a), JITLOCK_OK);
-  EXPECT_EQ(a->hdr(), kUnlockedHeader | hashBits(h));
+  EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader | hashBits(h)));
 }
 
 TEST_F(HashTest, InstallOnObjectFastLockedByAnotherThread) {
@@ -92,7 +94,7 @@ TEST_F(HashTest, InstallOnObjectFastLockedByAnotherThread) {
     EXPECT_EQ(jitlock_rt_monitor_exit(w.thread(), a), JITLOCK_OK);
     EXPECT_EQ(jitlock_rt_monitor_exit(w.thread(), a), JITLOCK_OK);
   });
-  EXPECT_EQ(a->hdr(), kUnlockedHeader | hashBits(h));
+  EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader | hashBits(h)));
   EXPECT_EQ(jitlock_rt_peek_hash(a), h);
 }
 
@@ -114,9 +116,9 @@ TEST_F(HashTest, SurvivesInflationAndShutdown) {
   EXPECT_EQ(jitlock_rt_peek_hash(a), h);
   ASSERT_EQ(jitlock_rt_detach(), JITLOCK_OK);
   ASSERT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
-  EXPECT_EQ(a->hdr(), kUnlockedHeader | hashBits(h));
+  EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader | hashBits(h)));
   EXPECT_EQ(jitlock_rt_peek_hash(a), h);
-  EXPECT_EQ(b->hdr(), kUnlockedHeader);
+  EXPECT_EQ(b->hdr(), withTableHash(b, kUnlockedHeader));
 }
 
 TEST_F(HashTest, InstalledWhileInflatedSurvivesShutdown) {
@@ -125,7 +127,7 @@ TEST_F(HashTest, InstalledWhileInflatedSurvivesShutdown) {
   ASSERT_EQ(enter(b), JITLOCK_OK);
   ASSERT_EQ(enter(a), JITLOCK_OK);
   ASSERT_EQ(inspect(a).state, JITLOCK_STATE_INFLATED);
-  EXPECT_EQ(jitlock_rt_peek_hash(a), 0u);
+  expectHashOfInflated(a);
   jitlock_rt_stats s0 = stats();
   uint64_t h = jitlock_rt_identity_hash(self, a);
   EXPECT_NE(h, 0u);
@@ -137,7 +139,7 @@ TEST_F(HashTest, InstalledWhileInflatedSurvivesShutdown) {
   ASSERT_EQ(exit(a), JITLOCK_OK);
   ASSERT_EQ(jitlock_rt_detach(), JITLOCK_OK);
   ASSERT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
-  EXPECT_EQ(a->hdr(), kUnlockedHeader | hashBits(h));
+  EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader | hashBits(h)));
 }
 
 TEST_F(HashTest, SurvivesContentionAndWait) {
@@ -165,8 +167,8 @@ TEST_F(HashTest, SurvivesContentionAndWait) {
   w.stop();
   ASSERT_EQ(jitlock_rt_detach(), JITLOCK_OK);
   ASSERT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
-  EXPECT_EQ(a->hdr(), kUnlockedHeader | hashBits(h));
-  EXPECT_EQ(c->hdr(), kUnlockedHeader | hashBits(hc));
+  EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader | hashBits(h)));
+  EXPECT_EQ(c->hdr(), withTableHash(c, kUnlockedHeader | hashBits(hc)));
 }
 
 TEST_F(HashTest, InstallWhileAnonymouslyInflated) {
@@ -178,7 +180,7 @@ TEST_F(HashTest, InstallWhileAnonymouslyInflated) {
     EXPECT_EQ(jitlock_rt_monitor_exit(w.thread(), a), JITLOCK_OK);
   });
   ASSERT_TRUE(waitEntryQueued(a)) << describe(a);
-  ASSERT_EQ(jitlock_rt_peek_hash(a), 0u);
+  expectHashOfInflated(a);
   uint64_t h = jitlock_rt_identity_hash(self, a);
   EXPECT_NE(h, 0u);
   EXPECT_EQ(jitlock_rt_peek_hash(a), h);
@@ -188,7 +190,7 @@ TEST_F(HashTest, InstallWhileAnonymouslyInflated) {
   w.stop();
   ASSERT_EQ(jitlock_rt_detach(), JITLOCK_OK);
   ASSERT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
-  EXPECT_EQ(a->hdr(), kUnlockedHeader | hashBits(h));
+  EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader | hashBits(h)));
 }
 
 TEST_F(HashTest, HashesAreNonZeroAndVaried) {
@@ -208,7 +210,7 @@ TEST_F(HashTest, PreinstalledHashIsKept) {
   Obj *a = newObj(kUnlockedHeader | hashBits(pre));
   EXPECT_EQ(jitlock_rt_peek_hash(a), pre);
   EXPECT_EQ(jitlock_rt_identity_hash(self, a), pre);
-  EXPECT_EQ(a->hdr(), kUnlockedHeader | hashBits(pre));
+  EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader | hashBits(pre)));
 }
 
 TEST_F(HashTest, ConcurrentInstallAgreesAndRacesWithLocking) {
@@ -242,10 +244,12 @@ TEST_F(HashTest, ConcurrentInstallAgreesAndRacesWithLocking) {
   ws.clear();
   ASSERT_EQ(jitlock_rt_detach(), JITLOCK_OK);
   ASSERT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
-  EXPECT_EQ(a->hdr(), kUnlockedHeader | hashBits(h));
+  EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader | hashBits(h)));
 }
 
 TEST_F(HashTest, DisabledHashes) {
+  if (testMonitorStorage() == JITLOCK_MONITORS_TABLE)
+    GTEST_SKIP() << "table monitor storage needs hashes";
   jitlock_rt_config cfg;
   jitlock_rt_default_config(&cfg);
   cfg.hash_bits = 0;
@@ -256,11 +260,11 @@ TEST_F(HashTest, DisabledHashes) {
   Obj *a = newObj();
   EXPECT_EQ(jitlock_rt_identity_hash(self, a), 0u);
   EXPECT_EQ(jitlock_rt_peek_hash(a), 0u);
-  EXPECT_EQ(a->hdr(), kUnlockedHeader);
+  EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader));
   ASSERT_EQ(enter(a), JITLOCK_OK);
   EXPECT_EQ(jitlock_rt_identity_hash(self, a), 0u);
   ASSERT_EQ(exit(a), JITLOCK_OK);
-  EXPECT_EQ(a->hdr(), kUnlockedHeader);
+  EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader));
 }
 
 TEST_F(HashTest, CustomHashField) {
@@ -280,10 +284,10 @@ TEST_F(HashTest, CustomHashField) {
   uint64_t h = jitlock_rt_identity_hash(self, a);
   EXPECT_NE(h, 0u);
   EXPECT_LT(h, 1ull << 24);
-  EXPECT_EQ(a->hdr(), emb | kUnlocked | (h << 32));
+  EXPECT_EQ(a->hdr(), withTableHash(a, emb | kUnlocked | (h << 32)));
   EXPECT_EQ(a->hdr() & ~field, emb | kUnlocked);
   ASSERT_EQ(enter(a), JITLOCK_OK);
-  EXPECT_EQ(a->hdr(), emb | (h << 32));
+  EXPECT_EQ(a->hdr(), withTableHash(a, emb | (h << 32)));
   ASSERT_EQ(enter(b), JITLOCK_OK);
   ASSERT_EQ(enter(a), JITLOCK_OK);
   EXPECT_EQ(jitlock_rt_peek_hash(a), h);
@@ -292,8 +296,8 @@ TEST_F(HashTest, CustomHashField) {
   ASSERT_EQ(exit(a), JITLOCK_OK);
   ASSERT_EQ(jitlock_rt_detach(), JITLOCK_OK);
   ASSERT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
-  EXPECT_EQ(a->hdr(), emb | kUnlocked | (h << 32));
-  EXPECT_EQ(b->hdr(), emb | kUnlocked);
+  EXPECT_EQ(a->hdr(), withTableHash(a, emb | kUnlocked | (h << 32)));
+  EXPECT_EQ(b->hdr(), withTableHash(b, emb | kUnlocked));
   self = jitlock_rt_attach();
 }
 

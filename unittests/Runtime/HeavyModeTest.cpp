@@ -67,7 +67,9 @@ struct InlineCode {
     if (Top == L.lock_stack_end_offset) // E2
       return slow(jitlock_rt_monitor_enter(T, O));
     if ((H & L.lock_mask) == L.monitor_value) { // E3, M1
-      char *M = reinterpret_cast<char *>(H - L.monitor_value);
+      char *M = inlineMonitor(L, T, O, H);
+      if (!M)
+        return slow(jitlock_rt_monitor_enter(T, O));
       uint64_t Expected = 0;
       if (word(M, L.monitor_owner_offset)
               .compare_exchange_strong(Expected, uint64_t(uintptr_t(T)),
@@ -116,7 +118,9 @@ struct InlineCode {
     uint64_t H = header(O).load(std::memory_order_acquire); // N1
     if ((H & L.lock_mask) != L.monitor_value)
       return slow(jitlock_rt_monitor_exit(T, O));
-    char *M = reinterpret_cast<char *>(H - L.monitor_value);
+    char *M = inlineMonitor(L, T, O, H);
+    if (!M)
+      return slow(jitlock_rt_monitor_exit(T, O));
     if (word(M, L.monitor_recursions_offset).load(std::memory_order_relaxed))
       return slow(jitlock_rt_monitor_exit(T, O)); // N2
     uint64_t Expected = uint64_t(uintptr_t(T));   // N3
@@ -149,6 +153,8 @@ protected:
     jitlock_rt_layout l;
     jitlock_rt_get_layout(&l);
     ASSERT_EQ(l.locking_mode, uint32_t(JITLOCK_LOCKING_HEAVY));
+    // The inline code reads the layout of the configuration it runs under.
+    code.L = l;
   }
 
   static uint64_t monitorHeader(const Obj *o) { return o->hdr() & ~kLockMask; }
@@ -189,7 +195,7 @@ TEST_F(HeavyModeTest, EnterOfUnlockedObjectInflates) {
   EXPECT_EQ(s1.fast_locks - s0.fast_locks, 0u);
   EXPECT_EQ(s1.monitors_alive - s0.monitors_alive, 1u);
   // The unlocked header, embedder bits included, is displaced.
-  EXPECT_EQ(jitlock_rt_peek_hash(a), 0u);
+  expectHashOfInflated(a);
 
   ASSERT_EQ(exit(a), JITLOCK_OK);
   expectIdleMonitor(a);
@@ -204,7 +210,7 @@ TEST_F(HeavyModeTest, EnterOfUnlockedObjectInflates) {
   ASSERT_EQ(exit(a), JITLOCK_OK);
 
   EXPECT_EQ(jitlock_rt_deflate_idle(), 1u);
-  EXPECT_EQ(a->hdr(), kUnlockedHeader);
+  EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader));
   EXPECT_EQ(stats().monitors_alive, s0.monitors_alive);
   EXPECT_EQ(log.count(), 0u);
 }
@@ -259,7 +265,7 @@ TEST_F(HeavyModeTest, UnstructuredExitsAndDeepNesting) {
     expectIdleMonitor(o);
   EXPECT_EQ(jitlock_rt_deflate_idle(), objs.size() + 2);
   for (Obj *o : objs)
-    EXPECT_EQ(o->hdr(), kUnlockedHeader);
+    EXPECT_EQ(o->hdr(), withTableHash(o, kUnlockedHeader));
 }
 
 TEST_F(HeavyModeTest, ContendedEnterBlocksAndHandsOver) {
@@ -322,7 +328,7 @@ TEST_F(HeavyModeTest, WaitNotifyAndTimedWait) {
   ASSERT_EQ(exit(a), JITLOCK_OK);
   ASSERT_EQ(exit(a), JITLOCK_OK);
   EXPECT_EQ(jitlock_rt_deflate_idle(), 1u);
-  EXPECT_EQ(a->hdr(), kUnlockedHeader);
+  EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader));
 }
 
 TEST_F(HeavyModeTest, MisuseCodesChangeNothing) {
@@ -332,7 +338,7 @@ TEST_F(HeavyModeTest, MisuseCodesChangeNothing) {
   EXPECT_EQ(jitlock_rt_wait(self, a), JITLOCK_ENOT_OWNER);
   EXPECT_EQ(jitlock_rt_notify(self, a), JITLOCK_ENOT_OWNER);
   EXPECT_EQ(jitlock_rt_notify_all(self, a), JITLOCK_ENOT_OWNER);
-  EXPECT_EQ(a->hdr(), kUnlockedHeader);
+  EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader));
   EXPECT_EQ(stats().monitors_alive, 0u);
   EXPECT_EQ(log.count(), 4u);
   EXPECT_EQ(log.last().status, JITLOCK_ENOT_OWNER);
@@ -350,7 +356,7 @@ TEST_F(HeavyModeTest, MisuseCodesChangeNothing) {
   // Null objects and a foreign thread pointer.
   EXPECT_EQ(enter(nullptr), JITLOCK_ENULL);
   EXPECT_EQ(jitlock_rt_monitor_enter(w.thread(), a), JITLOCK_ENOT_ATTACHED);
-  EXPECT_EQ(a->hdr(), kUnlockedHeader);
+  EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader));
 
   // Detaching while holding a monitor is refused and keeps the hold.
   w.call([&] {
@@ -383,8 +389,9 @@ TEST_F(HeavyModeTest, HashSurvivesInflationAndDeflation) {
   ASSERT_EQ(exit(b), JITLOCK_OK);
 
   EXPECT_EQ(jitlock_rt_deflate_idle(), 2u);
-  EXPECT_EQ(a->hdr(), hashed);
-  EXPECT_EQ(b->hdr(), kUnlockedHeader | ((hb << kHashShift) & kHashMask));
+  EXPECT_EQ(a->hdr(), withTableHash(a, hashed));
+  EXPECT_EQ(b->hdr(), withTableHash(b, kUnlockedHeader |
+                                           ((hb << kHashShift) & kHashMask)));
   EXPECT_EQ(jitlock_rt_identity_hash(self, a), ha);
   EXPECT_EQ(jitlock_rt_identity_hash(self, b), hb);
 
@@ -429,7 +436,7 @@ TEST_F(HeavyModeTest, RestoreLocksInflatesElidedLocks) {
   ASSERT_EQ(exit(c), JITLOCK_OK);
   EXPECT_EQ(jitlock_rt_deflate_idle(), 3u);
   for (Obj *o : {a, b, c})
-    EXPECT_EQ(o->hdr(), kUnlockedHeader);
+    EXPECT_EQ(o->hdr(), withTableHash(o, kUnlockedHeader));
 }
 
 TEST_F(HeavyModeTest, RestoreLocksKeepsInlineFastLocks) {
@@ -447,7 +454,7 @@ TEST_F(HeavyModeTest, RestoreLocksKeepsInlineFastLocks) {
   EXPECT_EQ(code.exit(self, y), InlineCode::MonitorRelease);
   EXPECT_EQ(code.exit(self, x), InlineCode::FastRecursiveExit);
   EXPECT_EQ(code.exit(self, x), InlineCode::FastUnlock);
-  EXPECT_EQ(x->hdr(), kUnlockedHeader);
+  EXPECT_EQ(x->hdr(), withTableHash(x, kUnlockedHeader));
 }
 
 TEST_F(HeavyModeTest, RestoreOnBehalfRollsBackWhenBusy) {
@@ -473,8 +480,8 @@ TEST_F(HeavyModeTest, RestoreOnBehalfRollsBackWhenBusy) {
     EXPECT_EQ(jitlock_rt_monitor_exit(w.thread(), a), JITLOCK_OK);
   });
   EXPECT_EQ(jitlock_rt_deflate_idle(), 2u);
-  EXPECT_EQ(a->hdr(), kUnlockedHeader);
-  EXPECT_EQ(busy->hdr(), kUnlockedHeader);
+  EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader));
+  EXPECT_EQ(busy->hdr(), withTableHash(busy, kUnlockedHeader));
 }
 
 //===-- Mixed: inline code lowered for lightweight mode -------------------===//
@@ -483,7 +490,7 @@ TEST_F(HeavyModeTest, InlineFastLocksMixWithHeavyRuntime) {
   Obj *a = newObj(), *b = newObj(), *c = newObj();
   jitlock_rt_stats s0 = stats();
   ASSERT_EQ(code.enter(self, a), InlineCode::FastLock);
-  EXPECT_EQ(a->hdr(), kFastHeader);
+  EXPECT_EQ(a->hdr(), withTableHash(a, kFastHeader));
   // Adjacent re-entry through the runtime stays a fast lock.
   ASSERT_EQ(enter(a), JITLOCK_OK);
   EXPECT_EQ(lockStack(self), (std::vector<void *>{a, a}));
@@ -507,14 +514,14 @@ TEST_F(HeavyModeTest, InlineFastLocksMixWithHeavyRuntime) {
   EXPECT_EQ(code.exit(self, a), InlineCode::Runtime); // N2: recursions
   expectOwned(a, self, 2);
   ASSERT_EQ(exit(b), JITLOCK_OK);
-  EXPECT_EQ(b->hdr(), kUnlockedHeader);
+  EXPECT_EQ(b->hdr(), withTableHash(b, kUnlockedHeader));
   EXPECT_EQ(code.exit(self, a), InlineCode::Runtime);
   EXPECT_EQ(code.exit(self, a), InlineCode::MonitorRelease);
   EXPECT_FALSE(jitlock_rt_holds_lock(self, a));
   EXPECT_TRUE(lockStack(self).empty());
   EXPECT_EQ(jitlock_rt_deflate_idle(), 2u);
   for (Obj *o : {a, b, c})
-    EXPECT_EQ(o->hdr(), kUnlockedHeader);
+    EXPECT_EQ(o->hdr(), withTableHash(o, kUnlockedHeader));
 }
 
 TEST_F(HeavyModeTest, InlineMonitorPathsOnHeavyMonitor) {
@@ -552,7 +559,7 @@ TEST_F(HeavyModeTest, InlineMonitorPathsOnHeavyMonitor) {
   EXPECT_EQ(jitlock_rt_deflate_idle(), 3u);
   EXPECT_EQ(stats().monitors_alive, 0u);
   for (Obj *o : objs)
-    EXPECT_EQ(o->hdr(), kUnlockedHeader);
+    EXPECT_EQ(o->hdr(), withTableHash(o, kUnlockedHeader));
 }
 
 TEST_F(HeavyModeTest, RuntimeContendsForInlineFastLock) {
@@ -579,7 +586,7 @@ TEST_F(HeavyModeTest, RuntimeContendsForInlineFastLock) {
   EXPECT_TRUE(in.load());
   expectIdleMonitor(a);
   EXPECT_EQ(jitlock_rt_deflate_idle(), 1u);
-  EXPECT_EQ(a->hdr(), kUnlockedHeader);
+  EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader));
 }
 
 // Eight threads lock shared objects (in index order) and fresh private ones,

@@ -60,7 +60,7 @@ TEST_F(MisuseTest, ExitOfUnlockedObject) {
   size_t n0 = log.count();
   EXPECT_EQ(exit(a), JITLOCK_ENOT_OWNER);
   expectReported(n0, JITLOCK_ENOT_OWNER, a, self);
-  EXPECT_EQ(a->hdr(), kUnlockedHeader);
+  EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader));
   EXPECT_TRUE(lockStack(self).empty());
 }
 
@@ -71,7 +71,7 @@ TEST_F(MisuseTest, ExitOfObjectNotOnTheStackWhileOthersAre) {
   size_t n0 = log.count();
   EXPECT_EQ(exit(a), JITLOCK_ENOT_OWNER);
   expectReported(n0, JITLOCK_ENOT_OWNER, a, self);
-  EXPECT_EQ(a->hdr(), kUnlockedHeader);
+  EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader));
   EXPECT_TRUE(snap(b, self) == sb);
   ASSERT_EQ(exit(b), JITLOCK_OK);
 }
@@ -90,7 +90,7 @@ TEST_F(MisuseTest, ExitOfObjectFastLockedByAnotherThread) {
   EXPECT_EQ(jitlock_rt_owner_of(a), w.thread());
   w.call(
       [&] { EXPECT_EQ(jitlock_rt_monitor_exit(w.thread(), a), JITLOCK_OK); });
-  EXPECT_EQ(a->hdr(), kUnlockedHeader);
+  EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader));
 }
 
 TEST_F(MisuseTest, ExitOfMonitorOwnedByAnotherThread) {
@@ -151,7 +151,7 @@ TEST_F(MisuseTest, WaitAndNotifyWithoutOwning) {
   expectReported(n0 + 2, JITLOCK_ENOT_OWNER, a, self);
   EXPECT_EQ(jitlock_rt_notify_all(self, a), JITLOCK_ENOT_OWNER);
   expectReported(n0 + 3, JITLOCK_ENOT_OWNER, a, self);
-  EXPECT_EQ(a->hdr(), kUnlockedHeader);
+  EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader));
   EXPECT_EQ(inspect(a).state, JITLOCK_STATE_UNLOCKED)
       << "misuse must not inflate";
 }
@@ -200,7 +200,7 @@ TEST_F(MisuseTest, DetachWhileHoldingFastLock) {
   EXPECT_EQ(inspect(a).owner, self);
   EXPECT_EQ(inspect(a).state, JITLOCK_STATE_FAST);
   ASSERT_EQ(exit(a), JITLOCK_OK);
-  EXPECT_EQ(a->hdr(), kUnlockedHeader);
+  EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader));
 }
 
 TEST_F(MisuseTest, DetachWhileHoldingMonitor) {
@@ -365,8 +365,8 @@ TEST_F(MisuseTest, ThreadExitingAttachedHasItsLocksReleased) {
     EXPECT_EQ(jitlock_rt_owner_of(o), nullptr) << describe(o);
     EXPECT_EQ(inspect(o).holds, 0u) << describe(o);
   }
-  EXPECT_EQ(f->hdr(), kUnlockedHeader);
-  EXPECT_EQ(x->hdr(), kUnlockedHeader);
+  EXPECT_EQ(f->hdr(), withTableHash(f, kUnlockedHeader));
+  EXPECT_EQ(x->hdr(), withTableHash(x, kUnlockedHeader));
   // Everything is usable by others.
   for (Obj *o : {f, m, x})
     ASSERT_EQ(enter(o), JITLOCK_OK);
@@ -386,7 +386,7 @@ TEST_F(MisuseTest, OperationWithAnotherThreadsPointer) {
   EXPECT_EQ(jitlock_rt_monitor_exit(w.thread(), a), JITLOCK_ENOT_ATTACHED);
   EXPECT_EQ(jitlock_rt_wait_timed(w.thread(), a, 0), JITLOCK_ENOT_ATTACHED);
   EXPECT_EQ(jitlock_rt_notify(w.thread(), a), JITLOCK_ENOT_ATTACHED);
-  EXPECT_EQ(a->hdr(), kUnlockedHeader);
+  EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader));
   EXPECT_TRUE(lockStack(w.thread()).empty());
   EXPECT_TRUE(lockStack(self).empty());
   // From a thread that is not attached at all.
@@ -394,7 +394,7 @@ TEST_F(MisuseTest, OperationWithAnotherThreadsPointer) {
   std::thread t([&] { rc = jitlock_rt_monitor_enter(nullptr, a); });
   t.join();
   EXPECT_EQ(rc, JITLOCK_ENOT_ATTACHED);
-  EXPECT_EQ(a->hdr(), kUnlockedHeader);
+  EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader));
 }
 
 TEST_F(MisuseTest, RestoreLocksBadArguments) {
@@ -403,7 +403,7 @@ TEST_F(MisuseTest, RestoreLocksBadArguments) {
   EXPECT_EQ(jitlock_rt_restore_locks(self, e, 1, 0x80), JITLOCK_EINVAL);
   EXPECT_EQ(jitlock_rt_restore_locks(self, nullptr, 1, 0), JITLOCK_EINVAL);
   EXPECT_EQ(jitlock_rt_restore_locks(nullptr, e, 1, 0), JITLOCK_ENOT_ATTACHED);
-  EXPECT_EQ(a->hdr(), kUnlockedHeader);
+  EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader));
   EXPECT_TRUE(lockStack(self).empty());
 }
 
@@ -433,7 +433,7 @@ TEST_F(MisuseTest, NonOwnerOnAnonymouslyInflatedObject) {
   EXPECT_EQ(i.anonymous_owner, 1u) << describe(a);
   EXPECT_EQ(i.owner, self);
   EXPECT_EQ(i.holds, 1u);
-  EXPECT_EQ(a->hdr(), hdr);
+  EXPECT_EQ(a->hdr(), withTableHash(a, hdr));
   EXPECT_FALSE(contender.finished());
   EXPECT_EQ(lockStack(self), std::vector<void *>{a});
   ASSERT_EQ(exit(a), JITLOCK_OK);
@@ -479,7 +479,7 @@ TEST_F(MisuseTest, DyingThreadHandsContendedLockOver) {
   EXPECT_GE(log.count(), n0 + 1);
   EXPECT_EQ(jitlock_rt_owner_of(a), nullptr);
   EXPECT_EQ(jitlock_rt_owner_of(b), nullptr);
-  EXPECT_EQ(b->hdr(), kUnlockedHeader);
+  EXPECT_EQ(b->hdr(), withTableHash(b, kUnlockedHeader));
 }
 
 TEST_F(MisuseTest, NoHandlerStillReturnsCodes) {

@@ -33,7 +33,7 @@ protected:
     ASSERT_EQ(jitlock_rt_detach(), JITLOCK_OK);
     ASSERT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
     for (Obj *o : objs)
-      EXPECT_EQ(o->hdr(), kUnlockedHeader) << (void *)o;
+      EXPECT_EQ(o->hdr(), withTableHash(o, kUnlockedHeader)) << (void *)o;
     self = jitlock_rt_attach();
   }
 };
@@ -59,11 +59,11 @@ TEST_F(RestoreTest, IntoEmptyStack) {
   EXPECT_EQ(inspect(a).state, JITLOCK_STATE_FAST);
   EXPECT_EQ(inspect(a).holds, 2u);
   EXPECT_EQ(inspect(b).state, JITLOCK_STATE_FAST);
-  EXPECT_EQ(a->hdr(), kUnlockedHeader & ~kLockMask);
+  EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader & ~kLockMask));
   EXPECT_EQ(stats().inflations, s0.inflations);
   exitAll({b, a, a});
-  EXPECT_EQ(a->hdr(), kUnlockedHeader);
-  EXPECT_EQ(b->hdr(), kUnlockedHeader);
+  EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader));
+  EXPECT_EQ(b->hdr(), withTableHash(b, kUnlockedHeader));
 }
 
 TEST_F(RestoreTest, HeldThenElidedAppends) {
@@ -298,7 +298,7 @@ TEST_F(RestoreTest, OnBehalfOfStoppedThread) {
     EXPECT_TRUE(lockStack(t).empty());
   });
   for (Obj *o : {x, a, b})
-    EXPECT_EQ(o->hdr(), kUnlockedHeader);
+    EXPECT_EQ(o->hdr(), withTableHash(o, kUnlockedHeader));
 }
 
 TEST_F(RestoreTest, OnBehalfBusyChangesNothing) {
@@ -331,14 +331,15 @@ TEST_F(RestoreTest, OnBehalfBusyChangesNothing) {
     EXPECT_EQ(lockStack(t2.thread()), (Stack{x, y}));
     EXPECT_EQ(lockStack(t3.thread()), Stack{e});
     EXPECT_EQ(jitlock_rt_owner_of(a), nullptr);
-    EXPECT_EQ(a->hdr(), kUnlockedHeader) << "A was not released again";
-    EXPECT_EQ(busy->hdr(), busyHdr);
+    EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader))
+        << "A was not released again";
+    EXPECT_EQ(busy->hdr(), withTableHash(busy, busyHdr));
     jitlock_lock_info after = inspect(busy);
     EXPECT_EQ(after.owner, before.owner);
     EXPECT_EQ(after.holds, before.holds);
     EXPECT_EQ(after.state, before.state);
-    EXPECT_EQ(x->hdr(), kUnlockedHeader & ~kLockMask);
-    EXPECT_EQ(y->hdr(), kUnlockedHeader & ~kLockMask);
+    EXPECT_EQ(x->hdr(), withTableHash(x, kUnlockedHeader & ~kLockMask));
+    EXPECT_EQ(y->hdr(), withTableHash(y, kUnlockedHeader & ~kLockMask));
   }
   // Busy because the caller itself owns it.
   Obj *mine = newObj();
@@ -346,7 +347,7 @@ TEST_F(RestoreTest, OnBehalfBusyChangesNothing) {
   EXPECT_EQ(restore({E(a), E(mine)}, 0, t2.thread()), JITLOCK_EBUSY);
   EXPECT_EQ(lockStack(t2.thread()), (Stack{x, y}));
   EXPECT_EQ(lockStack(self), Stack{mine});
-  EXPECT_EQ(a->hdr(), kUnlockedHeader);
+  EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader));
   ASSERT_EQ(exit(mine), JITLOCK_OK);
 
   t3.call([&] {
@@ -375,7 +376,7 @@ TEST_F(RestoreTest, OnBehalfBusyAfterWouldBeInflationChangesNothing) {
   EXPECT_EQ(lockStack(t2.thread()), (Stack{x, y}));
   EXPECT_EQ(inspect(x).state, JITLOCK_STATE_FAST) << describe(x);
   EXPECT_EQ(inspect(x).holds, 1u);
-  EXPECT_EQ(x->hdr(), kUnlockedHeader & ~kLockMask);
+  EXPECT_EQ(x->hdr(), withTableHash(x, kUnlockedHeader & ~kLockMask));
   EXPECT_EQ(inspect(e).owner, t3.thread());
   t3.call(
       [&] { EXPECT_EQ(jitlock_rt_monitor_exit(t3.thread(), e), JITLOCK_OK); });
@@ -579,9 +580,9 @@ TEST_F(RestoreTest, MismatchedHeldEntriesAreRejected) {
   ASSERT_EQ(enter(x), JITLOCK_OK);
   auto unchanged = [&] {
     EXPECT_EQ(lockStack(self), Stack{x});
-    EXPECT_EQ(a->hdr(), kUnlockedHeader);
-    EXPECT_EQ(b->hdr(), kUnlockedHeader);
-    EXPECT_EQ(x->hdr(), kUnlockedHeader & ~kLockMask);
+    EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader));
+    EXPECT_EQ(b->hdr(), withTableHash(b, kUnlockedHeader));
+    EXPECT_EQ(x->hdr(), withTableHash(x, kUnlockedHeader & ~kLockMask));
   };
   // A is not held at all.
   EXPECT_EQ(restore({H(a)}), JITLOCK_EINVAL);
@@ -619,7 +620,7 @@ TEST_F(RestoreTest, NullObjectIsRejected) {
   int rc = jitlock_rt_restore_locks(self, list, 2, 0);
   EXPECT_TRUE(rc == JITLOCK_ENULL || rc == JITLOCK_EINVAL) << st(rc);
   EXPECT_EQ(lockStack(self), Stack{x});
-  EXPECT_EQ(a->hdr(), kUnlockedHeader);
+  EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader));
   exitAll({x});
 }
 
@@ -631,13 +632,13 @@ TEST_F(RestoreTest, RestoreKeepsEmbedderAndHashBits) {
   ASSERT_EQ(restore({E(b), E(a)}), JITLOCK_OK); // A inflates
   EXPECT_EQ(lockStack(self), (Stack{x, b}));
   EXPECT_EQ(jitlock_rt_peek_hash(a), h);
-  EXPECT_EQ(b->hdr(), kUnlockedHeader & ~kLockMask);
+  EXPECT_EQ(b->hdr(), withTableHash(b, kUnlockedHeader & ~kLockMask));
   exitAll({a, b, x, a});
   ASSERT_EQ(jitlock_rt_detach(), JITLOCK_OK);
   ASSERT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
-  EXPECT_EQ(a->hdr(), kUnlockedHeader | (h << kHashShift));
-  EXPECT_EQ(b->hdr(), kUnlockedHeader);
-  EXPECT_EQ(x->hdr(), kUnlockedHeader);
+  EXPECT_EQ(a->hdr(), withTableHash(a, kUnlockedHeader | (h << kHashShift)));
+  EXPECT_EQ(b->hdr(), withTableHash(b, kUnlockedHeader));
+  EXPECT_EQ(x->hdr(), withTableHash(x, kUnlockedHeader));
   self = jitlock_rt_attach();
 }
 

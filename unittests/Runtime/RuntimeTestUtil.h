@@ -22,6 +22,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdlib>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -461,6 +462,100 @@ inline void runDetachedPairUnderContention(void *obj, MisuseLog &log,
   }
 }
 
+//===-- Monitor storage --------------------------------------------------===//
+
+// The monitor storage the suites run under, from JITLOCK_TEST_MONITORS
+// (pointer, the default, index or table): CTest runs the monitor suites
+// once per storage.
+inline uint32_t testMonitorStorage() {
+  const char *s = std::getenv("JITLOCK_TEST_MONITORS");
+  if (!s || !*s || std::string(s) == "pointer")
+    return JITLOCK_MONITORS_POINTER;
+  if (std::string(s) == "index")
+    return JITLOCK_MONITORS_INDEX;
+  if (std::string(s) == "table")
+    return JITLOCK_MONITORS_TABLE;
+  ADD_FAILURE() << "JITLOCK_TEST_MONITORS=" << s
+                << " is not pointer, index or table";
+  return JITLOCK_MONITORS_POINTER;
+}
+
+// The defaults, with the monitor storage under test.
+inline void testDefaultConfig(jitlock_rt_config *cfg) {
+  jitlock_rt_default_config(cfg);
+  cfg->monitor_storage = testMonitorStorage();
+}
+
+// `expected`, a header `o` should have, as the storage under test makes it:
+// table storage installs an identity hash in every object it inflates, and
+// the header keeps it (peek_hash reads 0 for an object never hashed).
+inline uint64_t withTableHash(const void *o, uint64_t expected) {
+  if (testMonitorStorage() != JITLOCK_MONITORS_TABLE || (expected & kHashMask))
+    return expected;
+  return expected | (jitlock_rt_peek_hash(o) << kHashShift);
+}
+
+// The hash an object that was inflated and never hashed shows: none, but
+// under table storage, which hashes every object before it inflates it.
+inline void expectHashOfInflated(const void *o) {
+  if (testMonitorStorage() == JITLOCK_MONITORS_TABLE)
+    EXPECT_NE(jitlock_rt_peek_hash(o), 0u) << "table storage hashes first";
+  else
+    EXPECT_EQ(jitlock_rt_peek_hash(o), 0u);
+}
+
+// The monitor that inline code finds from `obj`'s header `h` (tag 10) on
+// thread `t`, by the layout's rules for its monitor storage: null on a
+// table cache miss, where inline code calls the runtime.
+inline char *inlineMonitor(const jitlock_rt_layout &l, const jitlock_thread *t,
+                           const void *obj, uint64_t h) {
+  const char *thread = reinterpret_cast<const char *>(t);
+  switch (l.monitor_storage) {
+  case JITLOCK_MONITORS_INDEX: {
+    uintptr_t base = __atomic_load_n(
+        reinterpret_cast<const uintptr_t *>(thread + l.monitor_base_offset),
+        __ATOMIC_RELAXED);
+    return reinterpret_cast<char *>(base + (h >> l.monitor_index_shift) *
+                                               l.monitor_stride);
+  }
+  case JITLOCK_MONITORS_TABLE:
+    for (uint32_t i = 0; i < l.monitor_cache_probes; ++i) {
+      auto *entry = reinterpret_cast<void *const *>(
+          thread + l.monitor_cache_offset + 16 * i);
+      if (__atomic_load_n(&entry[0], __ATOMIC_RELAXED) == obj)
+        return static_cast<char *>(
+            __atomic_load_n(&entry[1], __ATOMIC_RELAXED));
+    }
+    return nullptr;
+  default:
+    return reinterpret_cast<char *>(h - l.monitor_value);
+  }
+}
+
+// For tests without the fixture: configures the storage under test (no
+// thread attached), and the defaults again at the end of the scope.
+class StorageScope {
+public:
+  StorageScope() {
+    jitlock_rt_config cfg;
+    testDefaultConfig(&cfg);
+    ok_ = jitlock_rt_configure(&cfg) == JITLOCK_OK;
+  }
+  ~StorageScope() {
+    EXPECT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
+    jitlock_rt_config cfg;
+    jitlock_rt_default_config(&cfg);
+    EXPECT_EQ(jitlock_rt_configure(&cfg), JITLOCK_OK);
+  }
+  StorageScope(const StorageScope &) = delete;
+  StorageScope &operator=(const StorageScope &) = delete;
+  bool configured() const { return ok_; }
+  uint32_t storage() const { return testMonitorStorage(); }
+
+private:
+  bool ok_;
+};
+
 //===-- Fixture ----------------------------------------------------------===//
 
 // Each test starts with the default configuration and the main thread
@@ -472,7 +567,7 @@ protected:
     ASSERT_EQ(jitlock_rt_current(), nullptr)
         << "a previous test left the main thread attached";
     jitlock_rt_config cfg;
-    jitlock_rt_default_config(&cfg);
+    testDefaultConfig(&cfg);
     ASSERT_EQ(jitlock_rt_configure(&cfg), JITLOCK_OK);
     self = jitlock_rt_attach();
     ASSERT_NE(self, nullptr);
@@ -498,8 +593,12 @@ protected:
     return &arena_.emplace_back(header);
   }
 
-  // Detaches, applies `cfg`, attaches again.
-  void reconfigure(const jitlock_rt_config &cfg) {
+  // Detaches, applies `cfg`, attaches again. A config that asks for the
+  // default (pointer) monitor storage gets the storage under test.
+  void reconfigure(const jitlock_rt_config &given) {
+    jitlock_rt_config cfg = given;
+    if (cfg.monitor_storage == JITLOCK_MONITORS_POINTER)
+      cfg.monitor_storage = testMonitorStorage();
     ASSERT_EQ(jitlock_rt_detach(), JITLOCK_OK);
     ASSERT_EQ(jitlock_rt_configure(&cfg), JITLOCK_OK);
     self = jitlock_rt_attach();

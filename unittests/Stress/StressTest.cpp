@@ -65,7 +65,9 @@
 // Environment: JITLOCK_STRESS_SEED (default: from the clock),
 // JITLOCK_STRESS_OPS (total runtime calls over all threads, default 10^6),
 // JITLOCK_STRESS_THREADS (default 8), JITLOCK_STRESS_WATCHDOG_S (default 60),
-// JITLOCK_STRESS_LOCKING (lightweight, the default, or heavy).
+// JITLOCK_STRESS_LOCKING (lightweight, the default, or heavy),
+// JITLOCK_STRESS_MONITORS (the monitor storage: pointer, the default, index
+// or table).
 // The seed is printed first ("jitlock stress seed=..."); each thread's random
 // choices derive from it alone. Interleavings, and so which waits block, are
 // up to the scheduler.
@@ -163,6 +165,27 @@ uint32_t lockingModeFromEnv() {
                "lightweight nor heavy\n",
                S);
   std::exit(2);
+}
+
+/// JITLOCK_STRESS_MONITORS: the monitor storage both tests configure.
+uint32_t monitorStorageFromEnv() {
+  const char *S = std::getenv("JITLOCK_STRESS_MONITORS");
+  if (!S || !*S || std::strcmp(S, "pointer") == 0)
+    return JITLOCK_MONITORS_POINTER;
+  if (std::strcmp(S, "index") == 0)
+    return JITLOCK_MONITORS_INDEX;
+  if (std::strcmp(S, "table") == 0)
+    return JITLOCK_MONITORS_TABLE;
+  std::fprintf(stderr,
+               "jitlock stress: JITLOCK_STRESS_MONITORS=%s is not pointer, "
+               "index or table\n",
+               S);
+  std::exit(2);
+}
+
+const char *storageName(uint32_t Storage) {
+  static const char *const Names[] = {"pointer", "index", "table"};
+  return Storage < 3 ? Names[Storage] : "?";
 }
 
 const char *modeName(uint32_t Mode) {
@@ -1564,9 +1587,10 @@ TEST(JitlockStress, RandomOpsOverSharedObjects) {
   S.MinSafepoints = envU64("JITLOCK_STRESS_SAFEPOINTS", kDefaultMinSafepoints);
   const uint32_t Mode = lockingModeFromEnv();
   std::printf("jitlock stress seed=%llu threads=%u ops=%llu slots=%d mode=%s "
-              "safepoints>=%llu\n",
+              "monitors=%s safepoints>=%llu\n",
               (unsigned long long)S.Seed, S.NumThreads,
               (unsigned long long)S.TotalOps, kObjects, modeName(Mode),
+              storageName(monitorStorageFromEnv()),
               (unsigned long long)S.MinSafepoints);
   std::fflush(stdout);
   ASSERT_GE(S.NumThreads, 1u);
@@ -1580,6 +1604,7 @@ TEST(JitlockStress, RandomOpsOverSharedObjects) {
   Cfg.misuse_handler = misuseHandler;
   Cfg.misuse_ctx = &S;
   Cfg.locking_mode = Mode;
+  Cfg.monitor_storage = monitorStorageFromEnv();
   ASSERT_EQ(jitlock_rt_configure(&Cfg), JITLOCK_OK);
 
   jitlock_rt_get_layout(&S.Layout);
@@ -1801,7 +1826,9 @@ TEST(JitlockStress, RandomOpsOverSharedObjects) {
     uint64_t H = __atomic_load_n(&Ob.Header, __ATOMIC_ACQUIRE);
     EXPECT_EQ(H & ~HashMask, Ob.InitialHeader)
         << std::hex << "header " << H << ", initially " << Ob.InitialHeader;
-    EXPECT_EQ(jitlock_rt_peek_hash(Ob.ptr()), Ob.Hash.load());
+    // Table storage hashes every object it inflates, asked or not.
+    if (Ob.Hash.load() || Cfg.monitor_storage != JITLOCK_MONITORS_TABLE)
+      EXPECT_EQ(jitlock_rt_peek_hash(Ob.ptr()), Ob.Hash.load());
   }
 
   jitlock_rt_default_config(&Cfg);
@@ -2038,15 +2065,17 @@ TEST(JitlockStress, DeflationRounds) {
   uint64_t OpsPerRound =
       std::max<uint64_t>(1, TotalOps / std::max(1u, NumThreads) / kRounds);
   std::printf("jitlock stress (deflation rounds) seed=%llu threads=%u "
-              "rounds=%u calls/round/thread=%llu mode=%s\n",
+              "rounds=%u calls/round/thread=%llu mode=%s monitors=%s\n",
               (unsigned long long)R.Seed, NumThreads, kRounds,
-              (unsigned long long)OpsPerRound, modeName(Mode));
+              (unsigned long long)OpsPerRound, modeName(Mode),
+              storageName(monitorStorageFromEnv()));
   std::fflush(stdout);
   ASSERT_GE(NumThreads, 1u);
 
   jitlock_rt_config Cfg;
   jitlock_rt_default_config(&Cfg);
   Cfg.locking_mode = Mode;
+  Cfg.monitor_storage = monitorStorageFromEnv();
   ASSERT_EQ(jitlock_rt_configure(&Cfg), JITLOCK_OK);
   jitlock_rt_layout L{};
   jitlock_rt_get_layout(&L);
