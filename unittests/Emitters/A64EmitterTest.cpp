@@ -368,12 +368,16 @@ TEST_P(RuntimePaths, DetachedThreadEnterOfAFreeMonitorIsRefused) {
   // tests that (E2) before the header, so it never takes a free monitor
   // (M1) inline, and the runtime refuses it. The misuse handler needs a
   // configure, which needs every thread detached.
+  // The header offset and the monitor storage stay those of the run
+  // (--header-offset, --monitors).
   const int32_t HeaderOffset = runtimeLayout().header_offset;
+  const uint32_t Storage = runtimeLayout().monitor_storage;
   auto Configure = [&](jitlock_test::MisuseLog *Log) {
     ASSERT_EQ(jitlock_rt_detach(), JITLOCK_OK);
     jitlock_rt_config Cfg;
     jitlock_rt_default_config(&Cfg);
     Cfg.header_offset = HeaderOffset;
+    Cfg.monitor_storage = Storage;
     if (Log) {
       Cfg.misuse_handler = jitlock_test::MisuseLog::handler;
       Cfg.misuse_ctx = Log;

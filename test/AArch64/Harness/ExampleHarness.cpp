@@ -195,8 +195,13 @@ int main(int argc, char **argv) {
         Failures.fetch_add(1);
       }
     });
+  // The main thread waits native: a handshake (the deflation thread's, A6)
+  // must not wait for an attached thread that runs no code meanwhile.
+  jitlock_thread *Main = jitlock_rt_current();
+  jitlock_rt_enter_native(Main);
   for (std::thread &T : Threads)
     T.join();
+  jitlock_rt_leave_native(Main);
   if (DeflationThread) {
     if (int St = jitlock_rt_stop_deflation(); St != JITLOCK_OK) {
       fprintf(stderr, "harness: jitlock_rt_stop_deflation: %s\n",
