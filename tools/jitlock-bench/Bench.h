@@ -158,7 +158,8 @@ extern Object Objs[2];
 /// pointer storage).
 void setupLightweight(const benchmark::State &);
 /// Configures the runtime for locking mode `Mode` and monitor storage
-/// `Storage` unless it is already; detaches the calling thread first.
+/// `Storage` unless it is already; detaches the calling thread first, and
+/// shuts the runtime down first when the storage changes.
 int setRuntimeConfig(uint32_t Mode, uint32_t Storage);
 /// "pointer", "index", "table".
 const char *storageName(uint32_t Storage);

@@ -32,6 +32,11 @@ int setRuntimeConfig(uint32_t Mode, uint32_t Storage) {
   if (L.locking_mode == Mode && L.monitor_storage == Storage)
     return JITLOCK_OK;
   jitlock_rt_detach();
+  // The storage changes only while no monitor is in memory: shutdown frees
+  // them all (every object a run inflated has its header back).
+  if (L.monitor_storage != Storage)
+    if (int RC = jitlock_rt_shutdown())
+      return RC;
   jitlock_rt_config Cfg = BaseConfig;
   Cfg.locking_mode = Mode;
   Cfg.monitor_storage = Storage;
