@@ -672,6 +672,37 @@ TEST_P(X64EmitterStorageTest, SampleAssignmentsEveryPath) {
   }
 }
 
+TEST_P(X64EmitterStorageTest, DetachedThreadIsRefused) {
+  // As X64EmitterThreadTest.DetachedThreadEnterOfAFreeMonitorIsRefused,
+  // under this storage. A thread that is not attached has no index base
+  // (0) and an empty monitor cache: its exit of the inflated object reaches
+  // N2 and must go to the runtime, which refuses it, instead of reading
+  // near address 0.
+  MisuseLog Log;
+  jitlock_rt_config Cfg;
+  jitlock_rt_default_config(&Cfg);
+  Cfg.monitor_storage = uint32_t(GetParam());
+  Cfg.misuse_handler = MisuseLog::handler;
+  Cfg.misuse_ctx = &Log;
+  reconfigure(Cfg);
+  for (const Assignment &As : sampleAssignments()) {
+    ProbeOptions O;
+    O.Level = hostVecLevel();
+    SCOPED_TRACE(describe(As, O));
+    Probe P(As, O);
+    ASSERT_TRUE(P.built());
+    expectDetachedEnterRefused(
+        object(), Log, [&](jitlock_thread *T, void *Obj) { P.enter(T, Obj); },
+        [&](jitlock_thread *T, void *Obj) { P.exit(T, Obj); });
+    if (HasFailure())
+      break;
+  }
+  // The storage stays: it changes only with no monitor in memory.
+  Cfg.misuse_handler = nullptr;
+  Cfg.misuse_ctx = nullptr;
+  reconfigure(Cfg);
+}
+
 INSTANTIATE_TEST_SUITE_P(Storage, X64EmitterStorageTest,
                          ::testing::Values(jitlock::MonitorStorage::Index,
                                            jitlock::MonitorStorage::Table),
