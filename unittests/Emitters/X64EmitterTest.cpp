@@ -204,6 +204,38 @@ protected:
   void expectStack(std::vector<void *> Expect, const char *Step) {
     EXPECT_EQ(lockStack(self), Expect) << Step;
   }
+  /// expectDetachedEnterRefused for each of `All` (alternating the slow-path
+  /// mode), with the runtime configured for `Storage` and a misuse log,
+  /// then without the log (the storage stays: it changes only with no
+  /// monitor in memory).
+  void expectDetachedRefused(uint32_t Storage,
+                             const std::vector<Assignment> &All) {
+    MisuseLog Log;
+    jitlock_rt_config Cfg;
+    jitlock_rt_default_config(&Cfg);
+    Cfg.monitor_storage = Storage;
+    Cfg.misuse_handler = MisuseLog::handler;
+    Cfg.misuse_ctx = &Log;
+    reconfigure(Cfg);
+    for (size_t I = 0; I < All.size(); ++I) {
+      ProbeOptions O;
+      O.Mode = I % 2 ? SlowPathMode::Labels : SlowPathMode::OutOfLine;
+      O.Level = hostVecLevel();
+      SCOPED_TRACE(describe(All[I], O));
+      Probe P(All[I], O);
+      ASSERT_TRUE(P.built());
+      expectDetachedEnterRefused(
+          object(), Log, [&](jitlock_thread *T, void *Obj) { P.enter(T, Obj); },
+          [&](jitlock_thread *T, void *Obj) { P.exit(T, Obj); });
+      EXPECT_EQ(P.misalignedCalls(), 0u);
+      if (HasFailure())
+        break;
+    }
+    Cfg.misuse_handler = nullptr;
+    Cfg.misuse_ctx = nullptr;
+    reconfigure(Cfg);
+  }
+
   /// Every path a single thread can take, with the state checked after each
   /// step and the slow-path calls counted (so inline paths stay inline).
   void runPaths(Probe &P);
@@ -678,29 +710,7 @@ TEST_P(X64EmitterStorageTest, DetachedThreadIsRefused) {
   // (0) and an empty monitor cache: its exit of the inflated object reaches
   // N2 and must go to the runtime, which refuses it, instead of reading
   // near address 0.
-  MisuseLog Log;
-  jitlock_rt_config Cfg;
-  jitlock_rt_default_config(&Cfg);
-  Cfg.monitor_storage = uint32_t(GetParam());
-  Cfg.misuse_handler = MisuseLog::handler;
-  Cfg.misuse_ctx = &Log;
-  reconfigure(Cfg);
-  for (const Assignment &As : sampleAssignments()) {
-    ProbeOptions O;
-    O.Level = hostVecLevel();
-    SCOPED_TRACE(describe(As, O));
-    Probe P(As, O);
-    ASSERT_TRUE(P.built());
-    expectDetachedEnterRefused(
-        object(), Log, [&](jitlock_thread *T, void *Obj) { P.enter(T, Obj); },
-        [&](jitlock_thread *T, void *Obj) { P.exit(T, Obj); });
-    if (HasFailure())
-      break;
-  }
-  // The storage stays: it changes only with no monitor in memory.
-  Cfg.misuse_handler = nullptr;
-  Cfg.misuse_ctx = nullptr;
-  reconfigure(Cfg);
+  expectDetachedRefused(uint32_t(GetParam()), sampleAssignments());
 }
 
 INSTANTIATE_TEST_SUITE_P(Storage, X64EmitterStorageTest,
@@ -1202,29 +1212,8 @@ TEST_F(X64EmitterThreadTest, DetachedThreadEnterOfAFreeMonitorIsRefused) {
   // A thread that is not attached has a full lock stack: its emitted enter
   // tests that (E2) before the header, so it never takes a free monitor
   // (M1) inline, and the runtime refuses it.
-  MisuseLog Log;
-  jitlock_rt_config Cfg;
-  jitlock_rt_default_config(&Cfg);
-  Cfg.misuse_handler = MisuseLog::handler;
-  Cfg.misuse_ctx = &Log;
-  reconfigure(Cfg);
-  std::vector<Assignment> All = sampleAssignmentsOfBothForms();
-  for (size_t I = 0; I < All.size(); ++I) {
-    ProbeOptions O;
-    O.Mode = I % 2 ? SlowPathMode::Labels : SlowPathMode::OutOfLine;
-    O.Level = hostVecLevel();
-    SCOPED_TRACE(describe(All[I], O));
-    Probe P(All[I], O);
-    ASSERT_TRUE(P.built());
-    expectDetachedEnterRefused(
-        object(), Log, [&](jitlock_thread *T, void *Obj) { P.enter(T, Obj); },
-        [&](jitlock_thread *T, void *Obj) { P.exit(T, Obj); });
-    EXPECT_EQ(P.misalignedCalls(), 0u);
-    if (HasFailure())
-      break;
-  }
-  jitlock_rt_default_config(&Cfg);
-  reconfigure(Cfg);
+  expectDetachedRefused(JITLOCK_MONITORS_POINTER,
+                        sampleAssignmentsOfBothForms());
 }
 
 TEST_F(X64EmitterThreadTest, ContendedMutualExclusion) {
