@@ -20,6 +20,9 @@ otherwise it checks JSON that jitlock-bench wrote. It checks that
     p99 latencies otherwise, with the median no larger than the p99;
   * deopt/restore/N has a finite positive ns_per_deopt, no monitor alive at
     the end, and no inflation while the N monitors fit the lock stack.
+  * philosophers/<storage> has pairs_per_s and peak_rss_mib finite and > 0,
+    and no monitor alive after the run; inflated-index/* and
+    inflated-table/* are checked as the other shapes.
 
 Exit status 0 when all hold, 1 otherwise.
 """
@@ -37,6 +40,9 @@ SHAPE_PATHS = {
     "recursive": ["llvm", "asmjit", "runtime", "heavy"],
     "serial": ["llvm", "asmjit", "runtime", "heavy"],
     "inflated": ["llvm", "asmjit", "runtime"],
+    # The inflated monitor under index and table monitor storage.
+    "inflated-index": ["llvm", "asmjit", "runtime"],
+    "inflated-table": ["llvm", "asmjit", "runtime"],
     "churn": ["llvm", "asmjit", "runtime", "heavy", "pthread", "alloc"],
     "contended2": ["llvm", "asmjit", "runtime", "heavy", "pthread"],
     "elided": ["llvm", "llvm-noelide"],
@@ -69,6 +75,13 @@ SAFEPOINT_COUNTERS.update(DEFLATION_COUNTERS)
 # while the lock stack holds every monitor.
 DEOPT_MONITORS = [1, 4, 9]
 DEOPT = [f"deopt/restore/{n}" for n in DEOPT_MONITORS]
+# Many monitors under each storage, with the deflation thread on:
+# philosophers/<storage>; every monitor deflated after the run.
+PHILOSOPHERS_COUNTERS = {
+    f"philosophers/{storage}": ["pairs_per_s", "peak_rss_mib"]
+    for storage in ("pointer", "index", "table")
+}
+SAFEPOINT_COUNTERS.update(PHILOSOPHERS_COUNTERS)
 EXPECTED = LOCKING + list(SAFEPOINT_COUNTERS) + DEOPT
 
 
@@ -123,7 +136,8 @@ def check(doc):
             if run.get("error_occurred"):
                 problems.append(f"{name}: error: {run.get('error_message')}")
                 continue
-            if name in DEFLATION_COUNTERS and run.get("monitors_alive") != 0:
+            if ((name in DEFLATION_COUNTERS or name in PHILOSOPHERS_COUNTERS)
+                    and run.get("monitors_alive") != 0):
                 problems.append(f"{name}: {run.get('monitors_alive')!r} "
                                 "monitors alive after the run")
             if name in SAFEPOINT_COUNTERS:

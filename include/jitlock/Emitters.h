@@ -8,7 +8,12 @@
 // so code from both tiers can lock the same object at the same time.
 //
 // Every offset comes from jitlock_rt_get_layout(); nothing here or in the
-// emitters restates the layout.
+// emitters restates the layout. So does the monitor storage: the layout's
+// monitor_storage (pointer, index or table, jitlock/MonitorStorage.h)
+// decides how M1 and N2 find an inflated object's monitor, with no extra
+// register; a layout without that storage's fields is refused like any
+// other bad layout (kErrorInvalidArgument, nothing emitted). See
+// docs/emitters.md, "Monitor storage".
 //
 // The caller's contract:
 //   - Obj and Thread hold the object and the current jitlock_thread; both
@@ -43,6 +48,7 @@
 #ifndef JITLOCK_EMITTERS_H
 #define JITLOCK_EMITTERS_H
 
+#include "jitlock/MonitorStorage.h"
 #include "jitlock/StackBang.h"
 #include "jitlock/jitlock_rt.h"
 

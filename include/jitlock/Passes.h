@@ -30,6 +30,7 @@
 #ifndef JITLOCK_PASSES_H
 #define JITLOCK_PASSES_H
 
+#include "jitlock/MonitorStorage.h"
 #include "jitlock/StackBang.h"
 #include "jitlock/jitlock_rt.h"
 
@@ -110,6 +111,10 @@ struct LoweringConfig {
   /// The functions jitlock-elide takes for allocators of fresh objects,
   /// besides those with allockind("alloc") or a noalias return.
   std::optional<std::vector<std::string>> Allocators;
+  /// How the monitor paths find a monitor; default from the runtime layout's
+  /// monitor_storage. The code runs only on a runtime configured for the
+  /// same storage (it is in the layout stamp).
+  std::optional<MonitorStorage> Monitors;
 
   /// The configuration of a JIT that links the runtime: TLS mode with this
   /// process's offset, and the runtime's layout.
@@ -117,7 +122,7 @@ struct LoweringConfig {
 
   /// Parses `jitlock-lower` pipeline parameters, e.g.
   /// "thread=tls;tls-offset=-320;capacity=8;header-offset=0;inline;
-  /// bang=watermark;locking=lightweight;polls=explicit".
+  /// bang=watermark;locking=lightweight;polls=explicit;monitors=pointer".
   static llvm::Expected<LoweringConfig> parse(llvm::StringRef Params);
   /// Parses `jitlock-elide` pipeline parameters: empty, or
   /// "allocators=name1;name2" (the rest of the text is the list).
@@ -132,7 +137,9 @@ struct ResolvedConfig {
   BangMode Bang;
   LockingMode Locking;
   PollMode Polls;
-  jitlock_rt_layout Layout; ///< header_offset and capacity included
+  MonitorStorage Monitors;
+  /// header_offset and capacity included; monitor_storage is Monitors.
+  jitlock_rt_layout Layout;
 };
 
 /// Merges `Explicit` (pass parameters or the C++ struct), the module's
@@ -271,16 +278,18 @@ inline constexpr const char *PollsPlacedAttr = "jitlock-polls-placed";
 bool mayPoll(const llvm::Instruction &I);
 
 /// "watermark", "always", "none"; "lightweight", "heavy"; "none",
-/// "explicit", "auto".
+/// "explicit", "auto"; "pointer", "index", "table".
 llvm::StringRef bangModeName(BangMode M);
 llvm::StringRef lockingModeName(LockingMode M);
 llvm::StringRef pollModeName(PollMode M);
+llvm::StringRef monitorStorageName(MonitorStorage S);
 
 /// A printable summary of every layout value compiled into lowered code:
 /// the header and lock-stack fields, the monitor fields, the stack-bang
 /// watermark offset, page size and shadow page count, and the poll word's
-/// offset and armed bit. The locking mode is
-/// not one: code lowered for either mode runs correctly on both.
+/// offset and armed bit, and the monitor storage with the fields it uses.
+/// The locking mode is not one: code lowered for either mode runs correctly
+/// on both.
 std::string layoutFingerprint(const jitlock_rt_layout &L);
 
 } // namespace jitlock

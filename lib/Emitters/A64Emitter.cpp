@@ -46,6 +46,7 @@
 #include <asmjit/core.h>
 
 #include <cstdint>
+#include <optional>
 
 namespace jitlock::emit::a64 {
 namespace {
@@ -84,9 +85,10 @@ uint32_t bitIndex(uint64_t V) { return uint32_t(__builtin_ctzll(V)); }
 /// The layout shape the emitted instructions assume (see the file comment).
 bool supportedLayout(const jitlock_rt_layout &L) {
   uint64_t Mask = L.lock_mask;
-  return L.abi_version == JITLOCK_RT_ABI_VERSION &&
-         isSingleBit(L.unlocked_value) && isSingleBit(L.monitor_value) &&
-         L.unlocked_value != L.monitor_value &&
+  std::optional<MonitorStorage> Storage = monitorStorageOf(L.monitor_storage);
+  return L.abi_version == JITLOCK_RT_ABI_VERSION && Storage &&
+         !monitorStorageProblem(L, *Storage) && isSingleBit(L.unlocked_value) &&
+         isSingleBit(L.monitor_value) && L.unlocked_value != L.monitor_value &&
          Mask == (L.unlocked_value | L.monitor_value) &&
          isSingleBit(Mask + (Mask & (~Mask + 1))) && L.locked_value == 0 &&
          L.lock_stack_sentinel_offset + 8 == L.lock_stack_base_offset;
@@ -129,10 +131,11 @@ public:
         UnlockedBit(bitIndex(L.unlocked_value)),
         MonitorBit(bitIndex(L.monitor_value)), HeaderOff(L.header_offset),
         TopOff(L.lock_stack_top_offset),
-        // A monitor's fields, from the tagged header (monitor | 0b10).
-        OwnerOff(int64_t(L.monitor_owner_offset) - int64_t(L.monitor_value)),
-        RecursionsOff(int64_t(L.monitor_recursions_offset) -
-                      int64_t(L.monitor_value)) {}
+        // A monitor's fields, from the register findMonitor leaves naming
+        // it: the tagged header (monitor | 0b10) with pointer storage, the
+        // monitor's address otherwise.
+        OwnerOff(int64_t(L.monitor_owner_offset) - monitorBias(L)),
+        RecursionsOff(int64_t(L.monitor_recursions_offset) - monitorBias(L)) {}
 
   /// `SlowFollows`: the code after the sequence's last block is Slow (the
   /// out-of-line glue), so that block may fall through to it.
@@ -140,7 +143,13 @@ public:
   void exit(Label Slow, Label Done, bool SlowFollows);
 
 private:
+  static int64_t monitorBias(const jitlock_rt_layout &L) {
+    return L.monitor_storage == JITLOCK_MONITORS_POINTER
+               ? int64_t(L.monitor_value)
+               : 0;
+  }
   void stlxr(const Gp &Status, const Gp &Value, const Gp &Addr);
+  void findMonitor(Label Slow, bool ForExit);
 
   const jitlock_rt_layout &L;
   Gp Obj, Thread, H, T, V;
@@ -268,6 +277,50 @@ void Emitter::stlxr(const Gp &Status, const Gp &Value, const Gp &Addr) {
              A64::ptr(Addr)));
 }
 
+/// The first step of M1 and N2: H holds a header whose tag is exactly 10;
+/// afterwards it names the object's monitor (see OwnerOff). Pointer storage:
+/// nothing to do. Index: m = base + (h >> shift) * stride, the base loaded
+/// from the thread. Table: unrolled probes of the thread's monitor cache, the
+/// first entry whose object is Obj giving m; a miss branches to Slow. T and
+/// V are free at both call sites and are clobbered.
+///
+/// `ForExit`: a thread that is not attached has no index base (0); E2 keeps
+/// it out of M1, but its exit reaches N2, so the exit leaves a 0 base to the
+/// runtime, which refuses the exit.
+void Emitter::findMonitor(Label Slow, bool ForExit) {
+  switch (L.monitor_storage) {
+  case JITLOCK_MONITORS_INDEX:
+    ok(A.lsr(H, H, L.monitor_index_shift));
+    load(T, Thread, L.monitor_base_offset, T);
+    if (ForExit)
+      ok(A.cbz(T, Slow));
+    movImm(V, L.monitor_stride);
+    ok(A.madd(H, H, V, T));
+    return;
+  case JITLOCK_MONITORS_TABLE: {
+    // Each probe: the entry's object is obj? Then m is the word after it.
+    Label Found = A.newLabel();
+    for (uint32_t I = 0; I != L.monitor_cache_probes; ++I) {
+      const bool Last = I + 1 == L.monitor_cache_probes;
+      const int64_t Entry = int64_t(L.monitor_cache_offset) + 16 * int64_t(I);
+      Label Next = Last ? Slow : A.newLabel();
+      load(T, Thread, Entry, T);
+      ok(A.cmp(T, Obj));
+      ok(A.b_ne(Next));
+      load(H, Thread, Entry + 8, H);
+      if (!Last) {
+        ok(A.b(Found));
+        ok(A.bind(Next));
+      }
+    }
+    ok(A.bind(Found));
+    return;
+  }
+  default:
+    return;
+  }
+}
+
 void Emitter::enter(Label Slow, Label Done, bool SlowFollows) {
   Label Inflated = A.newLabel(), Push = A.newLabel();
   Label CasFail = A.newLabel(), MonitorFail = A.newLabel();
@@ -331,8 +384,11 @@ void Emitter::enter(Label Slow, Label Done, bool SlowFollows) {
   //     check without a CAS, which would take the owner's cache line. 0:
   //     CAS m.owner 0 -> thread, acquire. The relaxed header load orders
   //     the monitor's fields by address dependency.
+  //     With index or table storage m is found first (findMonitor), and H
+  //     names it from then on.
   Label Owned = A.newLabel();
   ok(A.tbnz(H, UnlockedBit, Slow));
+  findMonitor(Slow, /*ForExit=*/false);
   addImm(T, H, OwnerOff, T); //                T = &m.owner
   ok(A.ldr(V, A64::ptr(T)));
   ok(A.cbnz(V, Owned)); //                     owned: M2's check
@@ -446,7 +502,9 @@ void Emitter::exit(Label Slow, Label Done, bool SlowFollows) {
   load(H, Obj, HeaderOff, H);
   ok(A.tbz(H, MonitorBit, Slow));
   ok(A.tbnz(H, UnlockedBit, Slow));
-  // N2  m = h - 10; m.recursions != 0: one less, above.
+  // N2  m = h - 10 (or by index, or from the cache: findMonitor);
+  //     m.recursions != 0: one less, above.
+  findMonitor(Slow, /*ForExit=*/true);
   load(V, H, RecursionsOff, V);
   ok(A.cbnz(V, Recursive));
   // N3  CAS m.owner thread -> 0, release. Fails on the queued bit, an

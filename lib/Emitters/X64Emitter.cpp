@@ -59,6 +59,7 @@
 #include <atomic>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
@@ -188,13 +189,32 @@ bool validOperands(const BaseEmitter &A, const MonitorOperands &Ops) {
   return Ops.Scratch0.id() == x86::Gp::kIdAx;
 }
 
+/// The monitor storage's values, checked to fit the encodings: the index's
+/// stride is an imul immediate, the base slot and every probed cache word a
+/// displacement from Thread.
+bool validStorage(const jitlock_rt_layout &L) {
+  std::optional<MonitorStorage> S = monitorStorageOf(L.monitor_storage);
+  if (!S || monitorStorageProblem(L, *S))
+    return false;
+  switch (*S) {
+  case MonitorStorage::Pointer:
+    return true;
+  case MonitorStorage::Index:
+    return L.monitor_stride <= INT32_MAX && L.monitor_base_offset <= INT32_MAX;
+  case MonitorStorage::Table:
+    return fitsInt32(int64_t(L.monitor_cache_offset) +
+                     16 * int64_t(L.monitor_cache_probes));
+  }
+  return false;
+}
+
 /// The layout values this file compiles in, checked to fit the encodings.
 bool validLayout(const jitlock_rt_layout &L) {
   auto FitsImm = [](uint64_t V) { return fitsInt32(int64_t(V)); };
-  return L.abi_version == JITLOCK_RT_ABI_VERSION && FitsImm(L.lock_mask) &&
-         FitsImm(~L.lock_mask) && FitsImm(L.unlocked_value) &&
-         FitsImm(L.locked_value) && FitsImm(L.monitor_value) &&
-         L.lock_stack_top_offset <= INT32_MAX &&
+  return L.abi_version == JITLOCK_RT_ABI_VERSION && validStorage(L) &&
+         FitsImm(L.lock_mask) && FitsImm(~L.lock_mask) &&
+         FitsImm(L.unlocked_value) && FitsImm(L.locked_value) &&
+         FitsImm(L.monitor_value) && L.lock_stack_top_offset <= INT32_MAX &&
          L.lock_stack_end_offset <= INT32_MAX &&
          fitsInt32(int64_t(L.monitor_owner_offset) -
                    int64_t(L.monitor_value)) &&
@@ -318,11 +338,66 @@ void detail::setVectorSaveForTesting(int Mode) {
   VectorSaveOverride.store(Mode, std::memory_order_relaxed);
 }
 
-/// A monitor field's displacement from a header word that points at the
-/// monitor (the header is the monitor's address plus the monitor bits).
+/// A monitor field's displacement from the register that names the monitor
+/// once emitFindMonitor has run: with pointer storage the header itself
+/// (the monitor's address plus the monitor bits), otherwise the monitor's
+/// address.
 static int32_t monitorFieldOffset(const jitlock_rt_layout &L,
                                   uint32_t FieldOffset) {
-  return int32_t(int64_t(FieldOffset) - int64_t(L.monitor_value));
+  int64_t Bias = L.monitor_storage == JITLOCK_MONITORS_POINTER
+                     ? int64_t(L.monitor_value)
+                     : 0;
+  return int32_t(int64_t(FieldOffset) - Bias);
+}
+
+/// The first step of M1 and N2: H holds a header whose tag is exactly 10;
+/// afterwards it names the object's monitor (see monitorFieldOffset). Pointer
+/// storage: nothing to do. Index: m = base + (h >> shift) * stride, the base
+/// from the thread. Table: unrolled probes of the thread's monitor cache, the
+/// first entry whose object is Obj giving m; a miss jumps to Slow. Only H,
+/// rax (for the exit) and the flags are written.
+///
+/// `ForExit`: a thread that is not attached has no index base (0); E2 keeps
+/// it out of M1, but its exit reaches N2, so the exit tests the base and
+/// leaves a 0 to the runtime, which refuses the exit.
+static void emitFindMonitor(x86::Assembler &A, const jitlock_rt_layout &L,
+                            const MonitorOperands &Ops, const x86::Gp &H,
+                            const Label &Slow, bool ForExit, ErrorSink &E) {
+  switch (L.monitor_storage) {
+  case JITLOCK_MONITORS_INDEX: {
+    const x86::Mem Base =
+        x86::qword_ptr(Ops.Thread, int32_t(L.monitor_base_offset));
+    if (ForExit) {
+      E(A.mov(x86::rax, Base));
+      E(A.test(x86::rax, x86::rax));
+      E(A.jz(Slow));
+    }
+    E(A.shr(H, int32_t(L.monitor_index_shift)));
+    E(A.imul(H, H, int32_t(L.monitor_stride)));
+    E(ForExit ? A.add(H, x86::rax) : A.add(H, Base));
+    return;
+  }
+  case JITLOCK_MONITORS_TABLE: {
+    // Each probe: the entry's object is obj? Then m is the word after it.
+    Label Found = A.newLabel();
+    for (uint32_t I = 0; I != L.monitor_cache_probes; ++I) {
+      const bool Last = I + 1 == L.monitor_cache_probes;
+      const int32_t Entry = int32_t(L.monitor_cache_offset + 16 * I);
+      Label Next = Last ? Slow : A.newLabel();
+      E(A.cmp(x86::qword_ptr(Ops.Thread, Entry), Ops.Obj));
+      E(A.jne(Next));
+      E(A.mov(H, x86::qword_ptr(Ops.Thread, Entry + 8)));
+      if (!Last) {
+        E(A.jmp(Found));
+        E(A.bind(Next));
+      }
+    }
+    E(A.bind(Found));
+    return;
+  }
+  default:
+    return;
+  }
 }
 
 Error emitMonitorEnter(x86::Assembler &A, const jitlock_rt_layout &L,
@@ -388,8 +463,9 @@ Error emitMonitorEnter(x86::Assembler &A, const jitlock_rt_layout &L,
   }
 
   // M1: exactly 10 (11 is the embedder's: the runtime waits it out). The
-  // monitor is h - 10. Test, then CAS: load its owner (a plain mov); only
-  // when it is 0, CAS it 0 -> thread, acquire (rax is already the 0). A
+  // monitor is h - 10, or found by index or in the cache (emitFindMonitor;
+  // H names it from then on). Test, then CAS: load its owner (a plain mov);
+  // only when it is 0, CAS it 0 -> thread, acquire (rax is already the 0). A
   // nonzero owner skips the CAS, which would take the owner's cache line.
   Label Owned = A.newLabel();
   E(A.bind(Inflated));
@@ -397,6 +473,7 @@ Error emitMonitorEnter(x86::Assembler &A, const jitlock_rt_layout &L,
   E(A.and_(x86::eax, int32_t(L.lock_mask)));
   E(A.cmp(x86::eax, int32_t(L.monitor_value)));
   E(A.jne(Slow));
+  emitFindMonitor(A, L, Ops, H, Slow, /*ForExit=*/false, E);
   E(A.mov(x86::rax, x86::qword_ptr(H, MonOwner)));
   E(A.test(x86::rax, x86::rax));
   E(A.jnz(Owned));
@@ -484,7 +561,9 @@ Error emitMonitorExit(x86::Assembler &A, const jitlock_rt_layout &L,
   E(A.and_(x86::eax, int32_t(L.lock_mask)));
   E(A.cmp(x86::eax, int32_t(L.monitor_value)));
   E(A.jne(Slow));
-  // N2: the monitor (h - 10) has recursions: one less, above.
+  // N2: the monitor (h - 10, or found by index or in the cache) has
+  // recursions: one less, above.
+  emitFindMonitor(A, L, Ops, H, Slow, /*ForExit=*/true, E);
   E(A.cmp(x86::qword_ptr(H, MonRecursions), 0));
   E(A.jne(Recursive));
   // N3: CAS owner thread -> 0, release. Fails on the queued bit, an

@@ -115,6 +115,28 @@ StringRef pollModeName(PollMode M) {
   llvm_unreachable("unknown poll mode");
 }
 
+static std::optional<MonitorStorage> parseMonitorStorage(StringRef S) {
+  if (S == "pointer")
+    return MonitorStorage::Pointer;
+  if (S == "index")
+    return MonitorStorage::Index;
+  if (S == "table")
+    return MonitorStorage::Table;
+  return std::nullopt;
+}
+
+StringRef monitorStorageName(MonitorStorage S) {
+  switch (S) {
+  case MonitorStorage::Pointer:
+    return "pointer";
+  case MonitorStorage::Index:
+    return "index";
+  case MonitorStorage::Table:
+    return "table";
+  }
+  llvm_unreachable("unknown monitor storage");
+}
+
 LoweringConfig LoweringConfig::forThisProcess() {
   jitlock_rt_layout L;
   jitlock_rt_get_layout(&L);
@@ -173,11 +195,16 @@ Expected<LoweringConfig> LoweringConfig::parse(StringRef Params) {
       if (!C.Polls)
         return configError("polls must be none, explicit or auto, got '" +
                            Value + "'");
+    } else if (Key == "monitors") {
+      C.Monitors = parseMonitorStorage(Value);
+      if (!C.Monitors)
+        return configError("monitors must be pointer, index or table, got '" +
+                           Value + "'");
     } else {
       return configError("unknown jitlock-lower parameter '" + Key +
                          "' (expected thread, tls-offset, header-offset, "
-                         "capacity, inline, no-inline, bang, locking or "
-                         "polls)");
+                         "capacity, inline, no-inline, bang, locking, polls "
+                         "or monitors)");
     }
   }
   return C;
@@ -337,6 +364,36 @@ Expected<ResolvedConfig> resolveConfig(const Module &M,
   if (!Polls)
     return Polls.takeError();
   R.Polls = Polls->value_or(PollMode::Explicit);
+
+  // The monitor storage: the runtime's unless asked otherwise. The layout
+  // carries every storage's fields, so code for another one can be lowered
+  // (and is stamped as such); a runtime without that storage leaves them 0.
+  auto MonitorsFlag =
+      modeFlag<MonitorStorage>(M, "monitors", parseMonitorStorage,
+                               "\"pointer\", \"index\" or \"table\"");
+  if (!MonitorsFlag)
+    return MonitorsFlag.takeError();
+  auto Monitors = pickOne<MonitorStorage>(
+      "monitors", Explicit.Monitors, *MonitorsFlag,
+      [](MonitorStorage S) { return monitorStorageName(S).str(); });
+  if (!Monitors)
+    return Monitors.takeError();
+  if (*Monitors) {
+    R.Monitors = **Monitors;
+  } else if (auto FromLayout = monitorStorageOf(R.Layout.monitor_storage)) {
+    R.Monitors = *FromLayout;
+  } else {
+    return configError(formatv("the runtime layout's monitor_storage {0} is "
+                               "unknown to this lowering",
+                               R.Layout.monitor_storage));
+  }
+  if (const char *Field = monitorStorageProblem(R.Layout, R.Monitors))
+    return configError(
+        formatv("monitors={0} needs the runtime layout's {1}, which is 0 or "
+                "out of range: this runtime does not provide {0} monitor "
+                "storage",
+                monitorStorageName(R.Monitors), Field));
+  R.Layout.monitor_storage = uint32_t(R.Monitors);
   return R;
 }
 

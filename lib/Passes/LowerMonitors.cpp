@@ -11,6 +11,20 @@
 // M1, anything else to the runtime. The exit is the same in both modes,
 // since it handles every state.
 //
+// The monitor storage (monitors=pointer|index|table, jitlock_rt_layout's
+// monitor_storage) changes only the first step of M1 and N2, how the
+// monitor m is found from a header whose tag is 10:
+//   pointer  m = h - 10; its fields are reached as h + (offset - 10).
+//   index    m = base + (h >> shift) * stride, base loaded from the thread.
+//   table    unrolled probes of the thread's monitor cache: the first entry
+//            whose object is obj gives m; a miss calls the runtime, which
+//            fills the cache.
+// Either way the monitor's fields stay ordered after the header load that
+// named m (the address dependency of M1's comment): index computes m from
+// h, and a table hit depends on the tag test of h and on the thread's own
+// cache, which only the thread (or a handshake run for it, which
+// synchronizes with it) writes.
+//
 // The current thread is requested with a call to jitlock.thread(), which
 // jitlock-lower-thread then materializes once per function.
 //
@@ -45,9 +59,9 @@ class MonitorLowering {
 public:
   MonitorLowering(Module &M, const ResolvedConfig &C)
       : M(M), Ctx(M.getContext()), L(C.Layout),
-        Heavy(C.Locking == LockingMode::Heavy), I8(Type::getInt8Ty(Ctx)),
-        I32(Type::getInt32Ty(Ctx)), I64(Type::getInt64Ty(Ctx)),
-        Ptr(PointerType::getUnqual(Ctx)) {
+        Heavy(C.Locking == LockingMode::Heavy), Storage(C.Monitors),
+        I8(Type::getInt8Ty(Ctx)), I32(Type::getInt32Ty(Ctx)),
+        I64(Type::getInt64Ty(Ctx)), Ptr(PointerType::getUnqual(Ctx)) {
     MDBuilder MDB(Ctx);
     Likely = MDB.createLikelyBranchWeights();
     Unlikely = MDB.createUnlikelyBranchWeights();
@@ -121,10 +135,28 @@ private:
       return Base;
     return byteAddr(B, Base, B.getInt64(Offset), Name);
   }
-  /// An address inside the monitor that header `H` (bits 10) points to.
-  Value *monitorField(IRBuilder<> &B, Value *H, uint32_t Offset,
+  /// The monitor a header with tag 10 names: with pointer storage the
+  /// header itself (Tagged: the fields are at h + offset - 10), otherwise
+  /// the monitor's address.
+  struct MonitorRef {
+    Value *Tagged = nullptr;
+    Value *Address = nullptr;
+  };
+  /// The first step of M1 and N2: finds the monitor of `Obj`, whose header
+  /// `H` has tag 10 (see the file comment). Leaves `B` where the monitor is
+  /// known; a table miss branches to `Slow`. `Step` names the blocks.
+  /// `ForExit`: a thread that is not attached reaches N2 (its lock stack
+  /// stops only the enter, at E2), and has no index base.
+  MonitorRef findMonitor(IRBuilder<> &B, Value *H, Value *Obj, Value *Thread,
+                         BasicBlock *Slow, BasicBlock *Before,
+                         const Twine &Step, bool ForExit);
+  /// An address inside the monitor `Mon`.
+  Value *monitorField(IRBuilder<> &B, const MonitorRef &Mon, uint32_t Offset,
                       const Twine &Name) {
-    Value *Monitor = B.CreateIntToPtr(H, Ptr, "jitlock.monitor.tagged");
+    if (!Mon.Tagged)
+      return byteAddr(B, Mon.Address, int64_t(Offset), Name);
+    Value *Monitor =
+        B.CreateIntToPtr(Mon.Tagged, Ptr, "jitlock.monitor.tagged");
     return byteAddr(B, Monitor, int64_t(Offset) - int64_t(L.monitor_value),
                     Name);
   }
@@ -164,6 +196,7 @@ private:
   const jitlock_rt_layout &L;
   /// Heavy locking: enters take no fast lock, and exits expect a monitor.
   bool Heavy;
+  MonitorStorage Storage;
   Type *I8, *I32, *I64;
   PointerType *Ptr;
   MDNode *Likely, *Unlikely;
@@ -223,9 +256,12 @@ void MonitorLowering::lowerEnter(CallBase &CB) {
   BasicBlock *CasMonitor = newBlock(F, "jitlock.enter.monitor.cas", Owned);
   branch(B, IsMonitor, TakeMonitor, Slow, Likely);
   B.SetInsertPoint(TakeMonitor);
+  MonitorRef Mon =
+      findMonitor(B, H, Obj, Thread, Slow, CasMonitor, "jitlock.enter.monitor",
+                  /*ForExit=*/false);
   Value *Self = B.CreatePtrToInt(Thread, I64, "jitlock.self");
   Value *OwnerAddr =
-      monitorField(B, H, L.monitor_owner_offset, "jitlock.owner.addr");
+      monitorField(B, Mon, L.monitor_owner_offset, "jitlock.owner.addr");
   Value *Owner = loadRelaxed(B, I64, OwnerAddr, "jitlock.owner");
   branch(B, B.CreateICmpEQ(Owner, B.getInt64(0), "jitlock.owner.is.free"),
          CasMonitor, Owned, Likely);
@@ -242,7 +278,7 @@ void MonitorLowering::lowerEnter(CallBase &CB) {
   Value *Mine = B.CreateICmpEQ(Owner, Self, "jitlock.owner.is.self");
   branch(B, Mine, Recursive, Slow, Likely);
   B.SetInsertPoint(Recursive);
-  Value *RecAddr = monitorField(B, H, L.monitor_recursions_offset,
+  Value *RecAddr = monitorField(B, Mon, L.monitor_recursions_offset,
                                 "jitlock.recursions.addr");
   Value *Rec = loadRelaxed(B, I64, RecAddr, "jitlock.recursions");
   storeRelaxed(B, B.CreateAdd(Rec, B.getInt64(1)), RecAddr);
@@ -374,12 +410,15 @@ void MonitorLowering::lowerExit(CallBase &CB) {
   // N2: with no recursion, N3; with some, if this thread is the owner, one
   // recursion less, inline: only the owner writes the count.
   B.SetInsertPoint(CheckRec);
-  Value *RecAddr = monitorField(B, IH, L.monitor_recursions_offset,
+  MonitorRef Mon =
+      findMonitor(B, IH, Obj, Thread, Slow, RecOwner, "jitlock.exit.monitor",
+                  /*ForExit=*/true);
+  Value *RecAddr = monitorField(B, Mon, L.monitor_recursions_offset,
                                 "jitlock.recursions.addr");
   Value *Rec = loadRelaxed(B, I64, RecAddr, "jitlock.recursions");
   Value *Self = B.CreatePtrToInt(Thread, I64, "jitlock.self");
   Value *OwnerAddr =
-      monitorField(B, IH, L.monitor_owner_offset, "jitlock.owner.addr");
+      monitorField(B, Mon, L.monitor_owner_offset, "jitlock.owner.addr");
   branch(B, B.CreateICmpEQ(Rec, B.getInt64(0), "jitlock.no.recursion"), Release,
          RecOwner, Likely);
   B.SetInsertPoint(RecOwner);
@@ -405,6 +444,79 @@ void MonitorLowering::lowerExit(CallBase &CB) {
 
   CB.eraseFromParent();
   ++NumExitsInlined;
+}
+
+MonitorLowering::MonitorRef MonitorLowering::findMonitor(
+    IRBuilder<> &B, Value *H, Value *Obj, Value *Thread, BasicBlock *Slow,
+    BasicBlock *Before, const Twine &Step, bool ForExit) {
+  MonitorRef Mon;
+  switch (Storage) {
+  case MonitorStorage::Pointer:
+    // m = h - 10, folded into each field's offset.
+    Mon.Tagged = H;
+    return Mon;
+  case MonitorStorage::Index: {
+    // m = base + (h >> shift) * stride: the index names a slot of the
+    // monitor region, which never moves. The base is the same for every
+    // attached thread and 0 on one that is not: the enter never gets here
+    // then (E2), but the exit does, and leaves that to the runtime.
+    Value *Base = loadRelaxed(
+        B, Ptr,
+        byteAddr(B, Thread, L.monitor_base_offset, "jitlock.monitor.base.addr"),
+        "jitlock.monitor.base");
+    if (ForExit) {
+      BasicBlock *HasBase =
+          newBlock(B.GetInsertBlock()->getParent(), Step + ".indexed", Before);
+      branch(B, B.CreateIsNotNull(Base, "jitlock.monitor.base.known"), HasBase,
+             Slow, Likely);
+      B.SetInsertPoint(HasBase);
+    }
+    Value *Index =
+        B.CreateLShr(H, L.monitor_index_shift, "jitlock.monitor.index");
+    Value *Offset = B.CreateMul(Index, B.getInt64(L.monitor_stride),
+                                "jitlock.monitor.offset");
+    Mon.Address = byteAddr(B, Base, Offset, "jitlock.monitor");
+    return Mon;
+  }
+  case MonitorStorage::Table: {
+    // Unrolled probes of the first monitor_cache_probes entries {object,
+    // monitor}; the first whose object is obj gives m, loaded in a block of
+    // its own. A miss: the runtime, which finds m in its table and fills the
+    // cache.
+    Function *F = B.GetInsertBlock()->getParent();
+    BasicBlock *Found = newBlock(F, Step + ".found", Before);
+    PHINode *Monitor =
+        PHINode::Create(Ptr, L.monitor_cache_probes, "jitlock.monitor", Found);
+    for (uint32_t I = 0; I != L.monitor_cache_probes; ++I) {
+      bool Last = I + 1 == L.monitor_cache_probes;
+      BasicBlock *Hit = newBlock(F, Step + ".hit" + Twine(I), Found);
+      BasicBlock *Next =
+          Last ? Slow : newBlock(F, Step + ".probe" + Twine(I + 1), Found);
+      int64_t EntryOffset = int64_t(L.monitor_cache_offset) + 16 * int64_t(I);
+      Value *Cached = loadRelaxed(
+          B, Ptr, byteAddr(B, Thread, EntryOffset, "jitlock.cache.entry"),
+          "jitlock.cache.object");
+      Value *IsHit = B.CreateICmpEQ(Cached, Obj, "jitlock.cache.hit");
+      // Only the miss of the last probe leaves the fast path.
+      if (Last)
+        branch(B, IsHit, Hit, Next, Likely);
+      else
+        B.CreateCondBr(IsHit, Hit, Next);
+      B.SetInsertPoint(Hit);
+      Monitor->addIncoming(loadRelaxed(B, Ptr,
+                                       byteAddr(B, Thread, EntryOffset + 8,
+                                                "jitlock.cache.monitor.addr"),
+                                       "jitlock.cache.monitor"),
+                           Hit);
+      B.CreateBr(Found);
+      B.SetInsertPoint(Next);
+    }
+    B.SetInsertPoint(Found);
+    Mon.Address = Monitor;
+    return Mon;
+  }
+  }
+  llvm_unreachable("unknown monitor storage");
 }
 
 void MonitorLowering::lowerToRuntimeCall(CallBase &CB, bool Enter) {
@@ -501,6 +613,14 @@ PreservedAnalyses LowerMonitorsPass::run(Module &M,
       if (Enter && Resolved->Locking == LockingMode::Heavy)
         R << " (heavy locking: the monitor path only; no fast lock, no "
              "lock-stack push)";
+      if (Resolved->Monitors == MonitorStorage::Index)
+        R << " (monitors=index: the monitor at the thread's monitor base "
+             "plus the header's index times "
+          << ore::NV("Stride", Resolved->Layout.monitor_stride) << ")";
+      else if (Resolved->Monitors == MonitorStorage::Table)
+        R << " (monitors=table: the monitor from "
+          << ore::NV("Probes", Resolved->Layout.monitor_cache_probes)
+          << " probes of the thread's monitor cache)";
       return R;
     });
     LLVM_DEBUG(dbgs() << "jitlock: lowering " << What << " in " << F.getName()

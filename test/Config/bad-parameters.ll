@@ -43,7 +43,7 @@ entry:
 }
 
 ; MODE: thread must be tls, arg or call, got 'fiber'
-; NAME: unknown jitlock-lower parameter 'lock-stack' (expected thread, tls-offset, header-offset, capacity, inline, no-inline, bang, locking or polls)
+; NAME: unknown jitlock-lower parameter 'lock-stack' (expected thread, tls-offset, header-offset, capacity, inline, no-inline, bang, locking, polls or monitors)
 ; INT: parameter '[[KEY]]' needs an integer, got '[[VAL]]'
 ; FLAG: '[[KEY]]' takes no value
 ; ALIGN: error: jitlock: header-offset must be a multiple of 8

@@ -9,6 +9,8 @@
 //   LlvmKernels.cpp         shapes.ll lowered by the passes and JIT-compiled
 //   MonitorBenchmarks.cpp   the monitor shapes through every path
 //   SafepointBenchmarks.cpp polls, time-to-safepoint and handshakes
+//   PhilosophersBench.cpp   many objects, neighbours contending, the
+//                           deflation thread on, under each monitor storage
 //
 //===----------------------------------------------------------------------===//
 #ifndef JITLOCK_BENCH_BENCH_H
@@ -77,13 +79,16 @@ enum Kernel {
   // elided/llvm and elided/llvm-noelide (llvm only).
   KElided,
   KElidedNoElide,
+  // philosophers/<storage> (llvm only).
+  KPhilosophers,
   NumKernels
 };
 inline constexpr const char *KernelSymbols[NumKernels] = {
-    "bench_simple",    "bench_recursive", "bench_serial",
-    "bench_churn",     "bench_floor",     "bench_floor_lockstack",
-    "bench_poll_none", "bench_poll_llvm", "bench_poll_unrolled",
-    "bench_spin",      "bench_elided",    "bench_elided_noelide"};
+    "bench_simple",      "bench_recursive", "bench_serial",
+    "bench_churn",       "bench_floor",     "bench_floor_lockstack",
+    "bench_poll_none",   "bench_poll_llvm", "bench_poll_unrolled",
+    "bench_spin",        "bench_elided",    "bench_elided_noelide",
+    "bench_philosophers"};
 
 /// Calls JIT-compiled code. UBSan's -fsanitize=function (in the asan preset)
 /// checks a signature word just before the callee, which JIT code does not
@@ -130,6 +135,13 @@ struct LlvmKernels {
 /// Built by main before any benchmark is registered.
 extern AsmjitKernels *Asmjit;
 extern LlvmKernels *Llvm, *Heavy;
+/// The lightweight kernels for each monitor storage (jitlock_monitor_storage
+/// indexes them; pointer's are Llvm and Asmjit), lowered and emitted while
+/// the runtime was configured for it; null for a storage the runtime
+/// refuses, with the reason in StorageError.
+extern LlvmKernels *LlvmFor[3];
+extern AsmjitKernels *AsmjitFor[3];
+extern std::string StorageError[3];
 
 /// Set's kernel K, or null with `Why` saying why the set has none.
 template <typename KernelSet>
@@ -146,14 +158,23 @@ extern jitlock_rt_config BaseConfig;
 extern std::string SetupError;
 /// The two objects of the single-threaded runs.
 extern Object Objs[2];
-/// The Setup callback of every benchmark run on lightweight locking.
+/// The Setup callback of every benchmark run on lightweight locking (and
+/// pointer storage).
 void setupLightweight(const benchmark::State &);
+/// Configures the runtime for locking mode `Mode` and monitor storage
+/// `Storage` unless it is already; detaches the calling thread first, and
+/// shuts the runtime down first when the storage changes.
+int setRuntimeConfig(uint32_t Mode, uint32_t Storage);
+/// "pointer", "index", "table".
+const char *storageName(uint32_t Storage);
 
 /// Registers the monitor shapes through every path (floor first), then the
 /// safepoint benchmarks; the names are what scripts/bench-*.py and
 /// docs/benchmarks.md know.
 void registerMonitorBenchmarks();
 void registerSafepointBenchmarks();
+/// philosophers/<storage> (PhilosophersBench.cpp).
+void registerPhilosophersBenchmarks();
 /// deflation/<monitors>/<mutators> (DeflationBench.cpp).
 void registerDeflationBenchmarks(void (*Setup)(const benchmark::State &));
 /// deopt/restore/<n> (DeoptBench.cpp).

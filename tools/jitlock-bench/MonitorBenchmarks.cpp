@@ -2,7 +2,9 @@
 //
 // Each shape (docs/benchmarks.md, "What is measured") through the llvm,
 // asmjit, runtime and heavy paths, pthread where it applies, next to the
-// floor, as <shape>/<path> with the counter ns_per_pair.
+// floor, as <shape>/<path> with the counter ns_per_pair; the inflated shape
+// also under index and table monitor storage, as inflated-index/<path> and
+// inflated-table/<path>.
 //
 //===----------------------------------------------------------------------===//
 #include "Bench.h"
@@ -17,31 +19,51 @@ namespace jitlock::bench {
 jitlock_rt_config BaseConfig;
 std::string SetupError;
 alignas(64) Object Objs[2];
+LlvmKernels *LlvmFor[3];
+AsmjitKernels *AsmjitFor[3];
+std::string StorageError[3];
+
+/// The runtime accepts a configuration only while no thread is attached;
+/// every benchmark function detaches before it returns, so this holds
+/// between runs.
+int setRuntimeConfig(uint32_t Mode, uint32_t Storage) {
+  jitlock_rt_layout L;
+  jitlock_rt_get_layout(&L);
+  if (L.locking_mode == Mode && L.monitor_storage == Storage)
+    return JITLOCK_OK;
+  jitlock_rt_detach();
+  // The storage changes only while no monitor is in memory: shutdown frees
+  // them all (every object a run inflated has its header back).
+  if (L.monitor_storage != Storage)
+    if (int RC = jitlock_rt_shutdown())
+      return RC;
+  jitlock_rt_config Cfg = BaseConfig;
+  Cfg.locking_mode = Mode;
+  Cfg.monitor_storage = Storage;
+  return jitlock_rt_configure(&Cfg);
+}
+
+const char *storageName(uint32_t Storage) {
+  static const char *const Names[] = {"pointer", "index", "table"};
+  return Storage < 3 ? Names[Storage] : "?";
+}
 
 namespace {
 
 //===----------------------------------------------------------------------===//
-// The runtime's locking mode
+// The runtime's locking mode and monitor storage
 //===----------------------------------------------------------------------===//
-
-/// Applies `Mode`. The runtime accepts a configuration only while no thread
-/// is attached; every benchmark function detaches before it returns, so this
-/// holds between runs.
-int setLockingMode(uint32_t Mode) {
-  jitlock_rt_layout L;
-  jitlock_rt_get_layout(&L);
-  if (L.locking_mode == Mode)
-    return JITLOCK_OK;
-  jitlock_rt_detach();
-  jitlock_rt_config Cfg = BaseConfig;
-  Cfg.locking_mode = Mode;
-  return jitlock_rt_configure(&Cfg);
-}
 
 uint32_t currentLockingMode() {
   jitlock_rt_layout L;
   jitlock_rt_get_layout(&L);
   return L.locking_mode;
+}
+
+uint32_t currentStorage() {
+  jitlock_rt_layout L;
+  jitlock_rt_get_layout(&L);
+  return L.monitor_storage;
 }
 
 //===----------------------------------------------------------------------===//
@@ -118,6 +140,7 @@ struct Case {
   Path P;
   KernelFn Fn = nullptr;
   std::string Unavailable; ///< why Fn is null
+  uint32_t Storage = JITLOCK_MONITORS_POINTER;
   uint32_t Mode() const {
     return P == Path::Heavy ? JITLOCK_LOCKING_HEAVY
                             : JITLOCK_LOCKING_LIGHTWEIGHT;
@@ -170,6 +193,8 @@ void runSingle(benchmark::State &St, const Case &C) {
     return St.SkipWithError(C.Unavailable.c_str());
   if (currentLockingMode() != C.Mode())
     return St.SkipWithError("the runtime is in the wrong locking mode");
+  if (currentStorage() != C.Storage)
+    return St.SkipWithError("the runtime has the wrong monitor storage");
   jitlock_thread *T = jitlock_rt_attach();
   if (!T)
     return St.SkipWithError("jitlock_rt_attach failed");
@@ -257,7 +282,8 @@ void resetShared() {
 } // namespace
 
 void setupLightweight(const benchmark::State &) {
-  int RC = setLockingMode(JITLOCK_LOCKING_LIGHTWEIGHT);
+  int RC =
+      setRuntimeConfig(JITLOCK_LOCKING_LIGHTWEIGHT, JITLOCK_MONITORS_POINTER);
   SetupError = RC == JITLOCK_OK
                    ? ""
                    : std::string("cannot configure lightweight locking: ") +
@@ -267,8 +293,27 @@ void setupLightweight(const benchmark::State &) {
 
 namespace {
 
+/// Lightweight locking with index or table storage.
+template <uint32_t Storage> void setupStorage(const benchmark::State &) {
+  int RC = setRuntimeConfig(JITLOCK_LOCKING_LIGHTWEIGHT, Storage);
+  SetupError = RC == JITLOCK_OK
+                   ? ""
+                   : std::string("cannot configure ") + storageName(Storage) +
+                         " monitor storage: " + jitlock_rt_status_name(RC);
+  resetShared();
+}
+
+/// Back to pointer storage, so that a filtered run order cannot leave it
+/// configured for a benchmark that expects pointer.
+void teardownStorage(const benchmark::State &) {
+  if (int RC = setRuntimeConfig(JITLOCK_LOCKING_LIGHTWEIGHT,
+                                JITLOCK_MONITORS_POINTER))
+    SetupError = std::string("cannot restore pointer storage: ") +
+                 jitlock_rt_status_name(RC);
+}
+
 void setupHeavy(const benchmark::State &) {
-  int RC = setLockingMode(JITLOCK_LOCKING_HEAVY);
+  int RC = setRuntimeConfig(JITLOCK_LOCKING_HEAVY, JITLOCK_MONITORS_POINTER);
   SetupError = RC == JITLOCK_OK ? ""
                                 : std::string("cannot configure heavy "
                                               "locking: ") +
@@ -281,7 +326,8 @@ void setupHeavy(const benchmark::State &) {
 /// Back to the default, so that a filtered run order cannot leave the
 /// runtime heavy for a lightweight benchmark.
 void teardownHeavy(const benchmark::State &) {
-  if (int RC = setLockingMode(JITLOCK_LOCKING_LIGHTWEIGHT))
+  if (int RC = setRuntimeConfig(JITLOCK_LOCKING_LIGHTWEIGHT,
+                                JITLOCK_MONITORS_POINTER))
     SetupError = std::string("cannot restore lightweight locking: ") +
                  jitlock_rt_status_name(RC);
 }
@@ -346,9 +392,15 @@ void runContended(benchmark::State &St, const Case &C) {
   St.counters["ns_per_pair"] = nsPerPair(Pairs, true);
 }
 
-KernelFn kernelFor(Path P, Kernel K, std::string &Why) {
+KernelFn kernelFor(Path P, Kernel K, uint32_t Storage, std::string &Why) {
+  if ((P == Path::Llvm && !LlvmFor[Storage]) ||
+      (P == Path::Asmjit && !AsmjitFor[Storage])) {
+    Why = StorageError[Storage];
+    return nullptr;
+  }
   switch (P) {
   case Path::Llvm:
+    return kernelOf(*LlvmFor[Storage], K, Why);
   case Path::LlvmNoElide:
   case Path::Floor:
   case Path::FloorLockStack:
@@ -356,7 +408,7 @@ KernelFn kernelFor(Path P, Kernel K, std::string &Why) {
   case Path::Heavy:
     return kernelOf(*Heavy, K, Why);
   case Path::Asmjit:
-    return kernelOf(*Asmjit, K, Why);
+    return kernelOf(*AsmjitFor[Storage], K, Why);
   case Path::Runtime:
     return runtimeKernel(K);
   case Path::Pthread:
@@ -370,8 +422,9 @@ KernelFn kernelFor(Path P, Kernel K, std::string &Why) {
 } // namespace
 
 void registerMonitorBenchmarks() {
-  auto Add = [](Shape S, Path P, const std::string &Name) {
-    Case C{S, P, nullptr, {}};
+  auto Add = [](Shape S, Path P, const std::string &Name,
+                uint32_t Storage = JITLOCK_MONITORS_POINTER) {
+    Case C{S, P, nullptr, {}, Storage};
     Kernel K = P == Path::Floor            ? KFloor
                : P == Path::FloorLockStack ? KFloorLockStack
                : S == Shape::Recursive     ? KRecursive
@@ -380,7 +433,7 @@ void registerMonitorBenchmarks() {
                : S == Shape::Elided
                    ? (P == Path::LlvmNoElide ? KElidedNoElide : KElided)
                    : KSimple;
-    C.Fn = kernelFor(P, K, C.Unavailable);
+    C.Fn = kernelFor(P, K, Storage, C.Unavailable);
     if (!C.Fn && C.Unavailable.empty())
       C.Unavailable = "no kernel";
     benchmark::internal::Benchmark *B;
@@ -394,6 +447,10 @@ void registerMonitorBenchmarks() {
     }
     if (P == Path::Heavy)
       B->Setup(setupHeavy)->Teardown(teardownHeavy);
+    else if (Storage == JITLOCK_MONITORS_INDEX)
+      B->Setup(setupStorage<JITLOCK_MONITORS_INDEX>)->Teardown(teardownStorage);
+    else if (Storage == JITLOCK_MONITORS_TABLE)
+      B->Setup(setupStorage<JITLOCK_MONITORS_TABLE>)->Teardown(teardownStorage);
     else
       B->Setup(setupLightweight);
   };
@@ -412,6 +469,15 @@ void registerMonitorBenchmarks() {
         continue;
       Add(S, P, std::string(shapeName(S)) + "/" + pathName(P));
     }
+    // The inflated monitor through each other storage's lookup (M1, N2):
+    // inflated-index/<path>, inflated-table/<path>.
+    if (S == Shape::Inflated)
+      for (uint32_t Storage : {JITLOCK_MONITORS_INDEX, JITLOCK_MONITORS_TABLE})
+        for (Path P : {Path::Llvm, Path::Asmjit, Path::Runtime})
+          Add(S, P,
+              std::string("inflated-") + storageName(Storage) + "/" +
+                  pathName(P),
+              Storage);
     if (S == Shape::Simple || S == Shape::Churn || S == Shape::Contended2)
       Add(S, Path::Pthread, std::string(shapeName(S)) + "/pthread");
     if (S == Shape::Churn)

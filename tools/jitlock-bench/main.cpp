@@ -21,6 +21,12 @@
 // floor/lockstack is the floor plus a fast lock's lock-stack stores (no
 // loads, no checks): what the lock stack itself costs next to the CAS.
 //
+// Monitor storage: inflated-index/<path> and inflated-table/<path> (llvm,
+// asmjit, runtime) are `inflated` with the runtime configured for index or
+// table storage and the kernels lowered and emitted for it;
+// philosophers/<storage> (PhilosophersBench.cpp) is a contended workload
+// over many objects with the deflation thread on.
+//
 // Every path runs the same loop: a call per benchmark iteration that does 100
 // pairs, each pair with one plain load+add+store of the object's payload
 // inside the lock. All kernels share one call type, (thread, a, b, n).
@@ -310,10 +316,45 @@ int main(int Argc, char **Argv) {
   Asmjit->build(L);
   Heavy = new LlvmKernels;
   Heavy->build(jitlock::LockingMode::Heavy, "shapes.ll (heavy)", L, Lowering);
+  // The lightweight kernels again for index and table monitor storage,
+  // lowered and emitted while the runtime is configured for each: the
+  // lowering and the emitters follow its layout.
+  LlvmFor[JITLOCK_MONITORS_POINTER] = Llvm;
+  AsmjitFor[JITLOCK_MONITORS_POINTER] = Asmjit;
+  for (uint32_t Storage : {JITLOCK_MONITORS_INDEX, JITLOCK_MONITORS_TABLE}) {
+    jitlock_rt_config Cfg = BaseConfig;
+    Cfg.monitor_storage = Storage;
+    if (int RC = jitlock_rt_configure(&Cfg)) {
+      StorageError[Storage] = std::string("the runtime refuses ") +
+                              storageName(Storage) +
+                              " monitor storage: " + jitlock_rt_status_name(RC);
+      continue;
+    }
+    jitlock_rt_layout SL;
+    jitlock_rt_get_layout(&SL);
+    const std::string Name =
+        std::string("shapes.ll (") + storageName(Storage) + " storage)";
+    LlvmFor[Storage] = new LlvmKernels;
+    LlvmFor[Storage]->build(jitlock::LockingMode::Lightweight, Name.c_str(), SL,
+                            Lowering);
+    AsmjitFor[Storage] = new AsmjitKernels;
+    AsmjitFor[Storage]->build(SL);
+  }
+  if (int RC = jitlock_rt_configure(&BaseConfig)) {
+    error() << "jitlock_rt_configure: " << jitlock_rt_status_name(RC) << "\n";
+    return ExitFailed;
+  }
   // The benchmarks that need a missing kernel fail with this message too.
   for (const std::string *E : {&Asmjit->Error, &Llvm->Error, &Heavy->Error})
     if (!E->empty())
       error() << *E << "\n";
+  for (uint32_t Storage : {JITLOCK_MONITORS_INDEX, JITLOCK_MONITORS_TABLE})
+    for (const std::string *E :
+         {&StorageError[Storage],
+          LlvmFor[Storage] ? &LlvmFor[Storage]->Error : nullptr,
+          AsmjitFor[Storage] ? &AsmjitFor[Storage]->Error : nullptr})
+      if (E && !E->empty())
+        error() << *E << "\n";
   jitlock::tools::printStatistics();
 
   if (PrintCode)
@@ -321,6 +362,7 @@ int main(int Argc, char **Argv) {
 
   addContext(L);
   registerMonitorBenchmarks();
+  registerPhilosophersBenchmarks();
   registerSafepointBenchmarks();
   registerDeflationBenchmarks(setupLightweight);
   registerDeoptBenchmarks(setupLightweight);

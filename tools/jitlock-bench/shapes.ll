@@ -275,6 +275,69 @@ done:
   ret void
 }
 
+; philosophers (llvm only): %forks is a ring of objects, %state the calling
+; thread's { i64 rng, i64 base, i64 window mask, i64 ring mask }. Each pair
+; picks a fork p = (base + (rng & window mask)) & ring mask (xorshift64 for
+; rng) and locks p and its neighbour p + 1, the lower address first, then
+; increments both payloads: synchronized (lo) { synchronized (hi) { ... } }.
+; Neighbouring threads' windows overlap, so they contend on the forks they
+; share; rng is stored back for the next call. Each pair ends with a
+; safepoint poll: the deflation thread that runs meanwhile reuses a monitor
+; only after a handshake with every thread.
+define void @bench_philosophers(ptr %thread, ptr %forks, ptr %state, i64 %n) {
+entry:
+  %base.addr = getelementptr inbounds i64, ptr %state, i64 1
+  %window.addr = getelementptr inbounds i64, ptr %state, i64 2
+  %ring.addr = getelementptr inbounds i64, ptr %state, i64 3
+  %rng0 = load i64, ptr %state
+  %base = load i64, ptr %base.addr
+  %window = load i64, ptr %window.addr
+  %ring = load i64, ptr %ring.addr
+  %empty = icmp eq i64 %n, 0
+  br i1 %empty, label %done, label %loop
+
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]
+  %rng = phi i64 [ %rng0, %entry ], [ %r3, %loop ]
+  %s1 = shl i64 %rng, 13
+  %r1 = xor i64 %rng, %s1
+  %s2 = lshr i64 %r1, 7
+  %r2 = xor i64 %r1, %s2
+  %s3 = shl i64 %r2, 17
+  %r3 = xor i64 %r2, %s3
+  %off = and i64 %r3, %window
+  %p.sum = add i64 %base, %off
+  %p = and i64 %p.sum, %ring
+  %q.sum = add i64 %p, 1
+  %q = and i64 %q.sum, %ring
+  %p.lower = icmp ult i64 %p, %q
+  %lo = select i1 %p.lower, i64 %p, i64 %q
+  %hi = select i1 %p.lower, i64 %q, i64 %p
+  %lo.obj = getelementptr inbounds %Object, ptr %forks, i64 %lo
+  %hi.obj = getelementptr inbounds %Object, ptr %forks, i64 %hi
+  call void @jitlock.monitor.enter(ptr %lo.obj)
+  call void @jitlock.monitor.enter(ptr %hi.obj)
+  %lo.payload = getelementptr inbounds %Object, ptr %lo.obj, i64 0, i32 1
+  %hi.payload = getelementptr inbounds %Object, ptr %hi.obj, i64 0, i32 1
+  %lo.v = load i64, ptr %lo.payload
+  %lo.v1 = add i64 %lo.v, 1
+  store i64 %lo.v1, ptr %lo.payload
+  %hi.v = load i64, ptr %hi.payload
+  %hi.v1 = add i64 %hi.v, 1
+  store i64 %hi.v1, ptr %hi.payload
+  call void @jitlock.monitor.exit(ptr %hi.obj)
+  call void @jitlock.monitor.exit(ptr %lo.obj)
+  call void @jitlock.safepoint.poll()
+  %i.next = add nuw i64 %i, 1
+  %more = icmp ult i64 %i.next, %n
+  br i1 %more, label %loop, label %done
+
+done:
+  %rng.out = phi i64 [ %rng0, %entry ], [ %r3, %loop ]
+  store i64 %rng.out, ptr %state
+  ret void
+}
+
 !0 = distinct !{!0, !1}
 !1 = !{!"llvm.loop.unroll.disable"}
 !2 = distinct !{!2, !1}

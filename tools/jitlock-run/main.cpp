@@ -122,6 +122,21 @@ cl::opt<jitlock::LockingMode, false,
                                   "object is inflated")),
             cl::cat(RunCategory));
 
+cl::opt<jitlock::MonitorStorage, false,
+        jitlock::tools::ValuesParser<jitlock::MonitorStorage>>
+    Monitors("monitors",
+             cl::desc("How an inflated header names its monitor: the "
+                      "runtime is configured for it and the code lowered "
+                      "for it"),
+             cl::values(clEnumValN(jitlock::MonitorStorage::Pointer, "pointer",
+                                   "The monitor's address (default)"),
+                        clEnumValN(jitlock::MonitorStorage::Index, "index",
+                                   "A monitor index"),
+                        clEnumValN(jitlock::MonitorStorage::Table, "table",
+                                   "A side table, with a per-thread cache "
+                                   "the inline code probes")),
+             cl::cat(RunCategory));
+
 cl::opt<jitlock::PollMode, false,
         jitlock::tools::ValuesParser<jitlock::PollMode>>
     Polls("polls", cl::desc("Safepoint polls"),
@@ -452,6 +467,9 @@ int main(int Argc, char **Argv) {
     Cfg.locking_mode = *Mode == jitlock::LockingMode::Heavy
                            ? JITLOCK_LOCKING_HEAVY
                            : JITLOCK_LOCKING_LIGHTWEIGHT;
+  // The lowering takes the storage from the runtime's layout.
+  if (auto Storage = given(Monitors))
+    Cfg.monitor_storage = uint32_t(*Storage);
   if (int Rc = jitlock_rt_configure(&Cfg)) {
     error() << "jitlock_rt_configure failed: " << jitlock_rt_status_name(Rc)
             << "\n";

@@ -24,15 +24,18 @@
 //   Operands       contract violations are refused, and nothing is emitted.
 //
 // `--header-offset=N` configures the runtime with the header at N (-32 to
-// +24) first; CTest runs RuntimePaths that way too.
-// `--dump enter|exit lse|llsc` prints the bytes of one sequence (with the
-// runtime's layout) for llvm-mc-19 --disassemble; docs/emitters.md shows
-// the result. The stack-bang tests are in A64StackBangTest.cpp (and
+// +24) first, and `--monitors=index|table` its monitor storage; CTest runs
+// RuntimePaths those ways too.
+// `--dump enter|exit lse|llsc [pointer|index|table]` prints the bytes of one
+// sequence (with the runtime's layout, or that layout with the given monitor
+// storage) for llvm-mc-19 --disassemble; docs/emitters.md shows the result. The
+// stack-bang tests are in A64StackBangTest.cpp (and
 // `--dump-stackbang`), the safepoint-poll tests in A64SafepointTest.cpp
 // (and `--dump-poll`).
 //
 //===----------------------------------------------------------------------===//
 #include "A64TestUtil.h"
+#include "StorageLayout.h"
 
 #include "../Runtime/RuntimeTestUtil.h"
 
@@ -44,6 +47,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 using namespace a64_test;
@@ -364,12 +368,16 @@ TEST_P(RuntimePaths, DetachedThreadEnterOfAFreeMonitorIsRefused) {
   // tests that (E2) before the header, so it never takes a free monitor
   // (M1) inline, and the runtime refuses it. The misuse handler needs a
   // configure, which needs every thread detached.
+  // The header offset and the monitor storage stay those of the run
+  // (--header-offset, --monitors).
   const int32_t HeaderOffset = runtimeLayout().header_offset;
+  const uint32_t Storage = runtimeLayout().monitor_storage;
   auto Configure = [&](jitlock_test::MisuseLog *Log) {
     ASSERT_EQ(jitlock_rt_detach(), JITLOCK_OK);
     jitlock_rt_config Cfg;
     jitlock_rt_default_config(&Cfg);
     Cfg.header_offset = HeaderOffset;
+    Cfg.monitor_storage = Storage;
     if (Log) {
       Cfg.misuse_handler = jitlock_test::MisuseLog::handler;
       Cfg.misuse_ctx = Log;
@@ -1240,21 +1248,31 @@ TEST_F(Operands, LabelsModeUsesTheCallersLabels) {
 /// object in x0, the thread pinned in x28 (as HotSpot's rthread), scratch
 /// x9-x11.
 int dump(int Argc, char **Argv) {
-  if (Argc != 4 || (strcmp(Argv[2], "enter") && strcmp(Argv[2], "exit")) ||
+  std::optional<jitlock::MonitorStorage> Storage =
+      Argc == 5 ? jitlock_test::storageNamed(Argv[4])
+                : std::optional(jitlock::MonitorStorage::Pointer);
+  if ((Argc != 4 && Argc != 5) || !Storage ||
+      (strcmp(Argv[2], "enter") && strcmp(Argv[2], "exit")) ||
       (strcmp(Argv[3], "lse") && strcmp(Argv[3], "llsc"))) {
-    fprintf(stderr, "usage: %s --dump enter|exit lse|llsc\n", Argv[0]);
+    fprintf(stderr,
+            "usage: %s --dump enter|exit lse|llsc [pointer|index|table]\n",
+            Argv[0]);
     return 2;
   }
+  // Another storage than the runtime's: the runtime's layout with that
+  // storage (StorageLayout.h fills the fields a runtime without it lacks).
+  const jitlock_rt_layout L =
+      Argc == 5 ? jitlock_test::withStorage(runtimeLayout(), *Storage)
+                : runtimeLayout();
   asmjit::CodeHolder Code;
   Code.init(asmjit::Environment(asmjit::Arch::kAArch64));
   A64::Assembler A(&Code);
   MonitorOperands Ops = {A64::x0, A64::x28, A64::x9, A64::x10, A64::x11};
   Atomics At = strcmp(Argv[3], "lse") ? Atomics::LLSC : Atomics::LSE;
-  asmjit::Error E = strcmp(Argv[2], "enter")
-                        ? J::a64::emitMonitorExit(A, runtimeLayout(), Ops, At,
-                                                  SlowPathMode::OutOfLine)
-                        : J::a64::emitMonitorEnter(A, runtimeLayout(), Ops, At,
-                                                   SlowPathMode::OutOfLine);
+  asmjit::Error E =
+      strcmp(Argv[2], "enter")
+          ? J::a64::emitMonitorExit(A, L, Ops, At, SlowPathMode::OutOfLine)
+          : J::a64::emitMonitorEnter(A, L, Ops, At, SlowPathMode::OutOfLine);
   if (!E)
     E = Code.flatten();
   if (!E)
@@ -1302,6 +1320,25 @@ int main(int Argc, char **Argv) {
     }
     printf("runtime configured: header at offset %d\n",
            runtimeLayout().header_offset);
+  }
+  // --monitors=index|table: configure the runtime's monitor storage; the
+  // emitters follow the layout, so RuntimePaths then runs every path through
+  // that storage's lookup (M1, N2).
+  for (int I = 1; I < Argc; ++I) {
+    if (strncmp(Argv[I], "--monitors=", 11))
+      continue;
+    std::optional<jitlock::MonitorStorage> Storage =
+        jitlock_test::storageNamed(Argv[I] + 11);
+    jitlock_rt_config Cfg;
+    jitlock_rt_default_config(&Cfg);
+    if (Storage)
+      Cfg.monitor_storage = uint32_t(*Storage);
+    if (!Storage || jitlock_rt_configure(&Cfg) != JITLOCK_OK) {
+      fprintf(stderr, "%s: not a monitor storage this runtime provides\n",
+              Argv[I]);
+      return 2;
+    }
+    printf("runtime configured: %s monitor storage\n", Argv[I] + 11);
   }
   if (getenv("JITLOCK_REQUIRE_LSE") && !hasLSE()) {
     fprintf(stderr, "JITLOCK_REQUIRE_LSE is set, but this CPU has no LSE "

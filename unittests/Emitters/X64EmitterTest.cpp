@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "EmitterTestUtil.h"
+#include "StorageLayout.h"
 
 #include "../Runtime/RuntimeTestUtil.h"
 
@@ -203,6 +204,37 @@ protected:
   void expectStack(std::vector<void *> Expect, const char *Step) {
     EXPECT_EQ(lockStack(self), Expect) << Step;
   }
+  /// expectDetachedEnterRefused for each of `All` (alternating the slow-path
+  /// mode), with the runtime configured for `Storage` and a misuse log,
+  /// then without the log (the storage stays: it changes only with no
+  /// monitor in memory).
+  void expectDetachedRefused(uint32_t Storage,
+                             const std::vector<Assignment> &All) {
+    MisuseLog Log;
+    jitlock_rt_config Cfg;
+    jitlock_rt_default_config(&Cfg);
+    Cfg.monitor_storage = Storage;
+    Cfg.misuse_handler = MisuseLog::handler;
+    Cfg.misuse_ctx = &Log;
+    reconfigure(Cfg);
+    for (size_t I = 0; I < All.size(); ++I) {
+      ProbeOptions O;
+      O.Mode = I % 2 ? SlowPathMode::Labels : SlowPathMode::OutOfLine;
+      O.Level = hostVecLevel();
+      SCOPED_TRACE(describe(All[I], O));
+      Probe P(All[I], O);
+      ASSERT_TRUE(P.built());
+      expectDetachedEnterRefused(
+          object(), Log, [&](jitlock_thread *T, void *Obj) { P.enter(T, Obj); },
+          [&](jitlock_thread *T, void *Obj) { P.exit(T, Obj); });
+      EXPECT_EQ(P.misalignedCalls(), 0u);
+      if (HasFailure())
+        break;
+    }
+    Cfg.misuse_handler = nullptr;
+    Cfg.misuse_ctx = nullptr;
+    reconfigure(Cfg);
+  }
 
   /// Every path a single thread can take, with the state checked after each
   /// step and the slow-path calls counted (so inline paths stay inline).
@@ -334,8 +366,11 @@ void X64EmitterTest::runPaths(Probe &P) {
   // the queue is empty), M1 and N2 leave it to the runtime, which counts
   // the recursion up and down as M2 and N2 would.
   {
+    const uintptr_t Monitor =
+        reinterpret_cast<uintptr_t>(inlineMonitor(L, self, A, header(A)));
+    ASSERT_NE(Monitor, 0u) << "the monitor is not in the thread's cache";
     auto &OwnerWord = *reinterpret_cast<std::atomic<uintptr_t> *>(
-        (header(A) - kMonitor) + L.monitor_owner_offset);
+        Monitor + L.monitor_owner_offset);
     const uintptr_t Self = reinterpret_cast<uintptr_t>(self);
     ASSERT_EQ(OwnerWord.load(), Self);
     OwnerWord.store(Self | 1);
@@ -427,6 +462,11 @@ void X64EmitterTest::runPaths(Probe &P) {
   P.exit(self, O[0]); // N3 inline
   for (size_t K = N.size(); K-- > 0;)
     P.exit(self, N[K]);
+  // Table storage: the runtime's enter put both monitors in the thread's
+  // cache, in an order of its choosing; one beyond the probed entries costs
+  // its exit a slow call (a miss), which releases it all the same.
+  if (L.monitor_storage == JITLOCK_MONITORS_TABLE)
+    EXPECT_LE(Slow(SX, P.slowExits()), 1u) << "full stack, free monitor";
   EXPECT_SLOW(0, 0, "full stack, free monitor: unwind");
   expectStack({}, "full stack, free monitor: unwind");
   expectLock(O[0], JITLOCK_STATE_INFLATED, nullptr, 0, "full, monitor");
@@ -624,6 +664,64 @@ TEST_F(X64EmitterTest, FormsWithAndWithoutScratch2Mix) {
   }
 }
 
+//===-- Monitor storage, executed ----------------------------------------===//
+
+/// The runtime configured for a monitor storage, and the emitters following
+/// its layout: every path of runPaths, through the inflated monitor's
+/// lookup (M1, N2) of that storage.
+class X64EmitterStorageTest
+    : public X64EmitterTest,
+      public ::testing::WithParamInterface<jitlock::MonitorStorage> {
+protected:
+  void SetUp() override {
+    X64EmitterTest::SetUp();
+    if (HasFatalFailure() || IsSkipped())
+      return;
+    jitlock_rt_config Cfg;
+    jitlock_rt_default_config(&Cfg);
+    Cfg.monitor_storage = uint32_t(GetParam());
+    ASSERT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+    int RC = jitlock_rt_configure(&Cfg);
+    self = jitlock_rt_attach();
+    ASSERT_NE(self, nullptr);
+    ASSERT_EQ(RC, JITLOCK_OK) << jitlock_rt_status_name(RC);
+    L = layout();
+    ASSERT_EQ(L.monitor_storage, uint32_t(GetParam()));
+  }
+};
+
+TEST_P(X64EmitterStorageTest, SampleAssignmentsEveryPath) {
+  std::vector<Assignment> Two = sampleAssignments(),
+                          Three = sampleThreeScratchAssignments();
+  for (size_t I = 0; I < Two.size() + Three.size(); ++I) {
+    ProbeOptions O;
+    O.Mode = I % 2 ? SlowPathMode::Labels : SlowPathMode::OutOfLine;
+    O.Misalign = (I / 2) % 2;
+    O.Level = hostVecLevel();
+    runConfig(I < Two.size() ? Two[I] : Three[I - Two.size()], O);
+    if (HasFailure())
+      return;
+  }
+}
+
+TEST_P(X64EmitterStorageTest, DetachedThreadIsRefused) {
+  // As X64EmitterThreadTest.DetachedThreadEnterOfAFreeMonitorIsRefused,
+  // under this storage. A thread that is not attached has no index base
+  // (0) and an empty monitor cache: its exit of the inflated object reaches
+  // N2 and must go to the runtime, which refuses it, instead of reading
+  // near address 0.
+  expectDetachedRefused(uint32_t(GetParam()), sampleAssignments());
+}
+
+INSTANTIATE_TEST_SUITE_P(Storage, X64EmitterStorageTest,
+                         ::testing::Values(jitlock::MonitorStorage::Index,
+                                           jitlock::MonitorStorage::Table),
+                         [](const auto &Info) {
+                           return Info.param == jitlock::MonitorStorage::Index
+                                      ? "Index"
+                                      : "Table";
+                         });
+
 //===-- What Scratch2 changes in the code --------------------------------===//
 
 /// asmjit's listing of one sequence in Labels mode (no glue).
@@ -693,12 +791,122 @@ TEST(X64EmitterCode, Scratch2KeepsTheTopAndTheStackUntouched) {
   }
 }
 
+//===-- Monitor storage in the code --------------------------------------===//
+
+jitlock_rt_layout storageLayout(jitlock::MonitorStorage S) {
+  return jitlock_test::withStorage(layout(), S);
+}
+
+/// asmjit's listing of one sequence for layout `L`, in Labels mode.
+std::string listing(const Assignment &As, const jitlock_rt_layout &L,
+                    bool Enter) {
+  CodeHolder Code;
+  Code.init(jit().environment());
+  StringLogger Log;
+  Code.setLogger(&Log);
+  x86::Assembler A(&Code);
+  SlowPathLabels Labels;
+  Error E = Enter ? jx::emitMonitorEnter(A, L, As.operands(),
+                                         SlowPathMode::Labels, &Labels)
+                  : jx::emitMonitorExit(A, L, As.operands(),
+                                        SlowPathMode::Labels, &Labels);
+  EXPECT_EQ(E, kErrorOk) << DebugUtils::errorAsString(E);
+  return std::string(Log.data(), Log.dataSize());
+}
+
+TEST(X64EmitterCode, IndexStorageComputesTheMonitorFromTheHeader) {
+  // M1 and N2 turn the header (in Scratch1) into base + (h >> shift) *
+  // stride, the base read from the thread, and address the owner and
+  // recursion words from there, unbiased by the tag.
+  const jitlock_rt_layout L = storageLayout(jitlock::MonitorStorage::Index);
+  for (const Assignment &As : sampleAssignments()) {
+    SCOPED_TRACE(As.str());
+    const std::string H = regName(As.Scratch1.id()),
+                      T = regName(As.Thread.id());
+    // The enter adds the base from memory; the exit loads it into rax
+    // first and sends a 0 (a thread that is not attached) to the runtime.
+    const std::string BaseMem =
+        "qword ptr [" + T + "+" + std::to_string(L.monitor_base_offset) + "]";
+    for (bool Enter : {true, false}) {
+      std::string Code = listing(As, L, Enter);
+      EXPECT_EQ(countLines(Code, "shr " + H + ", " +
+                                     std::to_string(L.monitor_index_shift)),
+                1u)
+          << Code;
+      EXPECT_EQ(countLines(Code, "imul " + H + ", " + H + ", " +
+                                     std::to_string(L.monitor_stride)),
+                1u)
+          << Code;
+      EXPECT_EQ(countLines(Code, BaseMem), 1u) << Code;
+      if (Enter) {
+        EXPECT_EQ(countLines(Code, "add " + H + ", " + BaseMem), 1u) << Code;
+      } else {
+        EXPECT_EQ(countLines(Code, "mov rax, " + BaseMem), 1u) << Code;
+        EXPECT_EQ(countLines(Code, "test rax, rax"), 1u) << Code;
+        EXPECT_EQ(countLines(Code, "add " + H + ", rax"), 1u) << Code;
+      }
+      EXPECT_EQ(countLines(Code, "[" + H + "+" +
+                                     std::to_string(L.monitor_owner_offset) +
+                                     "]"),
+                2u)
+          << Code;
+      EXPECT_EQ(
+          countLines(Code, "[" + H + "+" +
+                               std::to_string(L.monitor_recursions_offset) +
+                               "]"),
+          Enter ? 1u : 2u)
+          << Code;
+    }
+  }
+}
+
+TEST(X64EmitterCode, TableStorageProbesTheThreadsCache) {
+  // M1 and N2 compare obj with each probed entry's object, in order, and
+  // take the monitor from the word after the first that matches; there is
+  // one compare per probe and no other read of the cache.
+  const jitlock_rt_layout L = storageLayout(jitlock::MonitorStorage::Table);
+  ASSERT_GE(L.monitor_cache_probes, 2u);
+  for (const Assignment &As : sampleAssignments()) {
+    SCOPED_TRACE(As.str());
+    const std::string H = regName(As.Scratch1.id()),
+                      T = regName(As.Thread.id()), O = regName(As.Obj.id());
+    for (bool Enter : {true, false}) {
+      std::string Code = listing(As, L, Enter);
+      size_t At = 0;
+      for (uint32_t I = 0; I != L.monitor_cache_probes; ++I) {
+        const uint32_t Entry = L.monitor_cache_offset + 16 * I;
+        const std::string Cmp =
+            "cmp qword ptr [" + T + "+" + std::to_string(Entry) + "], " + O;
+        const std::string Load = "mov " + H + ", qword ptr [" + T + "+" +
+                                 std::to_string(Entry + 8) + "]";
+        EXPECT_EQ(countLines(Code, Cmp), 1u) << Code;
+        EXPECT_EQ(countLines(Code, Load), 1u) << Code;
+        size_t CmpAt = Code.find(Cmp, At);
+        ASSERT_NE(CmpAt, std::string::npos) << "probe " << I << ":\n" << Code;
+        EXPECT_LT(CmpAt, Code.find(Load, CmpAt)) << Code;
+        At = CmpAt;
+      }
+      // Fields from the monitor's address, unbiased.
+      EXPECT_EQ(countLines(Code, "[" + H + "+" +
+                                     std::to_string(L.monitor_owner_offset) +
+                                     "]"),
+                2u)
+          << Code;
+      // No probe past the layout's count.
+      const uint32_t Beyond =
+          L.monitor_cache_offset + 16 * L.monitor_cache_probes;
+      EXPECT_EQ(countLines(Code, "[" + T + "+" + std::to_string(Beyond) + "]"),
+                0u)
+          << Code;
+    }
+  }
+}
+
 //===-- Contract violations ----------------------------------------------===//
 
-/// Every entry point refuses `Ops`, in both slow-path modes, and leaves the
-/// CodeHolder without code or labels.
-void expectOperandsRefused(const jx::MonitorOperands &Ops) {
-  jitlock_rt_layout L = layout();
+/// Every entry point refuses `Ops` with layout `L`, in both slow-path modes,
+/// and leaves the CodeHolder without code or labels.
+void expectRefused(const jx::MonitorOperands &Ops, const jitlock_rt_layout &L) {
   CodeHolder Code;
   Code.init(jit().environment());
   x86::Assembler A(&Code);
@@ -712,6 +920,58 @@ void expectOperandsRefused(const jx::MonitorOperands &Ops) {
   EXPECT_EQ(jx::emitSlowCall(A, true, Ops, Labels), kErrorInvalidArgument);
   EXPECT_EQ(Code.codeSize(), 0u) << "something was emitted";
   EXPECT_EQ(Code.labelCount(), 0u) << "a label was created";
+}
+
+void expectOperandsRefused(const jx::MonitorOperands &Ops) {
+  expectRefused(Ops, layout());
+}
+
+TEST(X64EmitterContract, MonitorStorageWithoutItsFieldsEmitsNothing) {
+  // A layout that names a storage without the fields the inline code needs
+  // (a runtime that does not implement it leaves them 0), an unknown
+  // storage, more probes than entries or than the unrolling allows, and a
+  // stride no imul immediate holds, are all refused.
+  const jx::MonitorOperands Ops{x86::rdi, x86::rsi, x86::rax, x86::rdx};
+  std::vector<std::pair<const char *, jitlock_rt_layout>> Bad;
+  auto Add = [&](const char *Why, jitlock::MonitorStorage S, auto Change) {
+    jitlock_rt_layout L = storageLayout(S);
+    Change(L);
+    Bad.push_back({Why, L});
+  };
+  using jitlock::MonitorStorage;
+  Add("index, no stride", MonitorStorage::Index,
+      [](jitlock_rt_layout &L) { L.monitor_stride = 0; });
+  Add("index, no base", MonitorStorage::Index,
+      [](jitlock_rt_layout &L) { L.monitor_base_offset = 0; });
+  Add("index, shift keeps the tag", MonitorStorage::Index,
+      [](jitlock_rt_layout &L) { L.monitor_index_shift = 1; });
+  Add("index, shift 64", MonitorStorage::Index,
+      [](jitlock_rt_layout &L) { L.monitor_index_shift = 64; });
+  Add("index, stride beyond imm32", MonitorStorage::Index,
+      [](jitlock_rt_layout &L) { L.monitor_stride = 0x80000000u; });
+  Add("table, no cache", MonitorStorage::Table,
+      [](jitlock_rt_layout &L) { L.monitor_cache_offset = 0; });
+  Add("table, no entries", MonitorStorage::Table,
+      [](jitlock_rt_layout &L) { L.monitor_cache_entries = 0; });
+  Add("table, no probes", MonitorStorage::Table,
+      [](jitlock_rt_layout &L) { L.monitor_cache_probes = 0; });
+  Add("table, more probes than entries", MonitorStorage::Table,
+      [](jitlock_rt_layout &L) {
+        L.monitor_cache_probes = L.monitor_cache_entries + 1;
+      });
+  Add("table, more probes than unrolled", MonitorStorage::Table,
+      [](jitlock_rt_layout &L) {
+        L.monitor_cache_entries = 1000;
+        L.monitor_cache_probes = jitlock::MaxMonitorCacheProbes + 1;
+      });
+  Add("table, cache beyond disp32", MonitorStorage::Table,
+      [](jitlock_rt_layout &L) { L.monitor_cache_offset = 0x7ffffff0u; });
+  Add("unknown storage", MonitorStorage::Pointer,
+      [](jitlock_rt_layout &L) { L.monitor_storage = 3; });
+  for (auto &[Why, L] : Bad) {
+    SCOPED_TRACE(Why);
+    expectRefused(Ops, L);
+  }
 }
 
 TEST(X64EmitterContract, InvalidOperandsEmitNothing) {
@@ -952,29 +1212,8 @@ TEST_F(X64EmitterThreadTest, DetachedThreadEnterOfAFreeMonitorIsRefused) {
   // A thread that is not attached has a full lock stack: its emitted enter
   // tests that (E2) before the header, so it never takes a free monitor
   // (M1) inline, and the runtime refuses it.
-  MisuseLog Log;
-  jitlock_rt_config Cfg;
-  jitlock_rt_default_config(&Cfg);
-  Cfg.misuse_handler = MisuseLog::handler;
-  Cfg.misuse_ctx = &Log;
-  reconfigure(Cfg);
-  std::vector<Assignment> All = sampleAssignmentsOfBothForms();
-  for (size_t I = 0; I < All.size(); ++I) {
-    ProbeOptions O;
-    O.Mode = I % 2 ? SlowPathMode::Labels : SlowPathMode::OutOfLine;
-    O.Level = hostVecLevel();
-    SCOPED_TRACE(describe(All[I], O));
-    Probe P(All[I], O);
-    ASSERT_TRUE(P.built());
-    expectDetachedEnterRefused(
-        object(), Log, [&](jitlock_thread *T, void *Obj) { P.enter(T, Obj); },
-        [&](jitlock_thread *T, void *Obj) { P.exit(T, Obj); });
-    EXPECT_EQ(P.misalignedCalls(), 0u);
-    if (HasFailure())
-      break;
-  }
-  jitlock_rt_default_config(&Cfg);
-  reconfigure(Cfg);
+  expectDetachedRefused(JITLOCK_MONITORS_POINTER,
+                        sampleAssignmentsOfBothForms());
 }
 
 TEST_F(X64EmitterThreadTest, ContendedMutualExclusion) {

@@ -20,6 +20,12 @@
 // them against this process's runtime and refuses (exit status 3) on any
 // difference (Lowered.h).
 //
+// --monitors pointer|index|table configures the runtime's monitor storage
+// before anything else (the code must have been lowered for it: the layout
+// stamp names it), and --deflation-thread runs the runtime's deflation
+// thread while the threads run, deflating every idle monitor each
+// millisecond.
+//
 // Without an example linked in (every example symbol is weak) the harness
 // still answers --print-tls-offset: lit (test/AArch64/lit.local.cfg) runs
 // that "probe" to learn the runtime's TLS offset in a static AArch64
@@ -61,7 +67,8 @@ constexpr int ExitUsage = 2;
 void usage(const char *Argv0) {
   fprintf(stderr,
           "usage: %s [--threads N] [--iterations N] [--print-tls-offset] "
-          "[--print-layout]\n",
+          "[--print-layout] [--monitors pointer|index|table] "
+          "[--deflation-thread]\n",
           Argv0);
   exit(ExitUsage);
 }
@@ -71,6 +78,7 @@ void usage(const char *Argv0) {
 int main(int argc, char **argv) {
   long NThreads = 4;
   long long Iterations = -1;
+  bool DeflationThread = false;
   for (int I = 1; I < argc; ++I) {
     char *End;
     if (!strcmp(argv[I], "--threads") && I + 1 < argc) {
@@ -86,6 +94,24 @@ int main(int argc, char **argv) {
       jitlock_rt_get_layout(&L);
       printf("%" PRId64 "\n", L.thread_tls_offset);
       return 0;
+    } else if (!strcmp(argv[I], "--monitors") && I + 1 < argc) {
+      static const char *const Names[] = {"pointer", "index", "table"};
+      const char *Name = argv[++I];
+      uint32_t Storage = 0;
+      while (Storage != 3 && strcmp(Name, Names[Storage]))
+        ++Storage;
+      if (Storage == 3)
+        usage(argv[0]);
+      jitlock_rt_config Cfg;
+      jitlock_rt_default_config(&Cfg);
+      Cfg.monitor_storage = Storage;
+      if (int St = jitlock_rt_configure(&Cfg); St != JITLOCK_OK) {
+        fprintf(stderr, "harness: --monitors %s: jitlock_rt_configure: %s\n",
+                Name, jitlock_rt_status_name(St));
+        return ExitUsage;
+      }
+    } else if (!strcmp(argv[I], "--deflation-thread")) {
+      DeflationThread = true;
     } else if (!strcmp(argv[I], "--print-layout")) {
       jitlock_rt_print_layout(stdout);
       return 0;
@@ -135,6 +161,20 @@ int main(int argc, char **argv) {
   if (jitlock_example_setup)
     jitlock_example_setup();
 
+  jitlock_deflation_stats D0{};
+  jitlock_rt_get_deflation_stats(&D0);
+  if (DeflationThread) {
+    jitlock_deflation_policy P;
+    jitlock_rt_default_deflation_policy(&P);
+    P.period_ms = 1;
+    P.idle_threshold = 1;
+    if (int St = jitlock_rt_start_deflation(&P); St != JITLOCK_OK) {
+      fprintf(stderr, "harness: jitlock_rt_start_deflation: %s\n",
+              jitlock_rt_status_name(St));
+      return ExitFailed;
+    }
+  }
+
   std::vector<int64_t> Results(size_t(NThreads), 0);
   std::atomic<int> Failures{0};
   std::latch Start(NThreads);
@@ -155,8 +195,20 @@ int main(int argc, char **argv) {
         Failures.fetch_add(1);
       }
     });
+  // The main thread waits native: a handshake (the deflation thread's, A6)
+  // must not wait for an attached thread that runs no code meanwhile.
+  jitlock_thread *Main = jitlock_rt_current();
+  jitlock_rt_enter_native(Main);
   for (std::thread &T : Threads)
     T.join();
+  jitlock_rt_leave_native(Main);
+  if (DeflationThread) {
+    if (int St = jitlock_rt_stop_deflation(); St != JITLOCK_OK) {
+      fprintf(stderr, "harness: jitlock_rt_stop_deflation: %s\n",
+              jitlock_rt_status_name(St));
+      return ExitFailed;
+    }
+  }
   if (Failures.load())
     return ExitFailed;
 
@@ -173,6 +225,15 @@ int main(int argc, char **argv) {
          ", monitors_alive %" PRIu64 "\n",
          S.slow_path_calls, S.fast_locks, S.recursive_locks, S.monitor_enters,
          S.inflations, S.contended_enters, S.parks, S.monitors_alive);
+  if (DeflationThread) {
+    jitlock_deflation_stats D1;
+    jitlock_rt_get_deflation_stats(&D1);
+    printf("harness: deflation thread: %" PRIu64 " cycles, %" PRIu64
+           " monitors deflated, %" PRIu64 " cancelled\n",
+           D1.thread_cycles - D0.thread_cycles,
+           D1.monitors_deflated - D0.monitors_deflated,
+           D1.cancelled - D0.cancelled);
+  }
 
   int64_t Check = jitlock_example_check(NThreads);
   if (jitlock_example_result)

@@ -1,0 +1,73 @@
+; The monitor storage: pass parameter monitors=pointer|index|table, module
+; flag jitlock.monitors (a string), default the runtime layout's
+; monitor_storage (pointer unless the runtime is configured otherwise). A
+; parameter that disagrees with the flag is a conflicting configuration; a
+; bad value is refused when the pipeline is parsed, a bad flag when the
+; configuration is resolved. Each storage stamps the layout differently, so
+; a module lowered for one cannot be lowered again for another.
+;
+; RUN: split-file %s %t
+; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so -passes=jitlock-lower \
+; RUN:   -S %t/plain.ll | FileCheck %s --check-prefix=POINTER
+; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
+; RUN:   -passes='jitlock-lower<monitors=pointer>' -S %t/plain.ll \
+; RUN:   | FileCheck %s --check-prefix=POINTER
+; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
+; RUN:   -passes='jitlock-lower<monitors=table>' -S %t/table-flag.ll \
+; RUN:   | FileCheck %s --check-prefix=TABLE
+; RUN: not opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
+; RUN:   -passes='jitlock-lower<monitors=index>' -disable-output %t/table-flag.ll 2>&1 \
+; RUN:   | FileCheck %s --check-prefix=CONFLICT
+; RUN: not opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
+; RUN:   -passes='jitlock-lower<monitors=hashed>' -disable-output %t/plain.ll 2>&1 \
+; RUN:   | FileCheck %s --check-prefix=BADPARAM
+; RUN: not opt -load-pass-plugin=%shlibdir/JitlockPlugin.so -passes=jitlock-lower \
+; RUN:   -disable-output %t/int-flag.ll 2>&1 | FileCheck %s --check-prefix=BADFLAG
+; Stamped as lowered for pointer, lowered again for index: the stamps
+; differ.
+; RUN: not opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
+; RUN:   -passes='jitlock-lower<monitors=index>' -disable-output %t/stamped.ll 2>&1 \
+; RUN:   | FileCheck %s --check-prefix=RELOWER
+
+; POINTER:  %jitlock.monitor.tagged = inttoptr i64 %jitlock.header to ptr
+; POINTER:  !"jitlock.lowered-layout", !"abi={{.*}};monitors=pointer"}
+; TABLE:    %jitlock.cache.entry = getelementptr i8, ptr %jitlock.thread
+; TABLE:    !"jitlock.lowered-layout", !"abi={{.*}};monitors=table,cache={{[0-9]+}},entries={{[0-9]+}},probes={{[0-9]+}}"}
+; CONFLICT: error: jitlock: conflicting configuration: monitors is index in the pass configuration but table in module flag jitlock.monitors
+; BADPARAM: monitors must be pointer, index or table, got 'hashed'
+; BADFLAG:  error: jitlock: module flag jitlock.monitors must be "pointer", "index" or "table"
+; RELOWER:  error: jitlock: conflicting configuration: module already lowered for layout '{{.*}};monitors=pointer', now lowering for '{{.*}};monitors=index,shift=
+
+;--- plain.ll
+declare void @jitlock.monitor.enter(ptr)
+define void @f(ptr %o) {
+  call void @jitlock.monitor.enter(ptr %o)
+  ret void
+}
+
+;--- table-flag.ll
+declare void @jitlock.monitor.enter(ptr)
+define void @f(ptr %o) {
+  call void @jitlock.monitor.enter(ptr %o)
+  ret void
+}
+!llvm.module.flags = !{!0}
+!0 = !{i32 1, !"jitlock.monitors", !"table"}
+
+;--- int-flag.ll
+declare void @jitlock.monitor.enter(ptr)
+define void @f(ptr %o) {
+  call void @jitlock.monitor.enter(ptr %o)
+  ret void
+}
+!llvm.module.flags = !{!0}
+!0 = !{i32 1, !"jitlock.monitors", i32 1}
+
+;--- stamped.ll
+declare void @jitlock.monitor.enter(ptr)
+define void @f(ptr %o) {
+  call void @jitlock.monitor.enter(ptr %o)
+  ret void
+}
+!llvm.module.flags = !{!0}
+!0 = !{i32 1, !"jitlock.lowered-layout", !"abi=4;header=0;mask=3;top=0;base=64;end=128;owner=64;recursions=72;anonymous=2;queued=1;watermark=24;page=4096;shadow=20;poll=448;armed=1;monitors=pointer"}
