@@ -19,6 +19,10 @@ llvm_config.use_default_substitutions()
 
 # The plugin: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so
 config.substitutions.append(("%shlibdir", config.jitlock_shlibdir))
+# A sanitizer build's plugin needs the sanitizer's runtime, which Debian's
+# opt does not have: tests that load it into opt REQUIRE opt-plugin.
+if not config.jitlock_sanitizer:
+    config.available_features.add("opt-plugin")
 
 # Always the tools of the LLVM the plugin was built against (a plugin built
 # for LLVM 19 cannot be loaded by another opt), never whatever is on PATH.

@@ -10,6 +10,8 @@
 // Every entry point runs inside jitlock_rt_call_guarded, so a stack overflow
 // in JIT code ("jitlock-stack-bang" functions, or the runtime's guard zones)
 // is reported, with the locks it released, instead of killing the process.
+// All of the work runs on a thread of jitlock-run's own, not on the main
+// thread, so that setup and check have guard zones too (see main()).
 //
 // With --safepoint-every=US a VM thread stops the run() threads every US
 // microseconds while they run, alternately with a safepoint and with a
@@ -51,6 +53,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace llvm;
@@ -198,7 +201,8 @@ EXIT STATUS:
   2  usage, load or compile error (also: --safepoint-every on code without
      safepoint polls)
   3  stack overflow: an entry point overflowed its thread's stack and was
-     abandoned, its locks released (reported on stderr; wins over 1)
+     abandoned, its locks released (reported on stderr; wins over 1). After
+     one in setup or check, 'check:' says it gave no verdict
 )";
 
 /// The options, checked; every problem is a usage error (status 2).
@@ -402,13 +406,30 @@ int report(jitlock::JitSession &S, const jitlock::ExampleResult &R) {
               S.safepointPollCount());
   if (R.Result)
     std::printf("result:  %" PRId64 "\n", *R.Result);
-  int64_t RunSum = 0;
-  for (int64_t V : R.RunReturns)
-    RunSum += V;
-  std::printf("run:     %" PRId64 " (sum of the threads' returns)\n", RunSum);
-  std::printf("check:   %" PRId64 " (%s)\n", R.Check,
-              R.Check == 0 ? "invariant holds" : "INVARIANT FAILED");
-  std::printf("elapsed: %.3f ms (the concurrent run phase)\n", R.Seconds * 1e3);
+  // An overflow in setup skips run and check; one in check abandons it.
+  // Either way check gave no verdict, and -1 must not read as one.
+  auto OverflowIn = [&](StringRef Phase) {
+    return llvm::any_of(R.Overflows,
+                        [&](const jitlock::StackOverflowReport &O) {
+                          return O.Phase == Phase;
+                        });
+  };
+  if (OverflowIn("setup")) {
+    std::printf("run:     not run (stack overflow in setup)\n");
+    std::printf("check:   not run (stack overflow in setup)\n");
+  } else {
+    int64_t RunSum = 0;
+    for (int64_t V : R.RunReturns)
+      RunSum += V;
+    std::printf("run:     %" PRId64 " (sum of the threads' returns)\n", RunSum);
+    if (OverflowIn("check"))
+      std::printf("check:   abandoned (stack overflow in check)\n");
+    else
+      std::printf("check:   %" PRId64 " (%s)\n", R.Check,
+                  R.Check == 0 ? "invariant holds" : "INVARIANT FAILED");
+    std::printf("elapsed: %.3f ms (the concurrent run phase)\n",
+                R.Seconds * 1e3);
+  }
   if (R.Safepoints)
     printSafepoints(*R.Safepoints);
   printStats(R.Stats);
@@ -448,16 +469,9 @@ int shutDown(int Status) {
   return Status;
 }
 
-} // namespace
-
-int main(int Argc, char **Argv) {
-  jitlock::tools::parseCommandLine(
-      Argc, Argv, "jitlock-run",
-      "JIT-compiles a module with the jitlock passes and runs its example "
-      "entry points\n",
-      MoreHelp, RunCategory, ExitUsage);
-  checkOptions();
-
+/// Everything after the command line: configures the runtime, then loads,
+/// lowers, compiles and runs (or prints) the module. Returns the exit status.
+int runTool() {
   // Before any thread attaches: the defaults plus a misuse handler.
   jitlock_rt_config Cfg;
   jitlock_rt_default_config(&Cfg);
@@ -550,4 +564,28 @@ int main(int Argc, char **Argv) {
     }
     return shutDown(Status);
   }
+}
+
+} // namespace
+
+int main(int Argc, char **Argv) {
+  jitlock::tools::parseCommandLine(
+      Argc, Argv, "jitlock-run",
+      "JIT-compiles a module with the jitlock passes and runs its example "
+      "entry points\n",
+      MoreHelp, RunCategory, ExitUsage);
+  checkOptions();
+
+  // setup and check run on the thread that calls runExample. The main
+  // thread's stack is the kernel's, grown on demand: the runtime cannot
+  // protect guard zones on it (docs/stack-banging.md, "The main-thread
+  // caveat"), so an overflow there without the watermark check
+  // (--stack-bang=always|none) would die of SIGSEGV. As Java launchers do,
+  // the work runs on a thread of its own instead, whose pthread stack has
+  // the default size, as the run() threads' do, and gets the same guard
+  // zones and SIGSEGV backstop when runExample attaches it.
+  int Status = ExitUsage;
+  std::thread Entry([&Status] { Status = runTool(); });
+  Entry.join();
+  return Status;
 }

@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <deque>
 #include <dlfcn.h>
 #include <string>
 #include <vector>
@@ -376,8 +377,10 @@ TEST_P(DetachedThreadTest, InlineEnterOfAFreeMonitorIsRefused) {
   ASSERT_TRUE(!!Lock) << toString(Lock.takeError());
   auto Unlock = (*S)->lookupFunction<void(void *)>("unlock");
   ASSERT_TRUE(!!Unlock) << toString(Unlock.takeError());
-  // Never freed: a failed run may leave a monitor that names it.
-  auto *O = new jitlock_test::Obj;
+  // Kept to the end of the process (a failed run may leave a monitor that
+  // names it), where LeakSanitizer still finds it reachable.
+  static std::deque<jitlock_test::Obj> Kept;
+  jitlock_test::Obj *O = &Kept.emplace_back();
   // The code finds its thread through TLS, whatever the caller passes.
   jitlock_test::expectDetachedEnterRefused(
       O, Log, [&](jitlock_thread *, void *P) { (*Lock)(P); },

@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <deque>
 #include <string>
 
 using namespace jitlock;
@@ -108,7 +109,9 @@ TEST_P(LoweredMisuseDeathTest, DetachedPairUnderContentionAborts) {
   LoweredPair Code(GetParam());
   ASSERT_TRUE(Code.Lock && Code.Unlock);
   jitlock_test::MisuseLog Unused;
-  auto *O = new jitlock_test::Obj; // never freed: the child inflates it
+  // Kept to the end of the process, reachable (the child inflates it).
+  static std::deque<jitlock_test::Obj> Kept;
+  jitlock_test::Obj *O = &Kept.emplace_back();
   EXPECT_DEATH(jitlock_test::runDetachedPairUnderContention(
                    O, Unused, Code.enter(), Code.exit(), /*contenders=*/4,
                    /*iterations=*/2000),
@@ -124,8 +127,10 @@ TEST_P(LoweredMisuseDeathTest, DetachedPairUnderContentionIsRefused) {
   configure(GetParam(), &Log);
   LoweredPair Code(GetParam());
   ASSERT_TRUE(Code.Lock && Code.Unlock);
-  // Never freed: a failed run may leave a monitor that names it.
-  auto *O = new jitlock_test::Obj;
+  // Kept to the end of the process (a failed run may leave a monitor that
+  // names it), where LeakSanitizer still finds it reachable.
+  static std::deque<jitlock_test::Obj> Kept;
+  jitlock_test::Obj *O = &Kept.emplace_back();
   jitlock_test::runDetachedPairUnderContention(O, Log, Code.enter(),
                                                Code.exit(), /*contenders=*/4,
                                                /*iterations=*/2000);

@@ -7,6 +7,10 @@
 ;
 ; The offset is jitlock-run's own (per executable, the same for every run);
 ; the watermark's place in the thread comes from the same layout.
+;
+; (Loads the plugin into opt, which a sanitizer build cannot do.)
+; REQUIRES: opt-plugin
+;
 ; RUN: OFFSET=$(jitlock-run --layout | sed -n 's/^ *tls: thread = thread pointer //p') && \
 ; RUN:   WATERMARK=$(jitlock-run --layout | awk '$3 == "StackWatermark" { print $1 }') && \
 ; RUN:   test -n "$OFFSET" && test -n "$WATERMARK" && \
