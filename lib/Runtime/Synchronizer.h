@@ -33,17 +33,23 @@ uint64_t identityHash(jitlock_thread *T, void *Obj);
 /// The installed hash, or 0; from any thread.
 uint64_t peekHash(const void *Obj);
 
+/// The monitor that `Obj`'s header `H` (tag 10) names, from any thread.
+/// Table storage: while an inflater or a deflater is between the header and
+/// the entry, waits for the entry as long as the header still reads `H`;
+/// null once it reads otherwise (the caller reloads it).
+Monitor *monitorNamedBy(const void *Obj, uint64_t H);
+
 /// A read of the monitor `M` that `Obj`'s header `H` named, by a thread that
 /// no handshake covers (one not attached, or native): M may be deflated and
 /// reused for another object under it (A6's readers in Synchronizer.cpp).
 class MonitorRead {
 public:
   MonitorRead(const void *Obj, uint64_t H)
-      : Obj(Obj), H(H), M(storage::monitorFor(Obj, H)),
+      : Obj(Obj), H(H), M(monitorNamedBy(Obj, H)),
         Gen(M ? M->Generation.load(std::memory_order_acquire) : 1) {}
 
-  /// Whether the header's monitor was found (table storage may miss it
-  /// while an inflater or a deflater is between the header and the entry).
+  /// Whether the header's monitor was found (table storage misses it when
+  /// the header changed while the entry was missing: look again).
   bool found() const { return M; }
   Monitor &monitor() const { return *M; }
 

@@ -479,6 +479,53 @@ TEST_F(StorageTest, StaleCacheEntryAfterReinflationIsNotTrusted) {
   EXPECT_EQ(inspect(a).owner, nullptr);
 }
 
+// An inflater publishes the table entry after its header CAS; a query from
+// the owner in between must wait for the entry, not report the object
+// unowned. The gap is made by hand: the entry removed, the header left
+// naming a monitor, the owner's cache emptied. The entry comes back only once
+// the query has looked it up many times, i.e. while it waits (a query that
+// gives up instead returns first, and the entry comes back then).
+TEST_F(StorageTest, QueriesWaitForAnInflatersEntry) {
+  useStorage(JITLOCK_MONITORS_TABLE);
+  Obj *a = newObj();
+  ASSERT_EQ(enter(a), JITLOCK_OK);
+  // Inflated, owned by this thread.
+  ASSERT_EQ(jitlock_rt_wait_timed(self, a, 0), JITLOCK_ETIMEDOUT);
+  uint64_t inflated = a->hdr();
+  ASSERT_EQ(inflated & kLockMask, kMonitor);
+  jitlock::Monitor *m = monitorOf(a);
+  ASSERT_NE(m, nullptr);
+
+  auto inTheGap = [&](const std::function<void()> &query) {
+    jitlock::storage::unpublish(*m, a, 0);
+    a->header.store(inflated, std::memory_order_release);
+    jitlock::storage::dropCache(*self);
+    std::atomic<bool> done{false};
+    std::thread inflater([&] {
+      uint64_t from = jitlock::storage::tableFigures().Lookups;
+      while (!done.load() &&
+             jitlock::storage::tableFigures().Lookups - from < 256)
+        std::this_thread::yield();
+      jitlock::storage::publish(a, m);
+    });
+    query();
+    done = true;
+    inflater.join();
+  };
+  inTheGap([&] { EXPECT_EQ(jitlock_rt_owner_of(a), self); });
+  inTheGap([&] { EXPECT_EQ(jitlock_rt_holds_lock(self, a), 1); });
+  inTheGap([&] {
+    jitlock_lock_info info;
+    ASSERT_EQ(jitlock_rt_inspect(a, &info), JITLOCK_OK);
+    EXPECT_EQ(info.state, JITLOCK_STATE_INFLATED);
+    EXPECT_EQ(info.owner, self);
+    EXPECT_EQ(info.holds, 1u);
+  });
+  EXPECT_EQ(monitorOf(a), m);
+  EXPECT_EQ(exit(a), JITLOCK_OK);
+  EXPECT_EQ(jitlock_rt_owner_of(a), nullptr);
+}
+
 //===-- All three: the same results --------------------------------------===//
 
 // One seeded sequence of enters, exits (some by a non-owner), waits,
