@@ -277,12 +277,16 @@ inline constexpr const char *PollsPlacedAttr = "jitlock-polls-placed";
 /// by this rule, and a loop none of whose instructions may poll never polls.
 bool mayPoll(const llvm::Instruction &I);
 
-/// "watermark", "always", "none"; "lightweight", "heavy"; "none",
-/// "explicit", "auto"; "pointer", "index", "table".
+/// "tls", "arg", "call"; "watermark", "always", "none"; "lightweight",
+/// "heavy"; "none", "explicit", "auto"; "pointer", "index", "table".
+llvm::StringRef threadModeName(ThreadMode M);
 llvm::StringRef bangModeName(BangMode M);
 llvm::StringRef lockingModeName(LockingMode M);
 llvm::StringRef pollModeName(PollMode M);
 llvm::StringRef monitorStorageName(MonitorStorage S);
+/// The inverses of the two first, as the pass parameters spell them.
+std::optional<ThreadMode> parseThreadMode(llvm::StringRef S);
+std::optional<BangMode> parseBangMode(llvm::StringRef S);
 
 /// A printable summary of every layout value compiled into lowered code:
 /// the header and lock-stack fields, the monitor fields, the stack-bang

@@ -31,7 +31,7 @@ static Error checkRange(StringRef Name, int64_t V, int64_t Lo, int64_t Hi) {
   return Error::success();
 }
 
-static std::optional<ThreadMode> parseThreadMode(StringRef S) {
+std::optional<ThreadMode> parseThreadMode(StringRef S) {
   if (S == "tls")
     return ThreadMode::TLS;
   if (S == "arg")
@@ -41,7 +41,7 @@ static std::optional<ThreadMode> parseThreadMode(StringRef S) {
   return std::nullopt;
 }
 
-static StringRef threadModeName(ThreadMode M) {
+StringRef threadModeName(ThreadMode M) {
   switch (M) {
   case ThreadMode::TLS:
     return "tls";
@@ -53,7 +53,7 @@ static StringRef threadModeName(ThreadMode M) {
   llvm_unreachable("unknown thread mode");
 }
 
-static std::optional<BangMode> parseBangMode(StringRef S) {
+std::optional<BangMode> parseBangMode(StringRef S) {
   if (S == "watermark")
     return BangMode::Watermark;
   if (S == "always")

@@ -77,24 +77,12 @@ static const char *loweringName(Lowering L) {
   return "?";
 }
 
-static const char *threadName(ThreadMode T) {
-  switch (T) {
-  case ThreadMode::TLS:
-    return "tls";
-  case ThreadMode::Arg:
-    return "arg";
-  case ThreadMode::Call:
-    return "call";
-  }
-  return "?";
-}
-
 std::string RunConfig::name() const {
   std::string N;
   if (AArch64)
     N += std::string("arch=aarch64,lse=") + (Lse ? "1" : "0") + ",";
   N += std::string("lower=") + loweringName(Lower) +
-       ",thread=" + threadName(Thread) + ",opt=";
+       ",thread=" + threadModeName(Thread).str() + ",opt=";
   N += OptBefore < 0
            ? std::string("jit")
            : "O" + std::to_string(OptBefore) + "-O" + std::to_string(OptAfter);
@@ -137,14 +125,10 @@ std::optional<RunConfig> RunConfig::parse(const std::string &Text,
       else
         return Bad();
     } else if (Key == "thread") {
-      if (Value == "tls")
-        C.Thread = ThreadMode::TLS;
-      else if (Value == "arg")
-        C.Thread = ThreadMode::Arg;
-      else if (Value == "call")
-        C.Thread = ThreadMode::Call;
-      else
+      std::optional<ThreadMode> T = parseThreadMode(Value);
+      if (!T)
         return Bad();
+      C.Thread = *T;
     } else if (Key == "opt") {
       if (Value == "jit") {
         C.OptBefore = -1;
@@ -157,14 +141,10 @@ std::optional<RunConfig> RunConfig::parse(const std::string &Text,
           return Bad();
       }
     } else if (Key == "bang") {
-      if (Value == "watermark")
-        C.Bang = BangMode::Watermark;
-      else if (Value == "always")
-        C.Bang = BangMode::Always;
-      else if (Value == "none")
-        C.Bang = BangMode::None;
-      else
+      std::optional<BangMode> B = parseBangMode(Value);
+      if (!B)
         return Bad();
+      C.Bang = *B;
     } else if (Key == "sp") {
       if (Value.getAsInteger(10, N) || N > 1000000)
         return Bad();
@@ -454,7 +434,7 @@ Verdict hostRun(const std::string &IR, const RunConfig &C) {
     if (C.Thread != ThreadMode::TLS)
       Module += std::string("\n!llvm.module.flags = !{!0}\n!0 = !{i32 1, "
                             "!\"jitlock.thread\", !\"") +
-                threadName(C.Thread) + "\"}\n";
+                threadModeName(C.Thread).str() + "\"}\n";
   } else {
     InitializeNativeTarget();
     InitializeNativeTargetAsmPrinter();
