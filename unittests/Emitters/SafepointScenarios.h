@@ -51,6 +51,8 @@
 #ifndef JITLOCK_UNITTESTS_EMITTERS_SAFEPOINTSCENARIOS_H
 #define JITLOCK_UNITTESTS_EMITTERS_SAFEPOINTSCENARIOS_H
 
+#include "../Runtime/Watchdog.h"
+
 #include "jitlock/jitlock_rt.h"
 
 #include <gtest/gtest.h>
@@ -182,42 +184,22 @@ inline void hold(uint64_t Us) {
 /// Ends the process when a safepoint or handshake does not return in time:
 /// a thread that never reaches its poll keeps the VM thread waiting for
 /// ever, and a message is better than the test's timeout.
-class Watchdog {
+class OperationWatchdog : public jitlock_test::Watchdog {
 public:
-  explicit Watchdog(const char *What) : What(What) {
-    Thread = std::thread([this] {
-      std::unique_lock<std::mutex> G(Mu);
-      if (!Cv.wait_for(G, kDeadline, [&] { return Done; })) {
-        std::fprintf(stderr,
-                     "safepoint scenarios: %s did not return within %lld s: "
-                     "a thread never reached its poll\n",
-                     this->What, static_cast<long long>(kDeadline.count()));
-        std::_Exit(3);
-      }
-    });
-  }
-  ~Watchdog() {
-    {
-      std::lock_guard<std::mutex> G(Mu);
-      Done = true;
-    }
-    Cv.notify_all();
-    Thread.join();
-  }
-  Watchdog(const Watchdog &) = delete;
-  Watchdog &operator=(const Watchdog &) = delete;
-
-private:
-  const char *What;
-  std::mutex Mu;
-  std::condition_variable Cv;
-  bool Done = false;
-  std::thread Thread;
+  explicit OperationWatchdog(const char *What)
+      : Watchdog(kDeadline, What, [](const std::string &Stuck) {
+          std::fprintf(stderr,
+                       "safepoint scenarios: %s did not return within %lld "
+                       "s: a thread never reached its poll\n",
+                       Stuck.c_str(),
+                       static_cast<long long>(kDeadline.count()));
+          std::_Exit(3);
+        }) {}
 };
 
 /// jitlock_rt_safepoint_begin, watched.
 inline int beginSafepoint() {
-  Watchdog W("jitlock_rt_safepoint_begin");
+  OperationWatchdog W("jitlock_rt_safepoint_begin");
   return jitlock_rt_safepoint_begin();
 }
 
@@ -363,7 +345,7 @@ inline void handshakeAtPoll(const LoopRunner &Run) {
     R.After = iterations(*R.Ctx);
   };
   {
-    Watchdog Watch("jitlock_rt_handshake");
+    OperationWatchdog Watch("jitlock_rt_handshake");
     ASSERT_EQ(jitlock_rt_handshake(Ctx.Thread, Op, &Rec), JITLOCK_OK);
   }
   EXPECT_EQ(Rec.Runs.load(), 1) << "the handshake must run exactly once";
@@ -504,7 +486,7 @@ inline void runWorld(const WorldConfig &Cfg, const WorldRunner &Run) {
     H.CtxOf[C->Thread] = C.get();
   std::map<jitlock_thread *, unsigned> Want;
   for (unsigned R = 0; R < Cfg.HandshakeRounds; ++R) {
-    Watchdog Watch("a handshake");
+    OperationWatchdog Watch("a handshake");
     if (R % 2 == 0) {
       ASSERT_EQ(jitlock_rt_handshake_all(worldHandshakeOp, &H), JITLOCK_OK);
       for (auto &C : Ctx)

@@ -24,6 +24,8 @@
 // be native for that to finish; the watchdog fails the test if it does not.
 //
 //===----------------------------------------------------------------------===//
+#include "../Runtime/Watchdog.h"
+
 #include "jitlock/JIT.h"
 #include "jitlock/Passes.h"
 #include "jitlock/jitlock_rt.h"
@@ -108,53 +110,12 @@ unsigned callsTo(const Function &F, StringRef Name) {
   return N;
 }
 
-/// Ends the process with a message when a phase takes longer than the
-/// limit: a safepoint that cannot complete (a loop that never polls) would
-/// otherwise hang.
-class Watchdog {
-public:
-  explicit Watchdog(std::chrono::seconds Limit)
-      : Limit(Limit), Thread([this] { watch(); }) {}
-  ~Watchdog() {
-    {
-      std::lock_guard<std::mutex> Lock(M);
-      Done = true;
-    }
-    CV.notify_one();
-    Thread.join();
-  }
-  /// Starts the clock again for a new phase.
-  void phase(std::string What) {
-    std::lock_guard<std::mutex> Lock(M);
-    Phase = std::move(What);
-    ++Generation;
-    CV.notify_one();
-  }
-
-private:
-  void watch() {
-    std::unique_lock<std::mutex> Lock(M);
-    while (!Done) {
-      uint64_t Seen = Generation;
-      if (!CV.wait_for(Lock, Limit,
-                       [&] { return Done || Generation != Seen; })) {
-        fprintf(stderr,
-                "watchdog: stuck in '%s' for %lld s: a loop that does not "
-                "poll?\n",
-                Phase.c_str(), static_cast<long long>(Limit.count()));
-        std::abort();
-      }
-    }
-  }
-
-  std::chrono::seconds Limit;
-  std::mutex M;
-  std::condition_variable CV;
-  bool Done = false;
-  uint64_t Generation = 0;
-  std::string Phase = "start";
-  std::thread Thread;
-};
+/// What a Watchdog says before it ends the process: a safepoint that
+/// cannot complete (a loop that never polls) would otherwise hang.
+void stuckAtSafepoint(const std::string &Phase) {
+  std::fprintf(stderr, "watchdog: stuck in '%s': a loop that does not poll?\n",
+               Phase.c_str());
+}
 
 /// What a handshake operation saw: how often it ran, and on which runtime
 /// thread and OS thread.
@@ -232,7 +193,8 @@ void stopAndHandshake(JitSession &S) {
     ~Finally() { Fn(); }
   } Joiner{StopAndJoin};
 
-  Watchdog Dog(std::chrono::seconds(60));
+  jitlock_test::Watchdog Dog(std::chrono::seconds(60), "start",
+                             stuckAtSafepoint);
   // Every counter moves past `Past`, or the test fails.
   auto expectAllMovePast = [&](const int64_t *Past, const char *When) {
     auto Deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
@@ -506,7 +468,8 @@ void runUnderSafepoints(const char *Example, bool DeflationThread = false) {
 
 TEST(SafepointJitTest, RunExampleWaitsNativeUnderSafepoints) {
   ASSERT_EQ(jitlock_rt_current(), nullptr);
-  Watchdog Dog(std::chrono::seconds(90));
+  jitlock_test::Watchdog Dog(std::chrono::seconds(90), "start",
+                             stuckAtSafepoint);
   for (const char *Example : {"counter", "prodcons", "bank"}) {
     Dog.phase(std::string("runExample on ") + Example);
     SCOPED_TRACE(Example);
@@ -519,7 +482,8 @@ TEST(SafepointJitTest, RunExampleWaitsNativeUnderSafepoints) {
 // hold.
 TEST(SafepointJitTest, RunExampleUnderTheDeflationThread) {
   ASSERT_EQ(jitlock_rt_current(), nullptr);
-  Watchdog Dog(std::chrono::seconds(90));
+  jitlock_test::Watchdog Dog(std::chrono::seconds(90), "start",
+                             stuckAtSafepoint);
   for (const char *Example : {"counter", "prodcons", "bank"}) {
     Dog.phase(std::string("runExample with the deflation thread on ") +
               Example);

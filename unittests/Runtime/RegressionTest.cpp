@@ -28,6 +28,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "RuntimeTestUtil.h"
+#include "Watchdog.h"
 
 #include <cinttypes>
 #include <cstdio>
@@ -80,42 +81,24 @@ protected:
 
 class RegressionTest : public RuntimeTest {};
 
-/// Aborts the process with diagnostics if it is not disarmed within `limit`:
-/// a thread stuck inside the runtime cannot be unwound, and shutdown would
-/// refuse to run with it attached.
-class Watchdog {
+/// Aborts the process with diagnostics, `progress()` among them, if the loop
+/// `what` runs longer than `limit`: a thread stuck inside the runtime cannot
+/// be unwound, and shutdown would refuse to run with it attached.
+class LoopWatchdog : public Watchdog {
 public:
-  Watchdog(const char *what, std::chrono::seconds limit,
-           std::function<std::string()> progress)
-      : thr_([this, what, limit, progress] {
-          std::unique_lock<std::mutex> g(mu_);
-          if (cv_.wait_for(g, limit, [&] { return disarmed_; }))
-            return;
+  LoopWatchdog(const char *what, std::chrono::seconds limit,
+               std::function<std::string()> progress)
+      : Watchdog(limit, what, [limit, progress](const std::string &loop) {
           std::string p = progress();
-          ADD_FAILURE() << "WATCHDOG: " << what << " did not finish within "
+          ADD_FAILURE() << "WATCHDOG: " << loop << " did not finish within "
                         << limit.count() << " s; " << p;
           fprintf(stderr,
                   "WATCHDOG: %s did not finish within %lld s; %s\n"
                   "Aborting: threads are stuck in the runtime.\n",
-                  what, (long long)limit.count(), p.c_str());
+                  loop.c_str(), (long long)limit.count(), p.c_str());
           fflush(stdout);
           fflush(stderr);
-          std::abort();
         }) {}
-  ~Watchdog() {
-    {
-      std::lock_guard<std::mutex> g(mu_);
-      disarmed_ = true;
-      cv_.notify_all();
-    }
-    thr_.join();
-  }
-
-private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool disarmed_ = false;
-  std::thread thr_; // last: started once the rest is constructed
 };
 
 //===-- A monitor published before it is registered ----------------------===//
@@ -477,9 +460,11 @@ TEST_F(RegressionTest, RestoreRollbackSurvivesEmbedderState) {
   std::atomic<long> it{0};
   std::string failure;
   {
-    Watchdog wd("restore-locks rollback loop", std::chrono::seconds(60), [&] {
-      return "iteration " + std::to_string(it.load()) + ", A " + describe(a);
-    });
+    LoopWatchdog wd("restore-locks rollback loop", std::chrono::seconds(60),
+                    [&] {
+                      return "iteration " + std::to_string(it.load()) + ", A " +
+                             describe(a);
+                    });
     auto start = Clock::now();
     for (; it < kIterations; ++it) {
       if ((it & 255) == 0 && Clock::now() - start > kBudget)
@@ -758,7 +743,7 @@ TEST_F(RegressionTest, OwnerOfFindsOwnerThatShiftsItsLockStack) {
   std::atomic<long> calls{0}; // read by the watchdog
   long checked = 0, misses = 0;
   {
-    Watchdog wd("owner_of loop", std::chrono::seconds(60), [&] {
+    LoopWatchdog wd("owner_of loop", std::chrono::seconds(60), [&] {
       return std::to_string(calls.load()) + " calls, C " + describe(c);
     });
     auto start = Clock::now();

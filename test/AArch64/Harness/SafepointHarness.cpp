@@ -25,6 +25,7 @@
 // (Lowered.h). Defines no TLS (see ExampleHarness.cpp).
 //
 //===----------------------------------------------------------------------===//
+#include "../../../unittests/Runtime/Watchdog.h"
 #include "Lowered.h"
 
 #include "jitlock/jitlock_rt.h"
@@ -72,49 +73,11 @@ int64_t counter(int I) {
 
 /// Ends the process as a failure when a phase takes longer than the limit:
 /// a loop that never polls would make a safepoint wait forever.
-class Watchdog {
-public:
-  explicit Watchdog(std::chrono::seconds Limit)
-      : Limit(Limit), Thread([this] { watch(); }) {}
-  ~Watchdog() {
-    {
-      std::lock_guard<std::mutex> Lock(M);
-      Done = true;
-    }
-    CV.notify_one();
-    Thread.join();
-  }
-  /// Starts the clock again for a new phase.
-  void phase(std::string What) {
-    std::lock_guard<std::mutex> Lock(M);
-    Phase = std::move(What);
-    ++Generation;
-    CV.notify_one();
-  }
-
-private:
-  void watch() {
-    std::unique_lock<std::mutex> Lock(M);
-    while (!Done) {
-      uint64_t Seen = Generation;
-      if (!CV.wait_for(Lock, Limit,
-                       [&] { return Done || Generation != Seen; })) {
-        fprintf(stderr, "harness: FAIL: stuck for %lld s in %s\n",
-                static_cast<long long>(Limit.count()), Phase.c_str());
-        fflush(stderr);
-        _exit(1);
-      }
-    }
-  }
-
-  std::chrono::seconds Limit;
-  std::mutex M;
-  std::condition_variable CV;
-  bool Done = false;
-  uint64_t Generation = 0;
-  std::string Phase = "start";
-  std::thread Thread;
-};
+void stuckInPhase(const std::string &Phase) {
+  fprintf(stderr, "harness: FAIL: stuck in %s\n", Phase.c_str());
+  fflush(stderr);
+  _exit(1);
+}
 
 /// What a handshake operation saw.
 struct HandshakeRecord {
@@ -178,7 +141,7 @@ void run(int NThreads, int NSafepoints, bool Tls) {
   EXPECT(!Misplaced.load(),
          "the attached threads are not where the lowered code looks");
 
-  Watchdog Dog(std::chrono::seconds(60));
+  jitlock_test::Watchdog Dog(std::chrono::seconds(60), "start", stuckInPhase);
   auto StopAndJoin = [&] {
     __atomic_store_n(&sp_stop, 1, __ATOMIC_RELAXED);
     for (std::thread &W : Workers)
