@@ -124,11 +124,6 @@ struct PollConfig {
 
 using PollProbeFn = void (*)(PollFrame *);
 
-constexpr int32_t kFrame = 192;
-constexpr int32_t kFrameSlot = 160, kSavedX0 = 168, kSavedX18 = 176;
-constexpr int32_t kOutOff = offsetof(PollFrame, Out);
-constexpr int32_t kVOff = offsetof(RegState, V);
-
 /// do { poll; Ctx->Iterations += 1 } while (!Ctx->Stop), in a wrapper that
 /// loads and stores every register.
 PollProbeFn buildPollProbe(const PollConfig &C, const RuntimeEntries &RT,
@@ -138,25 +133,12 @@ PollProbeFn buildPollProbe(const PollConfig &C, const RuntimeEntries &RT,
   A64::Assembler A(&Code);
   Checked Ok;
   using namespace A64;
-  Ok(A.stp(x29, x30, ptr_pre(sp, -kFrame)));
-  Ok(A.mov(x29, sp));
-  for (uint32_t I = 19; I != 29; I += 2)
-    Ok(A.stp(x(I), x(I + 1), ptr(sp, 16 + 8 * int32_t(I - 19))));
-  for (uint32_t I = 8; I != 16; I += 2)
-    Ok(A.stp(d(I), d(I + 1), ptr(sp, 96 + 8 * int32_t(I - 8))));
-  Ok(A.str(x0, ptr(sp, kFrameSlot)));
-  Ok(A.str(x18, ptr(sp, kSavedX18)));
+  probe::saveCallerState(A, Ok);
   Ok(A.mov(x1, sp));
   if (C.Misalign)
     Ok(A.sub(x1, x1, 8));
   Ok(A.str(x1, ptr(x0, offsetof(PollFrame, SpAt))));
-  for (uint32_t I = 0; I != 32; I += 2)
-    Ok(A.ldp(v(I), v(I + 1), ptr(x0, kVOff + 16 * int32_t(I))));
-  for (uint32_t I = 1; I != 31; I += 2)
-    Ok(A.ldp(x(I), x(I + 1), ptr(x0, 8 * int32_t(I))));
-  Ok(A.ldr(x0, ptr(x0)));
-  if (C.Misalign)
-    Ok(A.sub(sp, sp, 8));
+  probe::loadInRegisters(A, Ok, C.Misalign);
 
   asmjit::Label Loop = A.newLabel();
   Ok(A.bind(Loop));
@@ -172,7 +154,7 @@ PollProbeFn buildPollProbe(const PollConfig &C, const RuntimeEntries &RT,
   while (TId == C.Thread || TId == C.Scratch)
     ++TId;
   const GpX T = x(TId);
-  const int32_t FrameAt = 16 + (C.Misalign ? 8 : 0) + kFrameSlot;
+  const int32_t FrameAt = 16 + (C.Misalign ? 8 : 0) + probe::FrameSlot;
   Ok(A.sub(sp, sp, 16));
   Ok(A.mov(S, sp));
   Ok(A.str(T, ptr(S)));
@@ -188,26 +170,8 @@ PollProbeFn buildPollProbe(const PollConfig &C, const RuntimeEntries &RT,
   Ok(A.add(sp, sp, 16));
   Ok(A.b_eq(Loop));
 
-  if (C.Misalign)
-    Ok(A.add(sp, sp, 8));
-  Ok(A.str(x0, ptr(sp, kSavedX0)));
-  Ok(A.ldr(x0, ptr(sp, kFrameSlot)));
-  Ok(A.add(x0, x0, kOutOff));
-  for (uint32_t I = 1; I != 31; I += 2)
-    Ok(A.stp(x(I), x(I + 1), ptr(x0, 8 * int32_t(I))));
-  for (uint32_t I = 0; I != 32; I += 2)
-    Ok(A.stp(v(I), v(I + 1), ptr(x0, kVOff + 16 * int32_t(I))));
-  Ok(A.ldr(x1, ptr(sp, kSavedX0)));
-  Ok(A.str(x1, ptr(x0)));
-  Ok(A.mov(x1, sp));
-  Ok(A.str(x1, ptr(x0, offsetof(PollFrame, SpAfter) - kOutOff)));
-  Ok(A.ldr(x18, ptr(sp, kSavedX18)));
-  for (uint32_t I = 8; I != 16; I += 2)
-    Ok(A.ldp(d(I), d(I + 1), ptr(sp, 96 + 8 * int32_t(I - 8))));
-  for (uint32_t I = 19; I != 29; I += 2)
-    Ok(A.ldp(x(I), x(I + 1), ptr(sp, 16 + 8 * int32_t(I - 19))));
-  Ok(A.ldp(x29, x30, ptr_post(sp, kFrame)));
-  Ok(A.ret(x30));
+  probe::storeOutAndReturn(A, Ok, C.Misalign, offsetof(PollFrame, Out),
+                           offsetof(PollFrame, SpAfter));
   if (C.Mode == SlowPathMode::Labels) {
     E = J::a64::emitSafepointPollSlowCall(A, C.operands(), Labels, RT);
     EXPECT_EQ(E, asmjit::kErrorOk) << asmjit::DebugUtils::errorAsString(E);

@@ -138,11 +138,6 @@ struct BangConfig {
 
 using BangProbeFn = void (*)(BangFrame *);
 
-constexpr int32_t kFrame = 192;
-constexpr int32_t kFrameSlot = 160, kSavedX0 = 168, kSavedX18 = 176;
-constexpr int32_t kOutOff = offsetof(BangFrame, Out);
-constexpr int32_t kVOff = offsetof(RegState, V);
-
 /// The wrapper around one check (see the file comment).
 BangProbeFn buildBangProbe(const BangConfig &C, const RuntimeEntries &RT) {
   asmjit::CodeHolder Code;
@@ -150,14 +145,7 @@ BangProbeFn buildBangProbe(const BangConfig &C, const RuntimeEntries &RT) {
   A64::Assembler A(&Code);
   Checked Ok;
   using namespace A64;
-  Ok(A.stp(x29, x30, ptr_pre(sp, -kFrame)));
-  Ok(A.mov(x29, sp));
-  for (uint32_t I = 19; I != 29; I += 2)
-    Ok(A.stp(x(I), x(I + 1), ptr(sp, 16 + 8 * int32_t(I - 19))));
-  for (uint32_t I = 8; I != 16; I += 2)
-    Ok(A.stp(d(I), d(I + 1), ptr(sp, 96 + 8 * int32_t(I - 8))));
-  Ok(A.str(x0, ptr(sp, kFrameSlot)));
-  Ok(A.str(x18, ptr(sp, kSavedX18)));
+  probe::saveCallerState(A, Ok);
   // The sequence's sp, and the fake watermark relative to it.
   Ok(A.mov(x1, sp));
   if (C.Misalign)
@@ -174,39 +162,15 @@ BangProbeFn buildBangProbe(const BangConfig &C, const RuntimeEntries &RT) {
   Ok(A.add(x3, x3, x4));
   Ok(A.str(x3, ptr(x2)));
   Ok(A.bind(NoWm));
-  for (uint32_t I = 0; I != 32; I += 2)
-    Ok(A.ldp(v(I), v(I + 1), ptr(x0, kVOff + 16 * int32_t(I))));
-  for (uint32_t I = 1; I != 31; I += 2)
-    Ok(A.ldp(x(I), x(I + 1), ptr(x0, 8 * int32_t(I))));
-  Ok(A.ldr(x0, ptr(x0)));
-  if (C.Misalign)
-    Ok(A.sub(sp, sp, 8));
+  probe::loadInRegisters(A, Ok, C.Misalign);
 
   SlowPathLabels Labels;
   asmjit::Error E = J::a64::emitStackBang(A, layout(), C.operands(), C.Extra,
                                           C.Bang, C.Mode, &Labels, RT);
   EXPECT_EQ(E, asmjit::kErrorOk) << asmjit::DebugUtils::errorAsString(E);
 
-  if (C.Misalign)
-    Ok(A.add(sp, sp, 8));
-  Ok(A.str(x0, ptr(sp, kSavedX0)));
-  Ok(A.ldr(x0, ptr(sp, kFrameSlot)));
-  Ok(A.add(x0, x0, kOutOff));
-  for (uint32_t I = 1; I != 31; I += 2)
-    Ok(A.stp(x(I), x(I + 1), ptr(x0, 8 * int32_t(I))));
-  for (uint32_t I = 0; I != 32; I += 2)
-    Ok(A.stp(v(I), v(I + 1), ptr(x0, kVOff + 16 * int32_t(I))));
-  Ok(A.ldr(x1, ptr(sp, kSavedX0)));
-  Ok(A.str(x1, ptr(x0)));
-  Ok(A.mov(x1, sp));
-  Ok(A.str(x1, ptr(x0, offsetof(BangFrame, SpAfter) - kOutOff)));
-  Ok(A.ldr(x18, ptr(sp, kSavedX18)));
-  for (uint32_t I = 8; I != 16; I += 2)
-    Ok(A.ldp(d(I), d(I + 1), ptr(sp, 96 + 8 * int32_t(I - 8))));
-  for (uint32_t I = 19; I != 29; I += 2)
-    Ok(A.ldp(x(I), x(I + 1), ptr(sp, 16 + 8 * int32_t(I - 19))));
-  Ok(A.ldp(x29, x30, ptr_post(sp, kFrame)));
-  Ok(A.ret(x30));
+  probe::storeOutAndReturn(A, Ok, C.Misalign, offsetof(BangFrame, Out),
+                           offsetof(BangFrame, SpAfter));
   if (C.Mode == SlowPathMode::Labels && C.Bang == BangMode::Watermark) {
     E = J::a64::emitStackBangSlowCall(A, C.operands(), C.Extra, Labels, RT);
     EXPECT_EQ(E, asmjit::kErrorOk) << asmjit::DebugUtils::errorAsString(E);

@@ -119,13 +119,63 @@ void expectPreserved(const ProbeFrame &F, const Assignment &As,
   EXPECT_EQ(F.SpAfter, F.SpBefore) << What << ": sp changed";
 }
 
+namespace probe {
 namespace {
-constexpr int32_t FrameSize = 192; // the probe's own frame, see buildProbe
-constexpr int32_t FrameSlot = 160, SavedX0Slot = 168, SavedX18Slot = 176;
-constexpr int32_t OutOff = offsetof(ProbeFrame, Out);
 constexpr int32_t VOff = offsetof(RegState, V);
-static_assert(offsetof(ProbeFrame, In) == 0);
 static_assert(VOff == 256);
+} // namespace
+
+void saveCallerState(A64::Assembler &A, Checked &Ok) {
+  using namespace A64;
+  Ok(A.stp(x29, x30, ptr_pre(sp, -FrameSize)));
+  Ok(A.mov(x29, sp));
+  for (uint32_t I = 19; I != 29; I += 2)
+    Ok(A.stp(x(I), x(I + 1), ptr(sp, 16 + 8 * int32_t(I - 19))));
+  for (uint32_t I = 8; I != 16; I += 2)
+    Ok(A.stp(d(I), d(I + 1), ptr(sp, 96 + 8 * int32_t(I - 8))));
+  Ok(A.str(x0, ptr(sp, FrameSlot)));
+  Ok(A.str(x18, ptr(sp, SavedX18Slot)));
+}
+
+void loadInRegisters(A64::Assembler &A, Checked &Ok, bool MisalignSp) {
+  using namespace A64;
+  for (uint32_t I = 0; I != 32; I += 2)
+    Ok(A.ldp(v(I), v(I + 1), ptr(x0, VOff + 16 * int32_t(I))));
+  for (uint32_t I = 1; I != 31; I += 2)
+    Ok(A.ldp(x(I), x(I + 1), ptr(x0, 8 * int32_t(I))));
+  Ok(A.ldr(x0, ptr(x0)));
+  if (MisalignSp)
+    Ok(A.sub(sp, sp, 8));
+}
+
+void storeOutAndReturn(A64::Assembler &A, Checked &Ok, bool MisalignSp,
+                       int32_t OutOff, int32_t SpAfterOff) {
+  using namespace A64;
+  if (MisalignSp)
+    Ok(A.add(sp, sp, 8));
+  Ok(A.str(x0, ptr(sp, SavedX0Slot)));
+  Ok(A.ldr(x0, ptr(sp, FrameSlot)));
+  Ok(A.add(x0, x0, OutOff));
+  for (uint32_t I = 1; I != 31; I += 2)
+    Ok(A.stp(x(I), x(I + 1), ptr(x0, 8 * int32_t(I))));
+  for (uint32_t I = 0; I != 32; I += 2)
+    Ok(A.stp(v(I), v(I + 1), ptr(x0, VOff + 16 * int32_t(I))));
+  Ok(A.ldr(x1, ptr(sp, SavedX0Slot)));
+  Ok(A.str(x1, ptr(x0)));
+  Ok(A.mov(x1, sp));
+  Ok(A.str(x1, ptr(x0, SpAfterOff - OutOff)));
+  Ok(A.ldr(x18, ptr(sp, SavedX18Slot)));
+  for (uint32_t I = 8; I != 16; I += 2)
+    Ok(A.ldp(d(I), d(I + 1), ptr(sp, 96 + 8 * int32_t(I - 8))));
+  for (uint32_t I = 19; I != 29; I += 2)
+    Ok(A.ldp(x(I), x(I + 1), ptr(sp, 16 + 8 * int32_t(I - 19))));
+  Ok(A.ldp(x29, x30, ptr_post(sp, FrameSize)));
+  Ok(A.ret(x30));
+}
+} // namespace probe
+
+namespace {
+static_assert(offsetof(ProbeFrame, In) == 0);
 
 struct PendingSlowCall {
   bool Enter;
@@ -143,24 +193,10 @@ ProbeFn buildProbe(const ProbeSpec &Spec) {
   using namespace A64;
 
   // Prologue: a frame for the callee-saved registers the body overwrites.
-  Ok(A.stp(x29, x30, ptr_pre(sp, -FrameSize)));
-  Ok(A.mov(x29, sp));
-  for (uint32_t I = 19; I != 29; I += 2)
-    Ok(A.stp(x(I), x(I + 1), ptr(sp, 16 + 8 * int32_t(I - 19))));
-  for (uint32_t I = 8; I != 16; I += 2)
-    Ok(A.stp(d(I), d(I + 1), ptr(sp, 96 + 8 * int32_t(I - 8))));
-  Ok(A.str(x0, ptr(sp, FrameSlot)));
-  Ok(A.str(x18, ptr(sp, SavedX18Slot)));
+  probe::saveCallerState(A, Ok);
   Ok(A.mov(x1, sp));
   Ok(A.str(x1, ptr(x0, offsetof(ProbeFrame, SpBefore))));
-  // Every register from In; x0 (the frame) last.
-  for (uint32_t I = 0; I != 32; I += 2)
-    Ok(A.ldp(v(I), v(I + 1), ptr(x0, VOff + 16 * int32_t(I))));
-  for (uint32_t I = 1; I != 31; I += 2)
-    Ok(A.ldp(x(I), x(I + 1), ptr(x0, 8 * int32_t(I))));
-  Ok(A.ldr(x0, ptr(x0)));
-  if (Spec.MisalignSp)
-    Ok(A.sub(sp, sp, 8));
+  probe::loadInRegisters(A, Ok, Spec.MisalignSp);
 
   // The body.
   std::vector<PendingSlowCall> Pending;
@@ -207,28 +243,9 @@ ProbeFn buildProbe(const ProbeSpec &Spec) {
     Ok(A.b_ne(Top));
   }
 
-  // Every register into Out.
-  if (Spec.MisalignSp)
-    Ok(A.add(sp, sp, 8));
-  Ok(A.str(x0, ptr(sp, SavedX0Slot)));
-  Ok(A.ldr(x0, ptr(sp, FrameSlot)));
-  Ok(A.add(x0, x0, OutOff));
-  for (uint32_t I = 1; I != 31; I += 2)
-    Ok(A.stp(x(I), x(I + 1), ptr(x0, 8 * int32_t(I))));
-  for (uint32_t I = 0; I != 32; I += 2)
-    Ok(A.stp(v(I), v(I + 1), ptr(x0, VOff + 16 * int32_t(I))));
-  Ok(A.ldr(x1, ptr(sp, SavedX0Slot)));
-  Ok(A.str(x1, ptr(x0)));
-  Ok(A.mov(x1, sp));
-  Ok(A.str(x1, ptr(x0, offsetof(ProbeFrame, SpAfter) - OutOff)));
-  // Epilogue.
-  Ok(A.ldr(x18, ptr(sp, SavedX18Slot)));
-  for (uint32_t I = 8; I != 16; I += 2)
-    Ok(A.ldp(d(I), d(I + 1), ptr(sp, 96 + 8 * int32_t(I - 8))));
-  for (uint32_t I = 19; I != 29; I += 2)
-    Ok(A.ldp(x(I), x(I + 1), ptr(sp, 16 + 8 * int32_t(I - 19))));
-  Ok(A.ldp(x29, x30, ptr_post(sp, FrameSize)));
-  Ok(A.ret(x30));
+  // Every register into Out, and the epilogue.
+  probe::storeOutAndReturn(A, Ok, Spec.MisalignSp, offsetof(ProbeFrame, Out),
+                           offsetof(ProbeFrame, SpAfter));
 
   // Labels mode: the slow calls, after the function's code.
   for (const PendingSlowCall &P : Pending) {

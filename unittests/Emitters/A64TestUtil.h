@@ -100,6 +100,27 @@ struct alignas(16) ProbeFrame {
   uint64_t SpBefore = 0, SpAfter = 0;
 };
 
+/// The wrapper every A64 probe builds around the code it tests, in three
+/// parts (the x86_64 suites have emitProbeEntry/emitProbeExit). Its frame
+/// argument (x0) starts with a `RegState In`; `OutOff` and `SpAfterOff` are
+/// where the probe's frame struct keeps `Out` and the sp the code ended
+/// with.
+namespace probe {
+/// The wrapper's own stack frame: callee-saved registers, the frame
+/// argument and x18.
+constexpr int32_t FrameSize = 192;
+constexpr int32_t FrameSlot = 160, SavedX0Slot = 168, SavedX18Slot = 176;
+/// Saves the callee-saved registers, the frame argument (x0) and x18.
+void saveCallerState(A64::Assembler &A, Checked &Ok);
+/// Loads every register from the frame's `In` (x0, the frame, last), then
+/// misaligns sp by 8 if asked.
+void loadInRegisters(A64::Assembler &A, Checked &Ok, bool MisalignSp);
+/// Undoes the misalignment, stores every register into `Out` and sp at
+/// `SpAfterOff`, restores what saveCallerState saved and returns.
+void storeOutAndReturn(A64::Assembler &A, Checked &Ok, bool MisalignSp,
+                       int32_t OutOff, int32_t SpAfterOff);
+} // namespace probe
+
 /// One monitor operation in a probe's body.
 struct Op {
   bool Enter;
