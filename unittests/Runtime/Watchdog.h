@@ -1,4 +1,5 @@
-//===- Watchdog.h - Ends a test that stopped making progress -----*- C++ -*-===//
+//===- Watchdog.h - Ends a test that stopped making progress -----*- C++
+//-*-===//
 //
 // A thread stuck in the runtime (a lost wake-up, a safepoint waiting for a
 // loop that never polls) would hang a test until CTest's timeout, with no
