@@ -665,17 +665,5 @@ int dumpPoll(int Argc, char **Argv) {
     if (!E)
       E = J::a64::emitSafepointPollSlowCall(A, Ops, L);
   }
-  if (!E)
-    E = Code.flatten();
-  if (!E)
-    E = Code.resolveUnresolvedLinks();
-  if (E) {
-    fprintf(stderr, "dump: %s\n", asmjit::DebugUtils::errorAsString(E));
-    return 1;
-  }
-  const asmjit::CodeBuffer &B = Code.textSection()->buffer();
-  for (size_t I = 0; I + 4 <= B.size(); I += 4)
-    printf("0x%02x 0x%02x 0x%02x 0x%02x\n", B.data()[I], B.data()[I + 1],
-           B.data()[I + 2], B.data()[I + 3]);
-  return 0;
+  return printDump(Code, E);
 }

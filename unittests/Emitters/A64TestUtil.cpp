@@ -6,6 +6,7 @@
 #include <asm/hwcap.h>
 #include <sys/auxv.h>
 
+#include <cstdio>
 #include <cstring>
 #include <random>
 
@@ -117,6 +118,22 @@ void expectPreserved(const ProbeFrame &F, const Assignment &As,
     EXPECT_EQ(memcmp(F.Out.V[I], F.In.V[I], 16), 0)
         << What << ": q" << I << " changed (" << As.str() << ")";
   EXPECT_EQ(F.SpAfter, F.SpBefore) << What << ": sp changed";
+}
+
+int printDump(asmjit::CodeHolder &Code, asmjit::Error E) {
+  if (!E)
+    E = Code.flatten();
+  if (!E)
+    E = Code.resolveUnresolvedLinks();
+  if (E) {
+    fprintf(stderr, "dump: %s\n", asmjit::DebugUtils::errorAsString(E));
+    return 1;
+  }
+  const asmjit::CodeBuffer &B = Code.textSection()->buffer();
+  for (size_t I = 0; I + 4 <= B.size(); I += 4)
+    printf("0x%02x 0x%02x 0x%02x 0x%02x\n", B.data()[I], B.data()[I + 1],
+           B.data()[I + 2], B.data()[I + 3]);
+  return 0;
 }
 
 namespace probe {

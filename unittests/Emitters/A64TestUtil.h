@@ -121,6 +121,11 @@ void storeOutAndReturn(A64::Assembler &A, Checked &Ok, bool MisalignSp,
                        int32_t OutOff, int32_t SpAfterOff);
 } // namespace probe
 
+/// The end of every --dump mode: unless emitting failed (`E`), lays out
+/// `Code` and prints its words as bytes, four to a line, for
+/// llvm-mc --disassemble; returns the process's exit status.
+int printDump(asmjit::CodeHolder &Code, asmjit::Error E);
+
 /// One monitor operation in a probe's body.
 struct Op {
   bool Enter;
