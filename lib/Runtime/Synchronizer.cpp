@@ -448,6 +448,8 @@ static bool takeOrCancelDeflation(jitlock_thread &T, Monitor &M) {
   return true;
 }
 
+std::atomic<JoinHook> JoinTestHook{nullptr};
+
 /// Joins `M`'s entry queue and sleeps until `T` owns `M`; `T` is counted in
 /// `M.Contentions`.
 static void enterQueued(jitlock_thread &T, Monitor &M) {
@@ -458,6 +460,8 @@ static void enterQueued(jitlock_thread &T, Monitor &M) {
     M.QueueLock.unlock();
     return;
   }
+  if (JoinHook Hook = JoinTestHook.load(std::memory_order_relaxed))
+    Hook(JoinStage::FoundOwned, M);
   Node.Thread = &T;
   Node.Wakeup.store(QueueNode::Sleep, std::memory_order_relaxed);
   Node.Losses = 0;

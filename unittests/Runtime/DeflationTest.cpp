@@ -381,28 +381,6 @@ TEST_F(DeflationTest, RestoreLocksAfterDeflation) {
 
 //===-- Forced interleavings of the concurrent protocol -------------------===//
 
-/// Installs a runtime test hook for the scope; the closure runs where the
-/// runtime calls the hook.
-template <typename Stage, typename Arg> class HookScope {
-public:
-  using Fn = std::function<void(Stage, Arg)>;
-  HookScope(std::atomic<void (*)(Stage, Arg)> &Slot, Fn F) : Slot(Slot) {
-    Current() = std::move(F);
-    Slot.store(&trampoline);
-  }
-  ~HookScope() {
-    Slot.store(nullptr);
-    Current() = nullptr;
-  }
-
-private:
-  static Fn &Current() {
-    static Fn F;
-    return F;
-  }
-  static void trampoline(Stage S, Arg A) { Current()(S, A); }
-  std::atomic<void (*)(Stage, Arg)> &Slot;
-};
 using HashHook = HookScope<jitlock::IdentityHashStage, void *>;
 using DeflaterHook = HookScope<jitlock::DeflationStage, jitlock::Monitor &>;
 
