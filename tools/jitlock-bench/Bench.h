@@ -71,6 +71,7 @@ enum Kernel {
   KChurn,
   KFloor,
   KFloorLockStack,
+  KFloorCasStore,
   // The safepoint kernels (llvm only).
   KPollNone,
   KPollLlvm,
@@ -84,11 +85,11 @@ enum Kernel {
   NumKernels
 };
 inline constexpr const char *KernelSymbols[NumKernels] = {
-    "bench_simple",      "bench_recursive", "bench_serial",
-    "bench_churn",       "bench_floor",     "bench_floor_lockstack",
-    "bench_poll_none",   "bench_poll_llvm", "bench_poll_unrolled",
-    "bench_spin",        "bench_elided",    "bench_elided_noelide",
-    "bench_philosophers"};
+    "bench_simple",          "bench_recursive",   "bench_serial",
+    "bench_churn",           "bench_floor",       "bench_floor_lockstack",
+    "bench_floor_cas_store", "bench_poll_none",   "bench_poll_llvm",
+    "bench_poll_unrolled",   "bench_spin",        "bench_elided",
+    "bench_elided_noelide",  "bench_philosophers"};
 
 /// Calls JIT-compiled code. UBSan's -fsanitize=function (in the asan preset)
 /// checks a signature word just before the callee, which JIT code does not
