@@ -28,7 +28,7 @@
 #   concurrent              2 threads and the concurrent deflation thread:
 #                           safety
 #   concurrent-fence        the same with the fence exit
-#   concurrent-liveness     the same: liveness (a minute; not run by CTest)
+#   concurrent-liveness     the same: liveness (many minutes; not run by CTest)
 #   seeded-bugs             each seeded bug must be found: as a lost wake-up
 #                           (1-3, 6, 7; 7 in the concurrent configuration)
 #                           or as a broken assertion (4-5, concurrent)
