@@ -1426,7 +1426,8 @@ TEST_F(X64EmitterThreadTest, ContendedMutualExclusion) {
   // Threads running emitted code on shared objects, with unguarded counters:
   // simple, recursive and nested (always A before B) critical sections, so
   // that objects go through fast locking, anonymous inflation, queued
-  // monitors (M1/N3 failing on the queued bit) and handover.
+  // monitors (N3 finding the entry count and calling ExitQueued) and
+  // handover.
   const unsigned Threads = 4;
   // Doubled on every attempt that saw no contention (a thread can finish a
   // short run inside one time slice when the threads share a CPU).
