@@ -175,26 +175,27 @@ static void registerMonitor(Monitor *M) {
                                              std::memory_order_relaxed));
 }
 
-/// Unlinks `M`, whose predecessor the caller last saw as `Prev` (null: the
-/// head); lock held. Returns `M`'s predecessor as it is now, which a push
-/// since may have changed from null.
-static Monitor *unlinkLocked(Monitor *M, Monitor *Prev) {
-  Monitor *Next = M->RegistryNext.load(std::memory_order_relaxed);
+/// Unlinks the `N` consecutive monitors from `First` up to `After`
+/// (exclusive), whose predecessor the caller last saw as `Prev` (null: the
+/// head); lock held. One CAS or store for the whole run.
+static void unlinkLocked(Monitor *First, Monitor *After, Monitor *Prev,
+                         uint64_t N) {
   if (!Prev) {
-    Monitor *Head = M;
-    if (RegistryHead.compare_exchange_strong(
-            Head, Next, std::memory_order_acq_rel, std::memory_order_acquire)) {
-      LiveMonitors.fetch_sub(1, std::memory_order_relaxed);
-      return nullptr;
+    Monitor *Head = First;
+    if (RegistryHead.compare_exchange_strong(Head, After,
+                                             std::memory_order_acq_rel,
+                                             std::memory_order_acquire)) {
+      LiveMonitors.fetch_sub(N, std::memory_order_relaxed);
+      return;
     }
-    // Monitors pushed since sit in front of M; one of them links to it.
-    for (Prev = Head; Prev->RegistryNext.load(std::memory_order_relaxed) != M;
+    // Monitors pushed since sit in front of First; one of them links to it.
+    for (Prev = Head;
+         Prev->RegistryNext.load(std::memory_order_relaxed) != First;
          Prev = Prev->RegistryNext.load(std::memory_order_relaxed)) {
     }
   }
-  Prev->RegistryNext.store(Next, std::memory_order_relaxed);
-  LiveMonitors.fetch_sub(1, std::memory_order_relaxed);
-  return Prev;
+  Prev->RegistryNext.store(After, std::memory_order_relaxed);
+  LiveMonitors.fetch_sub(N, std::memory_order_relaxed);
 }
 
 /// The calling thread's reservation (reserveMonitors), free monitors linked
@@ -407,7 +408,7 @@ void discardMonitor(Monitor *M) {
   for (Monitor *It = RegistryHead.load(std::memory_order_acquire); It != M;
        It = It->RegistryNext.load(std::memory_order_relaxed))
     Prev = It;
-  unlinkLocked(M, Prev);
+  unlinkLocked(M, M->RegistryNext.load(std::memory_order_relaxed), Prev, 1);
   // A reader holding a stale pointer sees the marker and starts over.
   M->Owner.store(owner::DeflaterMarker, std::memory_order_relaxed);
   // Never published: reusable at once, by this thread if it is attached.
@@ -439,18 +440,28 @@ size_t sweepMonitors(bool (*Deflate)(Monitor &), DeflatedChain &Deflated,
                      uint64_t &Kept) {
   std::lock_guard<std::mutex> Guard(RegistryMutex);
   size_t Count = 0;
-  Monitor *Prev = nullptr;
+  // Deflated monitors are unlinked a run of consecutive ones at a time:
+  // `Run` of them from `RunFirst`, after the kept monitor `Prev`.
+  Monitor *Prev = nullptr, *RunFirst = nullptr;
+  uint64_t Run = 0;
   for (Monitor *M = RegistryHead.load(std::memory_order_acquire), *Next; M;
        M = Next) {
     Next = M->RegistryNext.load(std::memory_order_relaxed);
     if (Deflate(*M)) {
-      Prev = unlinkLocked(M, Prev);
+      if (!Run++)
+        RunFirst = M;
+      // Its link changes; the run's end is known already.
       Deflated.add(M);
       ++Count;
-    } else {
-      Prev = M;
+      continue;
     }
+    if (Run)
+      unlinkLocked(RunFirst, M, Prev, Run);
+    Run = 0;
+    Prev = M;
   }
+  if (Run)
+    unlinkLocked(RunFirst, nullptr, Prev, Run);
   Kept = LiveMonitors.load(std::memory_order_relaxed);
   return Count;
 }
