@@ -3,7 +3,7 @@
 // inflate-churn/<storage>, one run per monitor storage (pointer, index,
 // table): what monitor allocation and registration cost when several
 // threads inflate at once. 4 attached threads, on the runtime configured for
-// heavy monitors, each lock and unlock the objects of their own arena (4096
+// heavy monitors, each lock and unlock the objects of their own arena (32768
 // objects) through the runtime's C API, one after the other: with heavy
 // monitors every enter of an object without a monitor inflates it. A thread
 // that reaches the end of its arena runs a deflation cycle (the "GC", as in
@@ -34,7 +34,7 @@ namespace jitlock::bench {
 namespace {
 
 constexpr unsigned Inflaters = 4;
-constexpr uint64_t ObjectsPerThread = 4096;
+constexpr uint64_t ObjectsPerThread = 32768;
 
 struct Run {
   Object *Arenas[Inflaters] = {};
