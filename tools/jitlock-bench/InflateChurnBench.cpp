@@ -12,8 +12,8 @@
 // iterations each thread is native, where the cycles' handshakes reach it.
 //
 // Counters: pairs_per_s (all threads together), ns_per_pair (as contended2
-// reports it), inflations_per_pair, and monitors_alive after the final
-// deflation (0).
+// reports it), inflations_per_pair, monitors_allocated (the runtime's,
+// so far) and monitors_alive after the final deflation (0).
 // The run fails unless every pair incremented its object once.
 //
 //===----------------------------------------------------------------------===//
@@ -140,6 +140,9 @@ void runInflateChurn(benchmark::State &St) {
                        double(AllPairs)
                  : 0.0;
     St.counters["monitors_alive"] = double(After.monitors_alive);
+    jitlock_deflation_stats D{};
+    jitlock_rt_get_deflation_stats(&D);
+    St.counters["monitors_allocated"] = double(D.monitors_allocated);
     St.counters["pairs_per_s"] =
         benchmark::Counter(double(AllPairs), benchmark::Counter::kIsRate);
   }
