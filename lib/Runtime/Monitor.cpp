@@ -73,26 +73,21 @@ void Monitor::unlink(QueueNode &N) {
 // the registry lock, with a whole batch of at most FreeBatchSize: one from
 // the global free list, where deflation cycles put what their A6 handshake
 // freed (an attached thread that ran the cycle keeps the last batch: it is
-// likely to inflate next), or for index storage freshly carved from the
-// region. Heap storages
-// with nothing on the global list allocate one monitor on the heap without
-// the lock. Sixteen amortizes the lock to one acquisition in sixteen
-// inflations, at most fifteen idle monitors (under 3 KiB) per thread, and a
-// refill that holds the lock for an O(1) splice (or sixteen constructions
-// when carving). A thread gives its list back at detach. When the region is
-// full, the allocating thread empties every thread's list onto the global
-// list, under the lock that refills take, so that an allocation fails only
-// when no monitor is free anywhere (after the deflation cycle of
-// newMonitor's retry). Callers that are not attached take one monitor from
-// the global list under the lock.
+// likely to inflate next), else fresh monitors, carved from the index region
+// or allocated on the heap. Sixteen amortizes the lock to one acquisition in
+// sixteen inflations, at most fifteen idle monitors (under 3 KiB) per
+// thread, and a refill that holds the lock for an O(1) splice (or sixteen
+// constructions of fresh monitors). A thread gives its list back at detach.
+// When the region is full, the allocating thread empties every thread's
+// list onto the global list, under the lock that refills take, so that an
+// allocation fails only when no monitor is free anywhere (after the
+// deflation cycle of newMonitor's retry). Callers that are not attached
+// take one monitor from the global list, or a fresh one, under the lock.
 
 static std::mutex RegistryMutex;
 static std::atomic<Monitor *> RegistryHead{nullptr};
 /// Guarded by RegistryMutex.
 static FreeBatches GlobalFree;
-/// Whether GlobalFree has a batch; written under the lock, read without it
-/// by heap allocations that would only find it empty.
-static std::atomic<bool> GlobalFreeNonEmpty{false};
 /// Thread lists that joined (ThreadFreeList::Listed); guarded by the lock.
 static ThreadFreeList *ListedThreads = nullptr;
 static std::atomic<uint64_t> LiveMonitors{0};
@@ -161,11 +156,6 @@ Monitor *FreeBatches::takeBatch() {
   return Batch;
 }
 
-/// Lock held, after GlobalFree changed.
-static void noteGlobalFree() {
-  GlobalFreeNonEmpty.store(!GlobalFree.empty(), std::memory_order_relaxed);
-}
-
 /// Pushes `M`, fully written, on the registry.
 static void registerMonitor(Monitor *M) {
   Monitor *Head = RegistryHead.load(std::memory_order_relaxed);
@@ -215,15 +205,22 @@ static Monitor *popOwn(std::atomic<Monitor *> &Head) {
   return M;
 }
 
-/// Index storage: up to `Want` never-used monitors of the region as a
-/// chain, or null once it is full; lock held.
-static Monitor *carveLocked(uint32_t Want) {
+/// `Want` fresh monitors as a chain: carved from the index region (fewer,
+/// or null, once it is full), else from the heap; lock held.
+static Monitor *allocateChainLocked(uint32_t Want) {
   uint32_t Count = Want;
-  char *Memory = static_cast<char *>(storage::carveFromRegion(Count));
+  char *Region = nullptr;
+  if (storage::isIndex()) {
+    Region = static_cast<char *>(storage::carveFromRegion(Count));
+    if (!Region)
+      return nullptr;
+  }
   Monitor *Chain = nullptr;
   for (uint32_t I = Count; I-- != 0;) {
-    auto *M = new (Memory + size_t(I) * sizeof(Monitor))
-        Monitor(nullptr, 0, owner::DeflaterMarker, 0);
+    void *Memory = Region ? Region + size_t(I) * sizeof(Monitor)
+                          : ::operator new(sizeof(Monitor),
+                                           std::align_val_t(alignof(Monitor)));
+    auto *M = new (Memory) Monitor(nullptr, 0, owner::DeflaterMarker, 0);
     M->RegistryNext.store(Chain, std::memory_order_relaxed);
     Chain = M;
   }
@@ -261,58 +258,40 @@ static void pushOwnLocked(ThreadFreeList &L, Monitor *First, Monitor *Last) {
   L.Head.store(First, std::memory_order_release);
 }
 
-/// A free batch from the global list, else (index storage) carved, else,
-/// for a full region, from the other threads' lists; null when there is
-/// none. `Want` caps what is carved. Lock held.
+/// A free batch from the global list, else fresh monitors (`Want` of them,
+/// fewer once the index region is full), else, for a full region, the
+/// other threads' free monitors; null when there is none. Lock held.
 static Monitor *takeBatchLocked(uint32_t Want) {
-  Monitor *Batch = GlobalFree.takeBatch();
-  if (!Batch && storage::isIndex()) {
-    Batch = carveLocked(Want);
-    if (!Batch) {
-      stealLocked();
-      Batch = GlobalFree.takeBatch();
-    }
-  }
-  return Batch;
-}
-
-static Monitor *newHeapMonitor() {
-  void *Memory =
-      ::operator new(sizeof(Monitor), std::align_val_t(alignof(Monitor)));
-  AllocatedMonitors.fetch_add(1, std::memory_order_relaxed);
-  return new (Memory) Monitor(nullptr, 0, owner::DeflaterMarker, 0);
+  if (Monitor *Batch = GlobalFree.takeBatch())
+    return Batch;
+  if (Monitor *Fresh = allocateChainLocked(Want))
+    return Fresh;
+  stealLocked();
+  return GlobalFree.takeBatch();
 }
 
 /// A free monitor, not registered: the calling thread's own, else one of a
-/// batch that refills its list, else fresh heap memory; null when index
-/// storage has none left anywhere.
+/// batch that refills its list; null when index storage has none left
+/// anywhere.
 static Monitor *takeFree() {
   jitlock_thread *T = currentThread();
   if (T)
     if (Monitor *M = popOwn(T->FreeMonitors.Head))
       return M;
-  if (!storage::isIndex() &&
-      !GlobalFreeNonEmpty.load(std::memory_order_relaxed))
-    return newHeapMonitor();
-  Monitor *M;
-  {
-    std::lock_guard<std::mutex> Guard(RegistryMutex);
-    count(LockedAllocations);
-    M = takeBatchLocked(T ? FreeBatchSize : 1);
-    if (M) {
-      Monitor *Rest = M->RegistryNext.load(std::memory_order_relaxed);
-      if (Rest && T) {
-        listLocked(T->FreeMonitors);
-        T->FreeMonitors.Head.store(Rest, std::memory_order_release);
-        count(Refills);
-      } else if (Rest) {
-        GlobalFree.addBatch(Rest);
-      }
+  std::lock_guard<std::mutex> Guard(RegistryMutex);
+  count(LockedAllocations);
+  Monitor *M = takeBatchLocked(T ? FreeBatchSize : 1);
+  if (!M)
+    return nullptr;
+  if (Monitor *Rest = M->RegistryNext.load(std::memory_order_relaxed)) {
+    if (T) {
+      listLocked(T->FreeMonitors);
+      T->FreeMonitors.Head.store(Rest, std::memory_order_release);
+      count(Refills);
+    } else {
+      GlobalFree.addBatch(Rest);
     }
-    noteGlobalFree();
   }
-  if (!M && !storage::isIndex())
-    return newHeapMonitor();
   return M;
 }
 
@@ -363,7 +342,6 @@ Monitor *newMonitor(void *Object, uint64_t DisplacedHeader, uintptr_t OwnerWord,
 static void releaseReservationLocked() {
   if (Monitor *Chain = Reserved) {
     GlobalFree.addBatch(Chain);
-    noteGlobalFree();
   }
   Reserved = nullptr;
 }
@@ -417,7 +395,6 @@ void discardMonitor(Monitor *M) {
     return;
   }
   GlobalFree.add(M);
-  noteGlobalFree();
 }
 
 void releaseFreeMonitors(jitlock_thread &T) {
@@ -425,7 +402,6 @@ void releaseFreeMonitors(jitlock_thread &T) {
   std::lock_guard<std::mutex> Guard(RegistryMutex);
   if (Monitor *Chain = L.Head.exchange(nullptr, std::memory_order_acq_rel)) {
     GlobalFree.addBatch(Chain);
-    noteGlobalFree();
   }
   if (!L.Listed)
     return;
@@ -480,7 +456,6 @@ void freeMonitors(DeflatedChain &Deflated) {
     pushOwnLocked(T->FreeMonitors, First, Last);
   }
   GlobalFree.splice(Deflated);
-  noteGlobalFree();
 }
 
 uint64_t monitorsAlive() { return LiveMonitors.load(); }
@@ -533,7 +508,6 @@ void freeAllMonitors() {
   stealLocked();
   while (Monitor *Batch = GlobalFree.takeBatch())
     destroyChain(Batch);
-  noteGlobalFree();
   storage::clearTable();
   storage::resetRegion();
 }
