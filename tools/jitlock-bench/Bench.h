@@ -11,6 +11,8 @@
 //   SafepointBenchmarks.cpp polls, time-to-safepoint and handshakes
 //   PhilosophersBench.cpp   many objects, neighbours contending, the
 //                           deflation thread on, under each monitor storage
+//   InflateChurnBench.cpp   threads inflating at once, under each monitor
+//                           storage
 //
 //===----------------------------------------------------------------------===//
 #ifndef JITLOCK_BENCH_BENCH_H
@@ -176,6 +178,8 @@ void registerMonitorBenchmarks();
 void registerSafepointBenchmarks();
 /// philosophers/<storage> (PhilosophersBench.cpp).
 void registerPhilosophersBenchmarks();
+/// inflate-churn/<storage> (InflateChurnBench.cpp).
+void registerInflateChurnBenchmarks();
 /// deflation/<monitors>/<mutators> (DeflationBench.cpp).
 void registerDeflationBenchmarks(void (*Setup)(const benchmark::State &));
 /// deopt/restore/<n> (DeoptBench.cpp).

@@ -301,7 +301,10 @@ TEST_F(DeflationTest, HeavyChurnStaysBounded) {
   EXPECT_EQ(s1.inflations - s0.inflations, kTotal);
   EXPECT_EQ(deflated, kTotal);
   EXPECT_EQ(maxAlive, kBatch);
-  EXPECT_LE(storage.size(), kBatch) << "deflated monitors are reused";
+  // Index storage carves whole free batches: the thread's list may hold
+  // what is left of the last one.
+  EXPECT_LE(storage.size(), kBatch + jitlock::FreeBatchSize - 1)
+      << "deflated monitors are reused";
 }
 
 // Lightweight mode: contention inflates; once idle, deflation takes the
