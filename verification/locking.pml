@@ -697,38 +697,12 @@ inline enterQueued() {
 #else
      w = mon[m].owner;               /* J3 */
      if
-     :: w == 0 ->                    /* compete, as if an exit woke us */
-        atomic {
-          qLock();
-          if
-          :: wake[t] == GRANTED -> taken = true; qUnlock()
-          :: else ->
-             takeFree();
-             if
-             :: !taken -> qUnlock()
-             :: else -> skip
-             fi
-          fi
-        }
-        if
-        :: taken && where[t] == ENTRYQ ->
-           atomic { qRemove(ENTRYQ, t); qUnlock() }   /* takeFromQueue */
-        :: else -> skip
-        fi
+     :: w == 0 -> wakeQueueHead(m)   /* as the exit that missed us would */
      :: else -> skip                 /* w's exit sees the count */
      fi;
      w = 0;
 #endif
-     if
-     :: !taken -> waitInEntryQueue()
-     :: else ->
-        atomic {
-          taken = false;
-          losses[t] = 0;
-          handoff[t] = 0;
-          wake[t] = SLEEP
-        }
-     fi
+     waitInEntryQueue()
   fi;
   taken = false
 }

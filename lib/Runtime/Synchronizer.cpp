@@ -74,9 +74,10 @@
 //       cancelled (A4): append self; m.entry_count += 1.
 //   J2  the joiner's half of the exit barrier: membarrier (store), or a
 //       full fence (fence).
-//   J3  o = load m.owner. If o == 0, compete at once, as if an exit had
-//       woken this thread; if o is DEFLATER, the abort wakes the head.
-//       Otherwise sleep: o's exit sees the count.
+//   J3  o = load m.owner. If o == 0, wake the queue's head to compete (it
+//       may be this thread), as the exit that missed the count would have;
+//       if o is DEFLATER, the abort wakes the head. Then sleep until woken:
+//       a later owner's exit sees the count.
 //
 // Heavy mode (Config.locking_mode == JITLOCK_LOCKING_HEAVY), runtime enter:
 //   H1  after E1-E3, if h's bits are 01: create a monitor owned by self
@@ -472,17 +473,11 @@ static void enterQueued(jitlock_thread &T, Monitor &M) {
   markBlocked(T, &M);
   joinBarrier(); // J2
   // J3: an exit that released before the barrier may have missed our count
-  // and woken nobody.
-  bool Taken = false;
-  if (M.Owner.load(std::memory_order_relaxed) == 0) {
-    M.QueueLock.lock();
-    Taken =
-        Node.Wakeup.load(std::memory_order_acquire) == QueueNode::Granted ||
-        takeFromQueue(T, M, Node);
-    M.QueueLock.unlock();
-  }
-  if (!Taken)
-    waitInEntryQueue(T, M);
+  // and woken nobody. Wake the head in its place (this thread, if it is
+  // the head), so that the queue stays first in line.
+  if (M.Owner.load(std::memory_order_relaxed) == 0)
+    wakeQueueHead(M);
+  waitInEntryQueue(T, M);
   markUnblocked(T);
 }
 

@@ -169,7 +169,8 @@ TEST_P(ExitRaceTest, ParkersArriveAsTheOwnerExits) {
 // J3, forced: a thread about to park finds the monitor owned (J1), and the
 // owner's exit runs to its end before that thread counts itself, so the
 // exit sees no one queued and wakes no one. The joiner's re-check after its
-// barrier finds the monitor free and takes it instead of sleeping forever.
+// barrier finds the monitor free and wakes the queue's head, itself, which
+// takes the monitor instead of sleeping forever.
 TEST_P(ExitRaceTest, ExitBetweenTheJoinersCheckAndItsCount) {
   if (!configureExit())
     GTEST_SKIP() << "membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) is not "
