@@ -231,6 +231,7 @@ static void detachLocked(jitlock_thread &T) {
   storage::dropCache(T);
   T.MonitorBase = 0;
   T.Attached = 0;
+  waitForOwnerPeeks();
 }
 
 /// Detaches an OS thread that exits while attached, releasing what it holds

@@ -1,0 +1,59 @@
+//===- AdaptiveSpin.h - How long a contended enter spins ---------*- C++
+//-*-===//
+//
+// A contended enter spins a number of probes (Synchronizer.cpp, enterCounted)
+// before it parks. Each monitor remembers that number, its spin budget, and
+// adapts it to how the last spins on it went: it doubles after a spin that
+// took the monitor and halves after one that ran out and had to park. A
+// monitor whose critical sections outlast a spin soon stops burning CPU on
+// them; one whose owners come and go quickly keeps spinning, which is much
+// cheaper than a park and a wake-up.
+//
+// The budget stays within [floorProbes(Limit), Limit], where Limit is
+// Config.spin_limit. The floor keeps a few probes, so that a monitor whose
+// spins failed for a while notices when they start to succeed again; a
+// limit of 0 turns spinning off altogether.
+//
+//===----------------------------------------------------------------------===//
+#ifndef JITLOCK_RUNTIME_ADAPTIVESPIN_H
+#define JITLOCK_RUNTIME_ADAPTIVESPIN_H
+
+#include <cstdint>
+
+namespace jitlock::spin {
+
+/// The fewest probes a spin budget shrinks to (a few hundred nanoseconds
+/// with the probes' backoff), unless the limit is lower.
+inline constexpr uint32_t FloorProbes = 4;
+
+/// What a monitor's budget starts at: the limit, whatever it is. The first
+/// contention of a monitor spins in full and the budget adapts from there.
+inline constexpr uint32_t InitialBudget = UINT32_MAX;
+
+inline uint32_t floorProbes(uint32_t Limit) {
+  return Limit < FloorProbes ? Limit : FloorProbes;
+}
+
+/// The probes to spin with, from a monitor's stored budget: clamped, because
+/// the monitor may have been reused from another object, or its budget
+/// written under another limit.
+inline uint32_t budget(uint32_t Stored, uint32_t Limit) {
+  if (Stored > Limit)
+    return Limit;
+  uint32_t Floor = floorProbes(Limit);
+  return Stored < Floor ? Floor : Stored;
+}
+
+/// The budget after a spin with `Stored` probes that took the monitor
+/// (`Acquired`) or ran out of probes.
+inline uint32_t adapt(uint32_t Stored, bool Acquired, uint32_t Limit) {
+  uint32_t Probes = budget(Stored, Limit);
+  if (Acquired)
+    return Probes > Limit - Probes ? Limit : 2 * Probes;
+  uint32_t Half = Probes / 2, Floor = floorProbes(Limit);
+  return Half < Floor ? Floor : Half;
+}
+
+} // namespace jitlock::spin
+
+#endif
