@@ -167,11 +167,10 @@
 // that parks sets the owner word's queued bit as it joins the queue, which
 // makes the owner's N3 CAS fail so that its exit comes here. That exit
 // frees the monitor (owner word = queued bit alone) and wakes the queue's
-// head to
-// compete for it; a running thread may barge in first, which keeps the lock
-// moving instead of convoying through sleeping threads. Once barging threads
-// have beaten the head MaxLossesBeforeHandoff times, the next exit makes the
-// head the owner before waking it. So a parked thread waits for at most the
+// head to compete for it; a running thread may barge in first, which keeps
+// the lock moving instead of convoying through sleeping threads. Once
+// barging threads have beaten the head MaxLossesBeforeHandoff times, the
+// next exit makes the head the owner before waking it. So a parked thread waits for at most the
 // threads queued ahead of it plus a bounded number of barging acquisitions
 // each, whatever the scheduler does.
 //
