@@ -196,7 +196,7 @@ enum class Hold {
 
 TEST_F(SpinTest, EightThreadsHammerOneObject) {
   constexpr unsigned kThreads = 8;
-  const unsigned Iterations = kSanitized ? 3000 : 20000;
+  const unsigned Iterations = kSanitized ? 5000 : 40000;
   const char *Env = std::getenv("JITLOCK_SPIN_SEED");
   const uint64_t Seed =
       Env && *Env
@@ -209,6 +209,10 @@ TEST_F(SpinTest, EightThreadsHammerOneObject) {
   std::fflush(stdout);
 
   Obj *Shared = newObj();
+  // Taken now and then, inflated by a wait each time: mostly idle, so the
+  // deflations below find it, while enterers contend for it.
+  Obj *Rare = newObj();
+  std::atomic<unsigned> RareInside{0};
   Obj *Inner[kThreads];
   for (Obj *&I : Inner)
     I = newObj();
@@ -293,10 +297,21 @@ TEST_F(SpinTest, EightThreadsHammerOneObject) {
       }
       Inside.fetch_sub(1, std::memory_order_relaxed);
       Check(jitlock_rt_monitor_exit(T, Shared));
+      if (R >> 60 == 0) {
+        Check(jitlock_rt_monitor_enter(T, Rare));
+        if (RareInside.fetch_add(1, std::memory_order_relaxed) != 0)
+          ++Violations;
+        RareInside.fetch_sub(1, std::memory_order_relaxed);
+        Check(jitlock_rt_wait_timed(T, Rare, 0));
+        if (RareInside.fetch_add(1, std::memory_order_relaxed) != 0)
+          ++Violations;
+        RareInside.fetch_sub(1, std::memory_order_relaxed);
+        Check(jitlock_rt_monitor_exit(T, Rare));
+      }
       Done[Id].store(K + 1, std::memory_order_relaxed);
       // Now and then the "GC" deflates what is idle: enterers cancel it or
       // start over.
-      if (Id == 0 && K % 1024 == 1023)
+      if (Id == 0 && K % 256 == 255)
         Deflated += jitlock_rt_deflate_idle();
     }
     if (jitlock_rt_detach() != JITLOCK_OK)
@@ -332,6 +347,7 @@ TEST_F(SpinTest, EightThreadsHammerOneObject) {
   jitlock_lock_info Info = inspect(Shared);
   EXPECT_EQ(Info.owner, nullptr) << describe(Shared);
   EXPECT_EQ(Info.entry_queued, 0u) << describe(Shared);
+  EXPECT_EQ(inspect(Rare).owner, nullptr) << describe(Rare);
   EXPECT_GT(After.contended_enters, Before.contended_enters)
       << "the threads never met: nothing was tested";
 }
