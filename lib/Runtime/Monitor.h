@@ -147,10 +147,10 @@ public:
                      std::memory_order_relaxed);
   }
 
-  /// Line 2 still: the probes the next contended enter spins before it
-  /// parks (AdaptiveSpin.h), written by contending enterers. Relaxed: a
-  /// lost update only makes one guess worse. A reused monitor keeps its
-  /// previous object's budget, which spin::budget clamps.
+  /// Line 2 still: how long the next contended enter spins before it
+  /// parks, in rounds (AdaptiveSpin.h), written by contending enterers.
+  /// Relaxed: a lost update only makes one guess worse. A reused monitor keeps
+  /// its previous object's budget, which spin::budget clamps.
   std::atomic<uint32_t> SpinBudget{spin::InitialBudget};
 };
 

@@ -151,18 +151,19 @@
 //
 // Parking and fairness: an enterer spins briefly, then joins the monitor's
 // FIFO entry queue. The spin adapts (AdaptiveSpin.h): each monitor keeps a
-// budget of probes, between a small floor and Config.spin_limit (0: no
-// spin), that doubles after a spin that took the monitor and halves after
-// one that ran out. An enterer spins only while that can help: not while
-// the owner is blocked or in native code (its thread state; an anonymous
-// owner counts as running), nor while a safepoint or handshake wants the
-// enterer; and no more threads spin at once than the process has CPUs but
-// one (a global count against the CPU count taken once), so that the owner
-// keeps a CPU to finish on. An enterer turned away by that count, or whose
-// owner was handed the monitor and is still waking up, yields its CPU a few
-// times instead, probing after each: an owner that needs a CPU gets one,
-// and the enterer stays out of the queue, where every exit would have to
-// wake someone and hand over. Spins cut short leave the budget alone.
+// budget, in rounds of 32 pauses, between a small floor and
+// Config.spin_limit (0: no spin), that doubles after a spin that took the
+// monitor and halves after one that ran out. Within it, probes of the owner
+// word back off from 1 to MaxPausesBetweenProbes pauses apart. An enterer spins
+// only while that can help: not while the owner is blocked or in native code
+// (its thread state; an anonymous owner counts as running), nor while a
+// safepoint or handshake wants the enterer; and no more threads spin at once
+// than the process has CPUs but one (a global count against the CPU count taken
+// once), so that the owner keeps a CPU to finish on. An enterer turned away by
+// that count, or whose owner was handed the monitor and is still waking up,
+// yields its CPU a few times instead, probing after each: an owner that needs a
+// CPU gets one, and the enterer stays out of the queue, where every exit would
+// have to wake someone and hand over. Spins cut short leave the budget alone.
 // Whatever the spin did, barging and handoff are as follows. An enterer
 // that parks sets the owner word's queued bit as it joins the queue, which
 // makes the owner's N3 CAS fail so that its exit comes here. That exit
@@ -170,9 +171,9 @@
 // head to compete for it; a running thread may barge in first, which keeps
 // the lock moving instead of convoying through sleeping threads. Once
 // barging threads have beaten the head MaxLossesBeforeHandoff times, the
-// next exit makes the head the owner before waking it. So a parked thread waits for at most the
-// threads queued ahead of it plus a bounded number of barging acquisitions
-// each, whatever the scheduler does.
+// next exit makes the head the owner before waking it. So a parked thread waits
+// for at most the threads queued ahead of it plus a bounded number of barging
+// acquisitions each, whatever the scheduler does.
 //
 //===----------------------------------------------------------------------===//
 #include "Synchronizer.h"
@@ -582,12 +583,23 @@ enum class SpinEnd {
   Stopped    ///< The owner stopped running, or a safepoint wants `T`: park.
 };
 
-/// Between two probes, a spinner re-checks every this many probes whether
-/// it should stop.
-static constexpr uint32_t ProbesBetweenChecks = 8;
+/// The longest a spinner waits between two probes, in pauses (about 13 µs
+/// on a core where a pause takes 25 ns).
+static constexpr uint32_t MaxPausesBetweenProbes = 512;
 
-/// Spins up to `M`'s spin budget of probes for `M` (AdaptiveSpin.h) and
-/// adapts the budget to the outcome.
+/// Pauses `N` times, unless a safepoint or a handshake wants `T` meanwhile
+/// (checked once a round): false then.
+static bool pauseUnlessWanted(jitlock_thread &T, uint64_t N) {
+  for (uint64_t I = 1; I <= N; ++I) {
+    spinPause();
+    if (I % spin::PausesPerRound == 0 && pollArmed(T))
+      return false;
+  }
+  return true;
+}
+
+/// Spins for `M` up to `M`'s spin budget (AdaptiveSpin.h) and adapts the
+/// budget to the outcome.
 static SpinEnd spinProbes(jitlock_thread &T, Monitor &M, uint32_t Limit) {
   // As many spinners as CPUs would leave none for the owner.
   const uint32_t Max = maxSpinners();
@@ -598,19 +610,27 @@ static SpinEnd spinProbes(jitlock_thread &T, Monitor &M, uint32_t Limit) {
     return SpinEnd::Crowded;
   }
   const uint32_t Stored = M.SpinBudget.load(std::memory_order_relaxed);
-  const uint32_t Probes = spin::budget(Stored, Limit);
-  // Probes back off exponentially (up to 32 pauses apart): each probe pulls
-  // the owner word's line away from the owner, who must fetch it back to
-  // release.
+  const uint32_t Rounds = spin::budget(Stored, Limit);
+  // Probes back off exponentially, from 1 up to MaxPausesBetweenProbes
+  // pauses apart, until the budget's pauses are spent: each probe pulls the
+  // owner word's line away from the owner, who must fetch it back to
+  // release, and an owner left alone runs many critical sections in a row
+  // with its lines in its own cache.
   SpinEnd End = SpinEnd::Exhausted;
-  for (uint32_t I = 0; I < Probes && End == SpinEnd::Exhausted; ++I) {
-    for (uint32_t P = 1u << (I < 5 ? I : 5); P; --P)
-      spinPause();
-    if (takeOrCancelDeflation(T, M))
+  uint64_t Left = uint64_t(Rounds) * spin::PausesPerRound;
+  for (uint32_t Gap = 1; Left && End == SpinEnd::Exhausted;
+       Gap = Gap < MaxPausesBetweenProbes ? 2 * Gap : Gap) {
+    uint64_t Pauses = Gap < Left ? Gap : Left;
+    Left -= Pauses;
+    if (!pauseUnlessWanted(T, Pauses)) {
+      End = SpinEnd::Stopped;
+    } else if (takeOrCancelDeflation(T, M)) {
       End = SpinEnd::Taken;
-    else if (I % ProbesBetweenChecks == ProbesBetweenChecks - 1) {
+    } else if (Gap >= spin::PausesPerRound) {
+      // The owner's state, once the probes are far enough apart for the
+      // check to cost little next to them.
       OwnerActivity Owner = ownerActivity(M);
-      if (Owner == OwnerActivity::Stopped || pollArmed(T))
+      if (Owner == OwnerActivity::Stopped)
         End = SpinEnd::Stopped;
       else if (Owner == OwnerActivity::Waking)
         End = SpinEnd::Waking;

@@ -62,8 +62,8 @@ TEST(AdaptiveSpinRule, GrowsOnSuccessUpToTheLimit) {
 
 TEST(AdaptiveSpinRule, ShrinksOnFailureDownToTheFloor) {
   EXPECT_EQ(spin::adapt(64, false, 64), 32u);
-  EXPECT_EQ(spin::adapt(9, false, 64), spin::FloorProbes);
-  EXPECT_EQ(spin::adapt(spin::FloorProbes, false, 64), spin::FloorProbes);
+  EXPECT_EQ(spin::adapt(9, false, 64), spin::FloorRounds);
+  EXPECT_EQ(spin::adapt(spin::FloorRounds, false, 64), spin::FloorRounds);
   // A limit below the floor is the floor.
   EXPECT_EQ(spin::adapt(3, false, 3), 3u);
   EXPECT_EQ(spin::adapt(1, false, 1), 1u);
@@ -76,7 +76,7 @@ TEST(AdaptiveSpinRule, FailuresThenSuccessesWalkTheWholeRange) {
   const uint32_t Limit = 64;
   uint32_t B = spin::InitialBudget;
   unsigned Steps = 0;
-  for (; spin::budget(B, Limit) > spin::FloorProbes; ++Steps)
+  for (; spin::budget(B, Limit) > spin::FloorRounds; ++Steps)
     B = spin::adapt(B, false, Limit);
   EXPECT_EQ(Steps, 4u) << "64 -> 32 -> 16 -> 8 -> 4";
   for (Steps = 0; spin::budget(B, Limit) < Limit; ++Steps)
@@ -89,8 +89,8 @@ TEST(AdaptiveSpinRule, StaysWithinItsBoundsWhateverItWasGiven) {
   // another limit: any value, any outcome.
   std::mt19937_64 Rng(42);
   for (uint32_t Limit : kLimits) {
-    const uint32_t Floor = spin::floorProbes(Limit);
-    EXPECT_EQ(Floor, Limit < spin::FloorProbes ? Limit : spin::FloorProbes);
+    const uint32_t Floor = spin::floorRounds(Limit);
+    EXPECT_EQ(Floor, Limit < spin::FloorRounds ? Limit : spin::FloorRounds);
     for (int I = 0; I < 2000; ++I) {
       uint32_t Stored = I < 4   ? uint32_t(I)
                         : I < 8 ? UINT32_MAX - uint32_t(I - 4)
@@ -159,7 +159,7 @@ TEST_F(SpinTest, ASpinThatRunsOutHalvesTheBudget) {
   jitlock_rt_config Defaults;
   jitlock_rt_default_config(&Defaults);
   const uint32_t Limit = Defaults.spin_limit;
-  ASSERT_GE(Limit / 8, spin::FloorProbes);
+  ASSERT_GE(Limit / 8, spin::FloorRounds);
   for (uint32_t Expected : {Limit / 2, Limit / 4, Limit / 8}) {
     holdInflated(O);
     // The owner (this thread) runs until the contender has parked, so the
