@@ -37,7 +37,8 @@ puts it between
 
 Each part is written only when the JSON has its benchmarks, so a run of the
 safepoint benchmarks alone (--benchmark_filter='^(poll|ttsp|handshake)/'),
-or of the contended shapes alone, leaves the other results as they are.
+or of the contended shapes alone, leaves the other results as they are; the
+main part needs a full run (one with the floor).
 Several JSON files (e.g. alternate runs) are merged into one set of
 repetitions.
 
@@ -56,9 +57,6 @@ from benchjson import canonical_name, replace_marked
 
 CONTENDED = ["contended2", "contended4", "contended8"]
 SHAPES = ["simple", "recursive", "serial", "inflated", "churn"] + CONTENDED
-# The shapes whose results make the main part: the single-threaded ones.
-SINGLE_SHAPES = ["floor", "simple", "recursive", "serial", "inflated",
-                 "churn"]
 CONTENDED_PATHS = ["llvm", "asmjit", "runtime", "heavy", "pthread"]
 # Uncontended shapes a contention change must not slow down, and by how much
 # at most (after / before - 1).
@@ -649,7 +647,9 @@ def main():
         return 1
     # (marker tag, markdown) for each part the input has results for.
     parts = []
-    if any(n.split("/")[0] in SINGLE_SHAPES for n in values):
+    # The main part wants a full run, which always has the floor: a run of
+    # a few shapes (e.g. the uncontended before/after runs) leaves it be.
+    if "floor" in values:
         parts.append(("bench-report", markdown(doc, values, extra, runs)))
     if any(n.split("/")[0] in CONTENDED for n in runs):
         parts.append(("bench-report:contention",
