@@ -163,12 +163,13 @@ def target_table(targets, val, runs):
     return out
 
 
-def markdown_contention(values, runs, baseline=None):
+def markdown_contention(doc, values, runs, baseline=None):
     """The contention part: contendedN per path with median and IQR, the
     ratios to pthread, how the contention went, the targets, and with a
     baseline the uncontended shapes before and after."""
     val = {k: v[0] for k, v in values.items()}
-    out = ["ns per pair per thread (real time), median over the repetitions "
+    out = machine_lines(doc.get("context", {})) + [""]
+    out += ["ns per pair per thread (real time), median over the repetitions "
            "with the interquartile range (first to third quartile) in "
            "parentheses, and the IQR as a share of the median (*spread*: "
            "how stable the figure is; lower is better).", ""]
@@ -653,7 +654,7 @@ def main():
         parts.append(("bench-report", markdown(doc, values, extra, runs)))
     if any(n.split("/")[0] in CONTENDED for n in runs):
         parts.append(("bench-report:contention",
-                      markdown_contention(values, runs, baseline)))
+                      markdown_contention(doc, values, runs, baseline)))
     if sp_runs:
         parts.append(("bench-report:safepoints",
                       markdown_safepoints(doc, sp_runs)))

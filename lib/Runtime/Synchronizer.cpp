@@ -543,7 +543,10 @@ static OwnerActivity ownerActivity(Monitor &M) {
   OwnerPeeks.N.fetch_add(1, std::memory_order_seq_cst);
   uint32_t State = JITLOCK_THREAD_MANAGED, Wake = QueueNode::Sleep;
   if (owner::threadOf(M.Owner.load(std::memory_order_seq_cst)) == Owner) {
-    State = Owner->State.load(std::memory_order_relaxed);
+    // Acquire: it reads one of the owner's own State stores (attach makes
+    // the first, before the owner can take M), which orders this read after
+    // the owner's thread set up its storage.
+    State = Owner->State.load(std::memory_order_acquire);
     Wake = Owner->Node.Wakeup.load(std::memory_order_relaxed);
   }
   OwnerPeeks.N.fetch_sub(1, std::memory_order_release);
