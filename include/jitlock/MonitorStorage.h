@@ -49,6 +49,27 @@ inline std::optional<MonitorStorage> monitorStorageOf(uint32_t Storage) {
   return std::nullopt;
 }
 
+/// How the inline inflated exit (N3) orders its release store of the owner
+/// word before its load of the entry count (jitlock_inflated_exit).
+enum class InflatedExit {
+  /// Nothing between them: the runtime pays at the rare side, a thread that
+  /// is about to park, with a process-wide membarrier.
+  Store = JITLOCK_EXIT_STORE,
+  /// A full fence between them; correct on any runtime.
+  Fence = JITLOCK_EXIT_FENCE,
+};
+
+/// The exit a layout's monitor_exit names; nullopt for an unknown one.
+inline std::optional<InflatedExit> inflatedExitOf(uint32_t Exit) {
+  switch (Exit) {
+  case JITLOCK_EXIT_STORE:
+    return InflatedExit::Store;
+  case JITLOCK_EXIT_FENCE:
+    return InflatedExit::Fence;
+  }
+  return std::nullopt;
+}
+
 /// Why inline code for storage `S` cannot be generated from `L`: the name
 /// of the first layout field that storage needs and finds missing or out of
 /// range, or nullptr when there is none. A runtime that does not implement

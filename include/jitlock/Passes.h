@@ -115,6 +115,10 @@ struct LoweringConfig {
   /// monitor_storage. The code runs only on a runtime configured for the
   /// same storage (it is in the layout stamp).
   std::optional<MonitorStorage> Monitors;
+  /// How the inflated exit orders its release before reading the entry
+  /// count; default from the runtime layout's monitor_exit. Store code runs
+  /// only on a runtime whose exit is store (it is in the layout stamp).
+  std::optional<InflatedExit> Exit;
 
   /// The configuration of a JIT that links the runtime: TLS mode with this
   /// process's offset, and the runtime's layout.
@@ -122,7 +126,8 @@ struct LoweringConfig {
 
   /// Parses `jitlock-lower` pipeline parameters, e.g.
   /// "thread=tls;tls-offset=-320;capacity=8;header-offset=0;inline;
-  /// bang=watermark;locking=lightweight;polls=explicit;monitors=pointer".
+  /// bang=watermark;locking=lightweight;polls=explicit;monitors=pointer;
+  /// exit=store".
   static llvm::Expected<LoweringConfig> parse(llvm::StringRef Params);
   /// Parses `jitlock-elide` pipeline parameters: empty, or
   /// "allocators=name1;name2" (the rest of the text is the list).
@@ -138,7 +143,9 @@ struct ResolvedConfig {
   LockingMode Locking;
   PollMode Polls;
   MonitorStorage Monitors;
-  /// header_offset and capacity included; monitor_storage is Monitors.
+  InflatedExit Exit;
+  /// header_offset and capacity included; monitor_storage is Monitors,
+  /// monitor_exit is Exit.
   jitlock_rt_layout Layout;
 };
 
@@ -284,6 +291,8 @@ llvm::StringRef bangModeName(BangMode M);
 llvm::StringRef lockingModeName(LockingMode M);
 llvm::StringRef pollModeName(PollMode M);
 llvm::StringRef monitorStorageName(MonitorStorage S);
+/// "store", "fence".
+llvm::StringRef inflatedExitName(InflatedExit E);
 /// The inverses of the two first, as the pass parameters spell them.
 std::optional<ThreadMode> parseThreadMode(llvm::StringRef S);
 std::optional<BangMode> parseBangMode(llvm::StringRef S);

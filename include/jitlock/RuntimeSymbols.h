@@ -82,6 +82,7 @@ inline RuntimeSymbolTable runtimeSymbols() {
       // Slow paths and complete operations.
       JITLOCK_RT_SYMBOL(jitlock_rt_monitor_enter_slow),
       JITLOCK_RT_SYMBOL(jitlock_rt_monitor_exit_slow),
+      JITLOCK_RT_SYMBOL(jitlock_rt_monitor_exit_queued_slow),
       JITLOCK_RT_SYMBOL(jitlock_rt_monitor_enter),
       JITLOCK_RT_SYMBOL(jitlock_rt_monitor_exit),
       JITLOCK_RT_SYMBOL(jitlock_rt_wait),

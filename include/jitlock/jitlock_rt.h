@@ -106,8 +106,8 @@ const char *jitlock_rt_status_name(int status);
  *     (as from a struct nobody initialized): refused with JITLOCK_EINVAL, the
  *     misuse handler told the sizes, and nothing else of the struct read or
  *     written. */
-#define JITLOCK_RT_ABI_VERSION 4u
-#define JITLOCK_RT_ABI_MINOR 2u
+#define JITLOCK_RT_ABI_VERSION 5u
+#define JITLOCK_RT_ABI_MINOR 0u
 #define JITLOCK_RT_MAX_STRUCT_SIZE 4096u
 
 /* A version as jitlock_rt_version returns it: ABI version << 16 | minor. */
@@ -182,7 +182,23 @@ typedef struct jitlock_rt_config {
    * address range reserved for them; memory is committed on demand). 0: the
    * default, 1 << 20. */
   uint32_t monitor_capacity;
+  /* jitlock_inflated_exit: how an inflated monitor's exit orders its release
+   * against the entry count it reads next. Default JITLOCK_EXIT_AUTO. */
+  uint32_t inflated_exit;
 } jitlock_rt_config;
+
+typedef enum jitlock_inflated_exit {
+  /* JITLOCK_EXIT_STORE where membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)
+   * can be registered, else JITLOCK_EXIT_FENCE. */
+  JITLOCK_EXIT_AUTO = 0,
+  /* A release store of the owner word, then a plain load of the entry count,
+   * with no fence: a thread about to park issues the process-wide barrier
+   * instead. jitlock_rt_configure refuses it (JITLOCK_EINVAL) where
+   * membarrier is missing. */
+  JITLOCK_EXIT_STORE = 1,
+  /* A release store, a full fence, then the load (the fallback). */
+  JITLOCK_EXIT_FENCE = 2
+} jitlock_inflated_exit;
 
 typedef enum jitlock_monitor_storage {
   /* The header holds the monitor's address, tag 10. */
@@ -301,6 +317,14 @@ int jitlock_rt_monitor_exit(jitlock_thread *self, void *obj);
 
 int jitlock_rt_monitor_enter_slow(jitlock_thread *self, void *obj);
 int jitlock_rt_monitor_exit_slow(jitlock_thread *self, void *obj);
+
+/* What inline code calls after its inflated exit released `obj`'s monitor
+ * and then found threads queued to enter it: wakes one to take the monitor,
+ * or leaves that to whoever holds it now. `self` no longer owns the
+ * monitor; the call must follow the release with no safepoint poll in
+ * between. Returns JITLOCK_OK; misuse (a thread that is not attached, a
+ * null object) as for the _slow pair. */
+int jitlock_rt_monitor_exit_queued_slow(jitlock_thread *self, void *obj);
 
 /*===-- Wait and notify --------------------------------------------------===*/
 
@@ -741,13 +765,15 @@ typedef struct jitlock_rt_layout {
   uint32_t lock_stack_capacity;
   uint32_t lock_stack_sentinel_offset; /* == base - 8 */
   uint64_t lock_stack_sentinel;        /* never equals an object */
-  /* Monitor. The owner word holds the owner thread's address, or one of the
-   * two markers below, and the `queued` bit when threads are parked. */
+  /* Monitor. The owner word holds the owner thread's address, 0, or one of
+   * the markers (monitor_anonymous_owner, or others that are never a
+   * thread). Threads queued to enter are counted in a word of their own
+   * (monitor_entry_count_offset, below). */
   uint32_t monitor_size;
   uint32_t monitor_owner_offset;
   uint32_t monitor_recursions_offset; /* u64: holds - 1 */
   uint64_t monitor_anonymous_owner;
-  uint64_t monitor_queued_bit;
+  uint64_t monitor_queued_bit; /* 0: the owner word has no queued bit */
   uint32_t cache_line_size;
   /* Stack banging. The watermark is a uintptr_t at thread + this offset: a
    * method entry whose stack pointer (minus its extra frame bytes) is above
@@ -790,6 +816,15 @@ typedef struct jitlock_rt_layout {
   uint32_t monitor_cache_offset;
   uint32_t monitor_cache_entries;
   uint32_t monitor_cache_probes;
+  /* The inflated exit (N3 of the protocol, docs/runtime.md): a release store
+   * of 0 to the owner word; then, for JITLOCK_EXIT_FENCE only, a full fence;
+   * then a load of the u32 at monitor + monitor_entry_count_offset (on the
+   * owner word's cache line). Nonzero: threads are queued, and the code
+   * calls jitlock_rt_monitor_exit_queued_slow (the monitor is already
+   * released). monitor_exit is JITLOCK_EXIT_STORE or JITLOCK_EXIT_FENCE,
+   * never AUTO; code emitted for the fence is correct under either. */
+  uint32_t monitor_entry_count_offset;
+  uint32_t monitor_exit;
 } jitlock_rt_layout;
 
 /* Fills the first layout->struct_size bytes of `layout` (zeroing any beyond

@@ -115,6 +115,18 @@ StringRef pollModeName(PollMode M) {
   llvm_unreachable("unknown poll mode");
 }
 
+static std::optional<InflatedExit> parseInflatedExit(StringRef S) {
+  if (S == "store")
+    return InflatedExit::Store;
+  if (S == "fence")
+    return InflatedExit::Fence;
+  return std::nullopt;
+}
+
+StringRef inflatedExitName(InflatedExit E) {
+  return E == InflatedExit::Store ? "store" : "fence";
+}
+
 static std::optional<MonitorStorage> parseMonitorStorage(StringRef S) {
   if (S == "pointer")
     return MonitorStorage::Pointer;
@@ -200,11 +212,15 @@ Expected<LoweringConfig> LoweringConfig::parse(StringRef Params) {
       if (!C.Monitors)
         return configError("monitors must be pointer, index or table, got '" +
                            Value + "'");
+    } else if (Key == "exit") {
+      C.Exit = parseInflatedExit(Value);
+      if (!C.Exit)
+        return configError("exit must be store or fence, got '" + Value + "'");
     } else {
       return configError("unknown jitlock-lower parameter '" + Key +
                          "' (expected thread, tls-offset, header-offset, "
-                         "capacity, inline, no-inline, bang, locking, polls "
-                         "or monitors)");
+                         "capacity, inline, no-inline, bang, locking, polls, "
+                         "monitors or exit)");
     }
   }
   return C;
@@ -394,6 +410,31 @@ Expected<ResolvedConfig> resolveConfig(const Module &M,
                 "storage",
                 monitorStorageName(R.Monitors), Field));
   R.Layout.monitor_storage = uint32_t(R.Monitors);
+
+  // The inflated exit: the runtime's unless asked otherwise. Fence code is
+  // correct on any runtime, but is stamped as such all the same.
+  auto ExitFlag = modeFlag<InflatedExit>(M, "exit", parseInflatedExit,
+                                         "\"store\" or \"fence\"");
+  if (!ExitFlag)
+    return ExitFlag.takeError();
+  auto Exit = pickOne<InflatedExit>(
+      "exit", Explicit.Exit, *ExitFlag,
+      [](InflatedExit E) { return inflatedExitName(E).str(); });
+  if (!Exit)
+    return Exit.takeError();
+  if (*Exit) {
+    R.Exit = **Exit;
+  } else if (auto FromLayout = inflatedExitOf(R.Layout.monitor_exit)) {
+    R.Exit = *FromLayout;
+  } else {
+    return configError(formatv("the runtime layout's monitor_exit {0} is "
+                               "unknown to this lowering",
+                               R.Layout.monitor_exit));
+  }
+  if (R.Layout.monitor_entry_count_offset == 0)
+    return configError("the runtime layout has no monitor_entry_count_offset: "
+                       "this runtime is too old for this lowering");
+  R.Layout.monitor_exit = uint32_t(R.Exit);
   return R;
 }
 

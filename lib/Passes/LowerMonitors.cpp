@@ -25,6 +25,12 @@
 // cache, which only the thread (or a handshake run for it, which
 // synchronizes with it) writes.
 //
+// The inflated exit (exit=store|fence, jitlock_rt_layout's monitor_exit)
+// changes only N3: whether a full fence separates its release store of the
+// owner word from its load of the entry count. A nonzero count calls
+// jitlock_rt_monitor_exit_queued_slow, since the monitor is released by
+// then.
+//
 // The current thread is requested with a call to jitlock.thread(), which
 // jitlock-lower-thread then materializes once per function.
 //
@@ -60,7 +66,7 @@ public:
   MonitorLowering(Module &M, const ResolvedConfig &C)
       : M(M), Ctx(M.getContext()), L(C.Layout),
         Heavy(C.Locking == LockingMode::Heavy), Storage(C.Monitors),
-        I8(Type::getInt8Ty(Ctx)), I32(Type::getInt32Ty(Ctx)),
+        Exit(C.Exit), I8(Type::getInt8Ty(Ctx)), I32(Type::getInt32Ty(Ctx)),
         I64(Type::getInt64Ty(Ctx)), Ptr(PointerType::getUnqual(Ctx)) {
     MDBuilder MDB(Ctx);
     Likely = MDB.createLikelyBranchWeights();
@@ -99,6 +105,15 @@ private:
     FunctionCallee F =
         M.getOrInsertFunction(Enter ? "jitlock_rt_monitor_enter_slow"
                                     : "jitlock_rt_monitor_exit_slow",
+                              FunctionType::get(I32, {Ptr, Ptr}, false));
+    if (auto *Fn = dyn_cast<Function>(F.getCallee()))
+      Fn->setDoesNotThrow();
+    return F;
+  }
+  FunctionCallee exitQueuedPath() {
+    // int jitlock_rt_monitor_exit_queued_slow(jitlock_thread *, void *)
+    FunctionCallee F =
+        M.getOrInsertFunction("jitlock_rt_monitor_exit_queued_slow",
                               FunctionType::get(I32, {Ptr, Ptr}, false));
     if (auto *Fn = dyn_cast<Function>(F.getCallee()))
       Fn->setDoesNotThrow();
@@ -197,6 +212,7 @@ private:
   /// Heavy locking: enters take no fast lock, and exits expect a monitor.
   bool Heavy;
   MonitorStorage Storage;
+  InflatedExit Exit;
   Type *I8, *I32, *I64;
   PointerType *Ptr;
   MDNode *Likely, *Unlikely;
@@ -352,6 +368,7 @@ void MonitorLowering::lowerExit(CallBase &CB) {
   BasicBlock *Inflated = newBlock(F, "jitlock.exit.inflated", Done);
   BasicBlock *Release = newBlock(F, "jitlock.exit.release", Done);
   BasicBlock *Slow = newBlock(F, "jitlock.exit.slow", Done);
+  BasicBlock *Queued = newBlock(F, "jitlock.exit.queued", Done);
 
   IRBuilder<> B(Head);
   B.SetCurrentDebugLocation(CB.getDebugLoc());
@@ -403,44 +420,59 @@ void MonitorLowering::lowerExit(CallBase &CB) {
   Value *IsMonitor =
       B.CreateICmpEQ(B.CreateAnd(IH, L.lock_mask), B.getInt64(L.monitor_value),
                      "jitlock.is.monitor");
-  BasicBlock *CheckRec = newBlock(F, "jitlock.exit.monitor", Release);
-  BasicBlock *RecOwner = newBlock(F, "jitlock.exit.owned", Release);
+  BasicBlock *CheckOwner = newBlock(F, "jitlock.exit.monitor", Release);
+  BasicBlock *Owned = newBlock(F, "jitlock.exit.owned", Release);
   BasicBlock *RecDec = newBlock(F, "jitlock.exit.monitor.recursive", Release);
-  branch(B, IsMonitor, CheckRec, Slow, Likely);
-  // N2: with no recursion, N3; with some, if this thread is the owner, one
-  // recursion less, inline: only the owner writes the count.
-  B.SetInsertPoint(CheckRec);
+  branch(B, IsMonitor, CheckOwner, Slow, Likely);
+  // N2: the owner first. Relaxed: only this thread stores itself there, so
+  // seeing self means it owns the monitor, and nobody else changes the word
+  // until it lets go. Anything else (another owner, an anonymous one, a
+  // deflater): the runtime.
+  B.SetInsertPoint(CheckOwner);
   MonitorRef Mon =
-      findMonitor(B, IH, Obj, Thread, Slow, RecOwner, "jitlock.exit.monitor",
+      findMonitor(B, IH, Obj, Thread, Slow, Owned, "jitlock.exit.monitor",
                   /*ForExit=*/true);
-  Value *RecAddr = monitorField(B, Mon, L.monitor_recursions_offset,
-                                "jitlock.recursions.addr");
-  Value *Rec = loadRelaxed(B, I64, RecAddr, "jitlock.recursions");
   Value *Self = B.CreatePtrToInt(Thread, I64, "jitlock.self");
   Value *OwnerAddr =
       monitorField(B, Mon, L.monitor_owner_offset, "jitlock.owner.addr");
-  branch(B, B.CreateICmpEQ(Rec, B.getInt64(0), "jitlock.no.recursion"), Release,
-         RecOwner, Likely);
-  B.SetInsertPoint(RecOwner);
-  // Relaxed: only this thread stores itself there, so seeing self means it
-  // owns the monitor. Anything else (another owner, an anonymous one, the
-  // queued bit): the runtime.
   Value *Owner = loadRelaxed(B, I64, OwnerAddr, "jitlock.owner");
-  branch(B, B.CreateICmpEQ(Owner, Self, "jitlock.owner.is.self"), RecDec, Slow,
+  branch(B, B.CreateICmpEQ(Owner, Self, "jitlock.owner.is.self"), Owned, Slow,
          Likely);
+  // With no recursion, N3; with some, one recursion less, inline: only the
+  // owner writes the count.
+  B.SetInsertPoint(Owned);
+  Value *RecAddr = monitorField(B, Mon, L.monitor_recursions_offset,
+                                "jitlock.recursions.addr");
+  Value *Rec = loadRelaxed(B, I64, RecAddr, "jitlock.recursions");
+  branch(B, B.CreateICmpEQ(Rec, B.getInt64(0), "jitlock.no.recursion"), Release,
+         RecDec, Likely);
   B.SetInsertPoint(RecDec);
   storeRelaxed(B, B.CreateSub(Rec, B.getInt64(1), "jitlock.recursions.next"),
                RecAddr);
   B.CreateBr(Done);
 
-  // N3: CAS owner self -> 0, release. Fails on the queued bit (someone to
-  // hand over to), an anonymous owner, or another owner: all runtime work.
+  // N3: store 0, release, so that the critical section's writes go first;
+  // then (exit=fence only) a full fence; then the entry count. Nonzero:
+  // threads are queued, and the runtime wakes one (the monitor is already
+  // released, so the call is exit_queued, not exit).
   B.SetInsertPoint(Release);
-  Value *OwnerPair = cas(B, OwnerAddr, Self, B.getInt64(0),
-                         AtomicOrdering::Release, "jitlock.owner.cas");
-  branch(B, B.CreateExtractValue(OwnerPair, 1), Done, Slow, Likely);
+  B.CreateAlignedStore(B.getInt64(0), OwnerAddr, Align(8))
+      ->setAtomic(AtomicOrdering::Release);
+  if (Exit == InflatedExit::Fence)
+    B.CreateFence(AtomicOrdering::SequentiallyConsistent);
+  Value *Entries =
+      loadRelaxed(B, I32,
+                  monitorField(B, Mon, L.monitor_entry_count_offset,
+                               "jitlock.entry.count.addr"),
+                  "jitlock.entry.count");
+  branch(B, B.CreateICmpEQ(Entries, B.getInt32(0), "jitlock.none.queued"), Done,
+         Queued, Likely);
 
   emitSlowCall(B, Slow, Done, /*Enter=*/false, Thread, Obj);
+  B.SetInsertPoint(Queued);
+  createCallIn(B, exitQueuedPath(), {Thread, Obj}, Pad)
+      ->addFnAttr(Attribute::Cold);
+  B.CreateBr(Done);
 
   CB.eraseFromParent();
   ++NumExitsInlined;

@@ -63,6 +63,8 @@ static LoweringConfig overlay(LoweringConfig Base, const LoweringConfig &Top) {
     Base.Allocators = Top.Allocators;
   if (Top.Monitors)
     Base.Monitors = Top.Monitors;
+  if (Top.Exit)
+    Base.Exit = Top.Exit;
   return Base;
 }
 

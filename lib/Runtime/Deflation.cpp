@@ -95,13 +95,22 @@ static void abortDeflation(Monitor &M) {
                                        std::memory_order_relaxed)) {
     M.Contentions.fetch_sub(1, std::memory_order_relaxed);
     Cancelled.fetch_add(1, std::memory_order_relaxed);
+    return;
   }
+  // An exit between A1 and here found DEFLATER in its XQ and left the
+  // queue to us. The fence pairs with J2, as an exit's barrier does.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (M.EntryCount.load(std::memory_order_relaxed) != 0)
+    wakeQueueHead(M);
 }
 
 /// A1-A3 and A5 for one monitor, under the registry lock. True when `M`'s
 /// object no longer names it, so that the sweep unregisters it (A6).
 static bool deflateIfIdle(Monitor &M) {
-  // A1: only a monitor nobody owns, fixes or queues on.
+  // A1: only a monitor nobody owns or fixes. One that threads are queued
+  // on is not idle, whoever owns it: left alone without a CAS.
+  if (M.EntryCount.load(std::memory_order_relaxed) != 0)
+    return false;
   uintptr_t Free = 0;
   if (!M.Owner.compare_exchange_strong(Free, owner::DeflaterMarker,
                                        std::memory_order_acquire,

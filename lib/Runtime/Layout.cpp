@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "jitlock/jitlock_rt.h"
 
+#include "ExitBarrier.h"
 #include "Monitor.h"
 #include "ObjectHeader.h"
 #include "Safepoint.h"
@@ -48,7 +49,7 @@ static void fillWholeLayout(jitlock_rt_layout *L) {
   L->monitor_owner_offset = offsetof(Monitor, Owner);
   L->monitor_recursions_offset = offsetof(Monitor, Recursions);
   L->monitor_anonymous_owner = owner::AnonymousOwner;
-  L->monitor_queued_bit = owner::QueuedBit;
+  L->monitor_queued_bit = 0;
   L->cache_line_size = CacheLine;
   L->stack_watermark_offset = offsetof(jitlock_thread, StackWatermark);
   L->stack_page_size = uint32_t(sysconf(_SC_PAGESIZE));
@@ -64,6 +65,8 @@ static void fillWholeLayout(jitlock_rt_layout *L) {
   L->monitor_cache_offset = offsetof(jitlock_thread, MonitorCache);
   L->monitor_cache_entries = MonitorCacheEntries;
   L->monitor_cache_probes = MonitorCacheProbes;
+  L->monitor_entry_count_offset = offsetof(Monitor, EntryCount);
+  L->monitor_exit = inflatedExit();
 }
 
 int jitlock_rt_fill_layout(jitlock_rt_layout *Out) {
@@ -99,16 +102,17 @@ size_t jitlock_rt_layout_fingerprint(const jitlock_rt_layout *L, char *Buf,
   int N = snprintf(
       Buf, Size,
       "abi=%u;header=%d;mask=%llu;top=%u;base=%u;end=%u;owner=%u;"
-      "recursions=%u;anonymous=%llu;queued=%llu;watermark=%u;page=%u;"
-      "shadow=%u;poll=%u;armed=%llu;monitors=%s",
+      "recursions=%u;anonymous=%llu;entries=%u;exit=%s;watermark=%u;"
+      "page=%u;shadow=%u;poll=%u;armed=%llu;monitors=%s",
       L->abi_version, L->header_offset, (unsigned long long)L->lock_mask,
       L->lock_stack_top_offset, L->lock_stack_base_offset,
       L->lock_stack_end_offset, L->monitor_owner_offset,
       L->monitor_recursions_offset,
       (unsigned long long)L->monitor_anonymous_owner,
-      (unsigned long long)L->monitor_queued_bit, L->stack_watermark_offset,
-      L->stack_page_size, L->stack_shadow_pages, L->poll_word_offset,
-      (unsigned long long)L->poll_armed_bit, Storage);
+      L->monitor_entry_count_offset,
+      L->monitor_exit == JITLOCK_EXIT_STORE ? "store" : "fence",
+      L->stack_watermark_offset, L->stack_page_size, L->stack_shadow_pages,
+      L->poll_word_offset, (unsigned long long)L->poll_armed_bit, Storage);
   return N < 0 ? 0 : size_t(N);
 }
 
@@ -244,20 +248,21 @@ void jitlock_rt_print_layout(FILE *Out) {
       FIELD(Monitor, RegistryPrev, "registry lock holders"),
       FIELD(Monitor, Owner, "owner, enterers (CAS)"),
       FIELD(Monitor, Recursions, "owner"),
+      FIELD(Monitor, EntryCount, "queue lock holders"),
       FIELD(Monitor, QueueLock, "queue lock holders"),
       FIELD(Monitor, EntryHead, "queue lock holders"),
       FIELD(Monitor, EntryTail, "queue lock holders"),
       FIELD(Monitor, WaitHead, "queue lock holders"),
       FIELD(Monitor, WaitTail, "queue lock holders"),
-      FIELD(Monitor, EntryCount, "queue lock holders"),
       FIELD(Monitor, WaitCount, "queue lock holders"),
       FIELD(Monitor, Contentions, "contending enterers, deflaters"),
   };
   printStruct(Out, "Monitor", sizeof(Monitor), alignof(Monitor), MonitorRows,
               sizeof(MonitorRows) / sizeof(MonitorRows[0]));
   fprintf(Out,
-          "  owner word: thread address, 0, or anonymous %#llx; queued bit "
-          "%#llx\n",
+          "  owner word: thread address, 0, or anonymous %#llx; inflated "
+          "exit: %s (store 0, %s load the entry count)\n",
           static_cast<unsigned long long>(L.monitor_anonymous_owner),
-          static_cast<unsigned long long>(L.monitor_queued_bit));
+          L.monitor_exit == JITLOCK_EXIT_STORE ? "store" : "fence",
+          L.monitor_exit == JITLOCK_EXIT_STORE ? "then" : "full fence, then");
 }

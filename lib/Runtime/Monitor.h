@@ -6,16 +6,20 @@
 //
 //   line 0  identity: the object, the displaced header (hash installs CAS
 //           it), the generation, registry links
-//   line 1  the owner word and the recursion count: written by the owner, and
-//           CASed by enterers; the inline paths read both together
+//   line 1  the owner word, the recursion count and the entry count: the
+//           first two written by the owner and the owner word CASed by
+//           enterers; the entry count written by threads that join or leave
+//           the entry queue. The inline exit reads all three together.
 //   line 2  the queue lock, the entry queue, the wait set and the contention
 //           count: written by contending enterers in the runtime (and by
 //           deflaters), never by inline code
 //
 // The owner word holds the owning thread's address, 0, AnonymousOwner or
-// DeflaterMarker, plus QueuedBit while the entry queue is non-empty. Keeping
-// "someone is queued" in the owner word lets an exit release with one CAS
-// (owner self -> 0), which fails exactly when it must hand the monitor over.
+// DeflaterMarker, and nothing else: an exit releases it with a plain
+// store. Whether anyone is queued is the entry count, a word of its own
+// that such a store cannot erase; the exit loads it after the store, and a
+// thread about to park orders its increment against that load with a
+// process-wide barrier (Synchronizer.cpp, N3 and J1-J3).
 //
 // Monitors are type-stable: a deflated or discarded monitor goes to a free
 // list (its owner word DeflaterMarker, so that a stale reader retries) and
@@ -37,7 +41,6 @@
 namespace jitlock {
 
 namespace owner {
-inline constexpr uintptr_t QueuedBit = 0b01;
 /// Owned by some thread that holds the object fast-locked; set by a
 /// contender that inflated it and cannot know which thread that is.
 inline constexpr uintptr_t AnonymousOwner = 0b10;
@@ -50,15 +53,11 @@ inline constexpr uintptr_t DeflaterMarker = 0b100;
 inline uintptr_t encode(const jitlock_thread *T) {
   return reinterpret_cast<uintptr_t>(T);
 }
-/// The owner without the queued bit.
-inline uintptr_t holder(uintptr_t Word) { return Word & ~QueuedBit; }
-inline bool isQueued(uintptr_t Word) { return Word & QueuedBit; }
 /// The owning thread, or null for 0 and the two markers.
 inline jitlock_thread *threadOf(uintptr_t Word) {
-  uintptr_t H = holder(Word);
-  if (H == AnonymousOwner || H == DeflaterMarker)
+  if (Word == AnonymousOwner || Word == DeflaterMarker)
     return nullptr;
-  return reinterpret_cast<jitlock_thread *>(H);
+  return reinterpret_cast<jitlock_thread *>(Word);
 }
 } // namespace owner
 
@@ -96,15 +95,13 @@ public:
   /// Whether a deflater holds it (A1-A3), it was deflated, or it is free:
   /// not a monitor to take from 0.
   bool isDeflating() const {
-    return owner::holder(Owner.load(std::memory_order_relaxed)) ==
-           owner::DeflaterMarker;
+    return Owner.load(std::memory_order_relaxed) == owner::DeflaterMarker;
   }
 
-  /// Whether `T` owns it (the queued bit aside). Exact for the caller's own
-  /// thread; for another thread, a snapshot.
+  /// Whether `T` owns it. Exact for the caller's own thread; for another
+  /// thread, a snapshot.
   bool isOwnedBy(const jitlock_thread &T) const {
-    return owner::holder(Owner.load(std::memory_order_acquire)) ==
-           owner::encode(&T);
+    return Owner.load(std::memory_order_acquire) == owner::encode(&T);
   }
 
   // Line 0.
@@ -125,12 +122,14 @@ public:
   alignas(CacheLine) std::atomic<uintptr_t> Owner;
   /// Holds minus one. Written only by the owner.
   std::atomic<uint64_t> Recursions;
+  /// Threads in the entry queue; written under QueueLock (append, unlink),
+  /// read by exits without it.
+  std::atomic<uint32_t> EntryCount{0};
 
   // Line 2: guarded by QueueLock, counts readable without it.
   alignas(CacheLine) SpinLock QueueLock;
   QueueNode *EntryHead = nullptr, *EntryTail = nullptr;
   QueueNode *WaitHead = nullptr, *WaitTail = nullptr;
-  std::atomic<uint32_t> EntryCount{0};
   std::atomic<uint32_t> WaitCount{0};
   /// Enterers between their A4 count and their acquisition, plus one per
   /// deflation cancelled and not yet noticed by its deflater; negative

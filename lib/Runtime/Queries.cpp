@@ -66,7 +66,7 @@ static bool inspectOnce(const void *Obj, jitlock_lock_info *Info) {
   Monitor &M = Read.monitor();
   Info->entry_queued = M.EntryCount.load(std::memory_order_relaxed);
   Info->waiting = M.WaitCount.load(std::memory_order_relaxed);
-  uintptr_t Holder = owner::holder(M.Owner.load(std::memory_order_acquire));
+  uintptr_t Holder = M.Owner.load(std::memory_order_acquire);
   if (Holder == owner::AnonymousOwner) {
     Info->anonymous_owner = 1;
     Info->owner = scanLockStacks(Obj, &Info->holds);
@@ -113,9 +113,8 @@ int jitlock_rt_holds_lock(const jitlock_thread *T, const void *Obj) {
     if (!header::hasMonitor(H))
       return 0;
     MonitorRead Read(Obj, H);
-    uintptr_t Holder = Read.found() ? owner::holder(Read.monitor().Owner.load(
-                                          std::memory_order_acquire))
-                                    : 0;
+    uintptr_t Holder =
+        Read.found() ? Read.monitor().Owner.load(std::memory_order_acquire) : 0;
     if (Read.validate() || Try == 15)
       return Holder == owner::encode(T);
   }
@@ -159,7 +158,7 @@ static bool inEntryQueue(jitlock_thread &T, Monitor &M) {
 /// The thread that owns `M`, resolving an anonymous owner through the lock
 /// stacks. Registry lock held.
 static jitlock_thread *holderOf(Monitor &M) {
-  uintptr_t Holder = owner::holder(M.Owner.load(std::memory_order_acquire));
+  uintptr_t Holder = M.Owner.load(std::memory_order_acquire);
   if (Holder == owner::AnonymousOwner) {
     jitlock_thread *Found = nullptr;
     for (size_t I = 0, E = detail::attachedThreadCount(); I != E && !Found; ++I)

@@ -7,6 +7,7 @@
 #include "jitlock/jitlock_rt.h"
 
 #include "Config.h"
+#include "ExitBarrier.h"
 #include "Monitor.h"
 #include "MonitorStorage.h"
 #include "Safepoint.h"
@@ -45,7 +46,8 @@ static constexpr jitlock_rt_config DefaultConfig = {
     /*locking_mode=*/JITLOCK_LOCKING_LIGHTWEIGHT,
     /*compiled_code_misuse=*/JITLOCK_MISUSE_ABORT,
     /*monitor_storage=*/JITLOCK_MONITORS_POINTER,
-    /*monitor_capacity=*/0};
+    /*monitor_capacity=*/0,
+    /*inflated_exit=*/JITLOCK_EXIT_AUTO};
 jitlock_rt_config Config = DefaultConfig;
 
 /// The required fields, those the config had before it had a size: no
@@ -373,6 +375,17 @@ int jitlock_rt_configure(const jitlock_rt_config *In) {
              storage::DefaultCapacity);
     return misuse(JITLOCK_EINVAL, nullptr, nullptr, What);
   }
+  int ExitStatus;
+  uint32_t RequestedExit = Given.inflated_exit;
+  Given.inflated_exit = resolveInflatedExit(RequestedExit, ExitStatus);
+  if (ExitStatus != JITLOCK_OK)
+    return misuse(JITLOCK_EINVAL, nullptr, nullptr,
+                  RequestedExit == JITLOCK_EXIT_STORE
+                      ? "invalid configuration: inflated_exit "
+                        "JITLOCK_EXIT_STORE needs "
+                        "membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), which "
+                        "this kernel does not offer"
+                      : "invalid configuration: unknown inflated_exit");
   if (deflationThreadRunning())
     return misuse(JITLOCK_ESTATE, nullptr, nullptr,
                   "configure while the deflation thread runs");

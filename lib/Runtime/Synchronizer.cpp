@@ -17,8 +17,8 @@
 //       On success push obj; on failure enter().
 // Inflated enter, inline part:
 //   M1  m = h - 0b10; o = load m.owner (relaxed). If o == self: M2. If o
-//       is nonzero (anonymous owner, queued bit, another owner, DEFLATER of
-//       A1): enter(), with no CAS (a failing CAS would still take the owner's
+//       is nonzero (anonymous owner, another owner, DEFLATER of A1):
+//       enter(), with no CAS (a failing CAS would still take the owner's
 //       cache line). If o == 0: CAS m.owner 0 -> self, acquire (the
 //       acquisition); on failure enter().
 //       The monitor's fields are reached through the relaxed header load:
@@ -38,14 +38,45 @@
 //       the slow path always sees the state from before the exit began.
 // Inflated exit, inline part:
 //   N1  h = load header; if h's bits are not 10: exit().
-//   N2  m = h - 0b10; r = m.recursions. If r != 0: if m.owner == self
-//       (relaxed load; only self stores self there), m.recursions = r - 1, a
-//       plain (relaxed) store like M2's; done. Otherwise (not the owner,
-//       or the queued bit set) exit(). If r == 0: N3.
-//   N3  CAS m.owner self -> 0, release. It fails when the queued bit is set
-//       (someone must be handed the monitor), when the owner is anonymous
-//       (this thread still has to fix it), or when self is not the owner;
-//       all three go to exit().
+//   N2  m = h - 0b10; o = load m.owner (relaxed; only self stores self
+//       there, and nobody else changes an owner word that holds self). If
+//       o != self (anonymous: this thread still has to fix it; another
+//       owner; a deflater): exit(). r = m.recursions; if r != 0:
+//       m.recursions = r - 1, a plain (relaxed) store like M2's; done.
+//       If r == 0: N3.
+//   N3  store m.owner = 0, release: the critical section's writes go before
+//       it. Then, with the exit barrier of Config.inflated_exit in between,
+//       q = load m.entry_count (relaxed); if q != 0: exit_queued(), which
+//       wakes a successor (XQ below); the monitor is already released.
+//         store: no barrier at all. The StoreLoad order this exit does not
+//                pay for is paid by the rare side: a thread joining the
+//                entry queue (J2) runs membarrier(PRIVATE_EXPEDITED), which
+//                puts a full fence into every running thread of the process.
+//         fence: a full fence (the fallback where membarrier is missing;
+//                J2 is then a full fence too).
+//       Why no waiter is stranded: a joiner does J1 (entry_count += 1),
+//       J2 (barrier), J3 (load m.owner; sleep only if it is a thread). The
+//       barrier's fence lands in the exiter's instruction stream either
+//       before its store of 0, and then J3 sees 0 (or a later owner, whose
+//       own exit comes later still) and competes instead of sleeping; or
+//       after the store, and then also before its load, which sees the
+//       joiner's count. Either the joiner or the exiter sees the other.
+//       An entry count that stays nonzero needs no second barrier: any exit
+//       after the first one's sees it.
+//   XQ  exit_queued (wakeSuccessor): while m.entry_count != 0, CAS m.owner
+//       0 -> self. Failing on another thread: that owner's N3 comes later
+//       and sees the count; done. Failing on DEFLATER: the deflater aborts
+//       (its A2 sees the count) and its abort takes the duty; done.
+//       Winning: hand over or wake the queue's head as described under
+//       "Parking and fairness", which releases m again.
+// Joining the entry queue, in the runtime (enterQueued):
+//   J1  under m's queue lock, unless m can be taken or its deflation
+//       cancelled (A4): append self; m.entry_count += 1.
+//   J2  the joiner's half of the exit barrier: membarrier (store), or a
+//       full fence (fence).
+//   J3  o = load m.owner. If o == 0, compete at once, as if an exit had
+//       woken this thread; if o is DEFLATER, the abort wakes the head.
+//       Otherwise sleep: o's exit sees the count.
 //
 // Heavy mode (Config.locking_mode == JITLOCK_LOCKING_HEAVY), runtime enter:
 //   H1  after E1-E3, if h's bits are 01: create a monitor owned by self
@@ -63,21 +94,25 @@
 // the registry holding the operation lock (Safepoint.cpp), so that no
 // safepoint or handshake runs meanwhile (inside its own safepoint it holds
 // it already), and for each registered monitor m:
-//   A1  CAS m.owner 0 -> DEFLATER, acquire. It fails for an owned, an
-//       anonymous and a queued monitor (the queued bit makes the word
-//       nonzero): skip m.
+//   A1  CAS m.owner 0 -> DEFLATER, acquire. It fails for an owned and an
+//       anonymous monitor: skip m. It may succeed on a free monitor that
+//       threads are queued on, between an exit and its successor's wake-up.
 //   A2  re-check: m.contentions == 0, the entry queue and the wait set
 //       empty (their counts) and m.recursions == 0; otherwise abort. Only an
-//       owner joins the wait set, before the release that A1 acquired; a
-//       notify moves waiters to the entry queue only for an owner, and its
-//       queued bit makes A1 fail. So no queue changes unseen from A1 on.
+//       owner joins the wait set, and a notify moves waiters to the entry
+//       queue only for an owner, both before the release that A1 acquired;
+//       enterers are counted before they queue. So no queue changes unseen
+//       from A1 on.
 //   A3  CAS m.contentions 0 -> DEFLATED (INT32_MIN), acq_rel: the decision.
 //       It fails once an enterer has counted itself (A4): abort. Once it
 //       succeeds nobody takes m again: the owner stays DEFLATER, and every
 //       later count reads negative.
 //   Abort: CAS m.owner DEFLATER -> 0, release. If that fails an enterer
 //       cancelled the deflation (A4) and owns m: the deflater takes back the
-//       contention that enterer added for it.
+//       contention that enterer added for it. If it succeeds, then after a
+//       full fence, a nonzero entry count means an exit's XQ may have found
+//       DEFLATER and left: the abort wakes the queue's head to compete, as
+//       that exit would have.
 // The enterer's side, in the runtime (enterMonitor):
 //   A4  before it spins, queues or touches a DEFLATER owner, an enterer adds
 //       one to m.contentions. A negative result: A3 has won. It takes the
@@ -102,15 +137,15 @@
 //       from which the next inflation reuses it. Inside a safepoint every
 //       other thread is stopped or safe already: m is freed at once.
 // Why the inline paths need no change: they CAS an owner word only 0 ->
-// self (M1) and self -> 0 (N3), and trust a recursion count only beside
-// owner == self (M2, N2). DEFLATER is nonzero and never self, so M1, N2 and
-// N3 send it to the runtime, which runs A4; an M1 CAS that wins before A1
-// makes A1 fail. What they cannot do is re-check the header after loading
-// it, and A6 covers that: m may be reused for another object only once no
-// thread holds its address from a header load made before A5. Inline code
-// never polls between its header load and its CAS, and a handshake
-// completes for a thread only at a poll or while it is safe (native or
-// blocked), where it runs no inline code. In the runtime, a thread that
+// self (M1), store 0 only over self (N2 checked it, N3), and trust a
+// recursion count only beside owner == self (M2, N2). DEFLATER is nonzero
+// and never self, so M1 and N2 send it to the runtime, which runs A4; an M1
+// CAS that wins before A1 makes A1 fail. What they cannot do is re-check the
+// header after loading it, and A6 covers that: m may be reused for another
+// object only once no thread holds its address from a header load made before
+// A5. Inline code never polls between its header load and its CAS, and a
+// handshake completes for a thread only at a poll or while it is safe (native
+// or blocked), where it runs no inline code. In the runtime, a thread that
 // blocks (parks) holding m's address is in m's queues or counted in
 // m.contentions, which A2 and A3 refuse.
 // Readers that a handshake does not cover, because they may run on a thread
@@ -137,8 +172,8 @@
 // late helper cannot undo the object's next inflation, whose header looks
 // the same. A1-A4 and A6 are about m alone and are the same for all three.
 // Why each inline path stays safe against concurrent deflation: the m it
-// found is either still the object's or deflated (owner DEFLATER, which M1,
-// N2 and N3 send to the runtime), never another object's, because m is
+// found is either still the object's or deflated (owner DEFLATER, which M1
+// and N2 send to the runtime), never another object's, because m is
 // reused only after the A6 handshake and inline code never polls between
 // its header load (or cache probe) and its CAS. Pointer and index derive m
 // from the header itself. Table's cache may name a deflated m until the
@@ -154,30 +189,31 @@
 // budget, in rounds of 32 pauses, between a small floor and
 // Config.spin_limit (0: no spin), that doubles after a spin that took the
 // monitor and halves after one that ran out. Within it, probes of the owner
-// word back off from 1 to MaxPausesBetweenProbes pauses apart. An enterer spins
-// only while that can help: not while the owner is blocked or in native code
-// (its thread state; an anonymous owner counts as running), nor while a
-// safepoint or handshake wants the enterer; and no more threads spin at once
-// than the process has CPUs but one (a global count against the CPU count taken
-// once), so that the owner keeps a CPU to finish on. An enterer turned away by
-// that count, or whose owner was handed the monitor and is still waking up,
-// yields its CPU a few times instead, probing after each: an owner that needs a
-// CPU gets one, and the enterer stays out of the queue, where every exit would
-// have to wake someone and hand over. Spins cut short leave the budget alone.
-// Whatever the spin did, barging and handoff are as follows. An enterer
-// that parks sets the owner word's queued bit as it joins the queue, which
-// makes the owner's N3 CAS fail so that its exit comes here. That exit
-// frees the monitor (owner word = queued bit alone) and wakes the queue's
-// head to compete for it; a running thread may barge in first, which keeps
-// the lock moving instead of convoying through sleeping threads. Once
-// barging threads have beaten the head MaxLossesBeforeHandoff times, the
-// next exit makes the head the owner before waking it. So a parked thread waits
-// for at most the threads queued ahead of it plus a bounded number of barging
-// acquisitions each, whatever the scheduler does.
+// word back off from 1 to MaxPausesBetweenProbes pauses apart. An enterer
+// spins only while that can help: not while the owner is blocked or in
+// native code (its thread state; an anonymous owner counts as running), nor
+// while a safepoint or handshake wants the enterer; and no more threads spin
+// at once than the process has CPUs but one (a global count against the CPU
+// count taken once), so that the owner keeps a CPU to finish on. An enterer
+// turned away by that count, or whose owner was handed the monitor and is
+// still waking up, yields its CPU a few times instead, probing after each:
+// an owner that needs a CPU gets one, and the enterer stays out of the
+// queue, where every exit would have to wake someone and hand over. Spins
+// cut short leave the budget alone. Whatever the spin did, barging and
+// handoff are as follows. Joining the queue (J1-J3 above) makes the owner's
+// N3 see a nonzero entry count so that its exit comes here (XQ). That exit,
+// owning the monitor again, frees it and wakes the queue's head to compete
+// for it; a running thread may barge in first, which keeps the lock moving
+// instead of convoying through sleeping threads. Once barging threads have
+// beaten the head MaxLossesBeforeHandoff times, the next exit makes the head
+// the owner before waking it. So a parked thread waits for at most the
+// threads queued ahead of it plus a bounded number of barging acquisitions
+// each, whatever the scheduler does.
 //
 //===----------------------------------------------------------------------===//
 #include "Synchronizer.h"
 
+#include "ExitBarrier.h"
 #include "MonitorStorage.h"
 #include "ObjectHeader.h"
 #include "Parker.h"
@@ -288,12 +324,9 @@ Monitor *inflateOwned(jitlock_thread &T, void *Obj) {
       // A contender inflated it with an anonymous owner: that owner is T.
       unsigned Holds = LS.removeAll(Obj);
       setRecursions(*M, Holds ? Holds - 1 : 0);
-      uintptr_t W = M->Owner.load(std::memory_order_relaxed);
-      // Keep the queued bit, which contenders set concurrently.
-      while (!M->Owner.compare_exchange_weak(
-          W, (W & owner::QueuedBit) | owner::encode(&T),
-          std::memory_order_acq_rel, std::memory_order_relaxed)) {
-      }
+      // Nobody else writes an anonymous owner word: enterers CAS it only
+      // from 0 or DEFLATER.
+      M->Owner.exchange(owner::encode(&T), std::memory_order_acq_rel);
       return M;
     }
     unsigned Holds = LS.count(Obj);
@@ -334,7 +367,7 @@ Monitor *monitorOwnedBy(jitlock_thread &T, void *Obj, uint64_t H) {
   Monitor *M = monitorOfHeader(Obj, H);
   if (!M)
     return nullptr;
-  uintptr_t Holder = owner::holder(M->Owner.load(std::memory_order_acquire));
+  uintptr_t Holder = M->Owner.load(std::memory_order_acquire);
   if (Holder == owner::encode(&T))
     return M;
   if (Holder == owner::AnonymousOwner && LockStack(T).contains(Obj))
@@ -347,16 +380,12 @@ Monitor *monitorOwnedBy(jitlock_thread &T, void *Obj, uint64_t H) {
 //===----------------------------------------------------------------------===//
 
 bool takeFreeMonitor(jitlock_thread &T, Monitor &M) {
-  uintptr_t W = M.Owner.load(std::memory_order_relaxed);
-  while (owner::holder(W) == 0) {
-    // Acquire: taking the monitor is the lock acquisition. Keep the queued
-    // bit: the queue is not ours to forget.
-    if (M.Owner.compare_exchange_weak(W, W | owner::encode(&T),
-                                      std::memory_order_acquire,
-                                      std::memory_order_relaxed))
-      return true;
-  }
-  return false;
+  // Acquire: taking the monitor is the lock acquisition.
+  uintptr_t Free = 0;
+  return M.Owner.load(std::memory_order_relaxed) == 0 &&
+         M.Owner.compare_exchange_strong(Free, owner::encode(&T),
+                                         std::memory_order_acquire,
+                                         std::memory_order_relaxed);
 }
 
 /// How many times a queue head may lose the monitor to barging threads
@@ -376,6 +405,15 @@ static void markUnblocked(jitlock_thread &T) {
   T.BlockEpoch.store(T.BlockEpoch.load(std::memory_order_relaxed) + 1,
                      std::memory_order_release);
   T.BlockedOn.store(nullptr, std::memory_order_relaxed);
+}
+
+/// Takes `M` for `T`, whose `Node` is in its entry queue, and leaves the
+/// queue; queue lock held.
+static bool takeFromQueue(jitlock_thread &T, Monitor &M, QueueNode &Node) {
+  if (!takeFreeMonitor(T, M))
+    return false;
+  M.unlink(Node);
+  return true;
 }
 
 /// Sleeps in `M`'s entry queue, where `T.Node` already is, until `T` owns
@@ -399,10 +437,7 @@ static void waitInEntryQueue(jitlock_thread &T, Monitor &M) {
       M.QueueLock.unlock();
       break;
     }
-    if (takeFreeMonitor(T, M)) {
-      M.unlink(Node);
-      if (!M.EntryHead)
-        M.Owner.fetch_and(~owner::QueuedBit, std::memory_order_relaxed);
+    if (takeFromQueue(T, M, Node)) {
       M.QueueLock.unlock();
       break;
     }
@@ -433,22 +468,11 @@ static bool takeOrCancelDeflation(jitlock_thread &T, Monitor &M) {
 /// `M.Contentions`.
 static void enterQueued(jitlock_thread &T, Monitor &M) {
   QueueNode &Node = T.Node;
+  // J1.
   M.QueueLock.lock();
-  for (;;) {
-    if (takeOrCancelDeflation(T, M)) {
-      M.QueueLock.unlock();
-      return;
-    }
-    // Once the queued bit is set, the owner's CAS self -> 0 (N3) fails, so
-    // its exit goes through releaseMonitor() and the queue lock, after us.
-    // A deflater's marker never carries it: A1 needs 0, and we cancel.
-    uintptr_t W = M.Owner.load(std::memory_order_relaxed);
-    uintptr_t Holder = owner::holder(W);
-    if (Holder != 0 && Holder != owner::DeflaterMarker &&
-        (owner::isQueued(W) ||
-         M.Owner.compare_exchange_strong(W, W | owner::QueuedBit,
-                                         std::memory_order_relaxed)))
-      break;
+  if (takeOrCancelDeflation(T, M)) {
+    M.QueueLock.unlock();
+    return;
   }
   Node.Thread = &T;
   Node.Wakeup.store(QueueNode::Sleep, std::memory_order_relaxed);
@@ -456,6 +480,18 @@ static void enterQueued(jitlock_thread &T, Monitor &M) {
   Node.HandoffWanted = false;
   M.append(QueueNode::EntryQueue, Node);
   M.QueueLock.unlock();
+  joinBarrier(); // J2
+  // J3: an exit that released before the barrier may have missed our count
+  // and woken nobody.
+  if (M.Owner.load(std::memory_order_relaxed) == 0) {
+    M.QueueLock.lock();
+    bool Taken =
+        Node.Wakeup.load(std::memory_order_acquire) == QueueNode::Granted ||
+        takeFromQueue(T, M, Node);
+    M.QueueLock.unlock();
+    if (Taken)
+      return;
+  }
   markBlocked(T, &M);
   waitInEntryQueue(T, M);
   markUnblocked(T);
@@ -489,9 +525,9 @@ namespace {
 struct alignas(CacheLine) SharedCount {
   std::atomic<uint32_t> N{0};
 };
-/// Threads spinning for a monitor now (spinToEnter).
+/// Threads spinning for a monitor now (spinProbes).
 SharedCount Spinners;
-/// Threads reading another thread's state now (ownerMayRun).
+/// Threads reading another thread's state now (ownerActivity).
 SharedCount OwnerPeeks;
 } // namespace
 
@@ -717,7 +753,7 @@ static bool enterContended(jitlock_thread &T, Monitor &M, void *Obj) {
 bool enterMonitor(jitlock_thread &T, Monitor &M, void *Obj) {
   // M1, widened to a monitor that is free while threads are queued.
   if (!takeFreeMonitor(T, M)) {
-    uintptr_t Holder = owner::holder(M.Owner.load(std::memory_order_relaxed));
+    uintptr_t Holder = M.Owner.load(std::memory_order_relaxed);
     // Re-entry of an object a contender inflated: fix the owner first.
     if (Holder == owner::AnonymousOwner && LockStack(T).contains(Obj)) {
       inflateOwned(T, Obj)->addRecursion();
@@ -762,42 +798,88 @@ Monitor *enterInflated(jitlock_thread &T, void *Obj) {
   }
 }
 
+/// N3 in the runtime: the release store, the exit barrier, the count.
+static bool releaseFindsQueued(Monitor &M) {
+  M.Owner.store(0, std::memory_order_release);
+  exitBarrier();
+  return M.EntryCount.load(std::memory_order_relaxed) != 0;
+}
+
+/// XQ: `Self` released `M` and found threads queued. Takes `M` back to hand
+/// it over or to wake the head, unless someone else holds it now.
+static void wakeSuccessor(Monitor &M, jitlock_thread &Self) {
+  for (;;) {
+    uintptr_t Free = 0;
+    if (!M.Owner.compare_exchange_strong(Free, owner::encode(&Self),
+                                         std::memory_order_acquire,
+                                         std::memory_order_relaxed))
+      return; // Another owner's N3 sees the count; a deflater's abort does.
+    M.QueueLock.lock();
+    QueueNode *Heir = M.EntryHead;
+    if (!Heir) {
+      // The queue emptied meanwhile (a woken head won): release again.
+      M.QueueLock.unlock();
+      if (!releaseFindsQueued(M))
+        return;
+      continue;
+    }
+    // Still competing from an earlier exit: someone barged in meanwhile.
+    if (Heir->Wakeup.load(std::memory_order_relaxed) == QueueNode::Compete)
+      Heir->HandoffWanted = ++Heir->Losses >= MaxLossesBeforeHandoff;
+    uint32_t Wake;
+    if (Heir->HandoffWanted) {
+      // The head lost too often: make it the owner before it even wakes.
+      M.unlink(*Heir);
+      M.Owner.store(owner::encode(Heir->Thread), std::memory_order_release);
+      Wake = QueueNode::Granted;
+    } else {
+      // Free the monitor and wake the head to compete: a running thread may
+      // take it meanwhile, which avoids a convoy of handoffs to sleeping
+      // threads. The head stays queued, so the count stays nonzero and
+      // whoever wins sees it on exit.
+      M.Owner.store(0, std::memory_order_release);
+      Wake = QueueNode::Compete;
+    }
+    // Stored under the queue lock: a head that lost a race resets it to
+    // Sleep under the same lock, so this wake-up cannot be overwritten
+    // unseen.
+    Heir->Wakeup.store(Wake, std::memory_order_release);
+    M.QueueLock.unlock();
+    // A granted heir may return and reuse its node as soon as it sees the
+    // store, so the wake-up is the last thing that touches it.
+    wakeAll(Heir->Wakeup);
+    return;
+  }
+}
+
 /// Releases a monitor whose last hold `Self` gives up.
 static void releaseMonitor(Monitor &M, jitlock_thread &Self) {
-  // N3: with nobody queued this is the whole release.
-  uintptr_t W = owner::encode(&Self);
-  if (M.Owner.compare_exchange_strong(W, 0, std::memory_order_release,
-                                      std::memory_order_relaxed))
-    return;
-  // Someone is queued. The queued bit is set only while the queue is
-  // non-empty, and both change only under the queue lock.
+  if (releaseFindsQueued(M))
+    wakeSuccessor(M, Self);
+}
+
+void wakeQueueHead(Monitor &M) {
   M.QueueLock.lock();
-  QueueNode *Heir = M.EntryHead;
-  // Still competing from an earlier exit: someone barged in meanwhile.
-  if (Heir->Wakeup.load(std::memory_order_relaxed) == QueueNode::Compete)
-    Heir->HandoffWanted = ++Heir->Losses >= MaxLossesBeforeHandoff;
-  uint32_t Wake;
-  if (Heir->HandoffWanted) {
-    // The head lost too often: make it the owner before it even wakes.
-    M.unlink(*Heir);
-    M.Owner.store(owner::encode(Heir->Thread) |
-                      (M.EntryHead ? owner::QueuedBit : 0),
-                  std::memory_order_release);
-    Wake = QueueNode::Granted;
-  } else {
-    // Free the monitor (still marked queued) and wake the head to compete:
-    // a running thread may take it meanwhile, which avoids a convoy of
-    // handoffs to sleeping threads.
-    M.Owner.store(owner::QueuedBit, std::memory_order_release);
-    Wake = QueueNode::Compete;
-  }
-  // Stored under the queue lock: a head that lost a race resets it to Sleep
-  // under the same lock, so this wake-up cannot be overwritten unseen.
-  Heir->Wakeup.store(Wake, std::memory_order_release);
+  QueueNode *Head = M.EntryHead;
+  bool Wake =
+      Head && Head->Wakeup.load(std::memory_order_relaxed) == QueueNode::Sleep;
+  if (Wake)
+    Head->Wakeup.store(QueueNode::Compete, std::memory_order_release);
   M.QueueLock.unlock();
-  // A granted heir may return and reuse its node as soon as it sees the
-  // store, so the wake-up is the last thing that touches it.
-  wakeAll(Heir->Wakeup);
+  if (Wake)
+    wakeAll(Head->Wakeup);
+}
+
+void exitQueued(jitlock_thread &T, void *Obj) {
+  bump(T.Stats.SlowPathCalls);
+  // No poll since the inline release: the monitor the header named then is
+  // not reused yet (A6). A header that names no monitor now was deflated,
+  // which needs an empty queue; one that names another monitor, after a
+  // deflation and a new inflation, gets at worst a spurious wake-up.
+  uint64_t H = loadStableHeader(Obj);
+  if (Monitor *M = monitorOfHeader(Obj, H))
+    if (M->EntryCount.load(std::memory_order_relaxed) != 0)
+      wakeSuccessor(*M, T);
 }
 
 void exitMonitor(Monitor &M, jitlock_thread &Owner) {
@@ -972,6 +1054,14 @@ int jitlock_rt_monitor_exit_slow(jitlock_thread *Self, void *Obj) {
   return jitlock::exit(*Self, Obj, jitlock::Caller::CompiledCode);
 }
 
+int jitlock_rt_monitor_exit_queued_slow(jitlock_thread *Self, void *Obj) {
+  if (int Err = jitlock::checkCaller(Self, Obj, "monitor exit",
+                                     jitlock::Caller::CompiledCode))
+    return Err;
+  jitlock::exitQueued(*Self, Obj);
+  return JITLOCK_OK;
+}
+
 namespace jitlock {
 
 //===----------------------------------------------------------------------===//
@@ -1076,9 +1166,7 @@ int notify(jitlock_thread &T, void *Obj, bool All) {
     if (!All)
       break;
   }
-  // The owner (T) now has someone to hand the monitor to.
-  if (M->EntryHead)
-    M->Owner.fetch_or(owner::QueuedBit, std::memory_order_relaxed);
+  // The moved waiters count in EntryCount, which T's own exit reads.
   M->QueueLock.unlock();
   return JITLOCK_OK;
 }

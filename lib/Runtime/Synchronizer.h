@@ -120,7 +120,6 @@ Monitor *monitorOwnedBy(jitlock_thread &T, void *Obj, uint64_t Header);
 
 /// Takes `M` for `T` if nobody holds it, even while others are queued
 /// (barging; a queued head that keeps losing gets direct handoff instead).
-/// Keeps the queued bit.
 bool takeFreeMonitor(jitlock_thread &T, Monitor &M);
 
 /// Releases a fast lock `T` holds without a lock stack entry (restore-locks
@@ -155,6 +154,14 @@ Inflated inflateAnonymous(jitlock_thread &T, void *Obj, uint64_t Header);
 /// Gives up one of `Owner`'s holds; the last one releases the monitor or
 /// hands it to the entry queue's head.
 void exitMonitor(Monitor &M, jitlock_thread &Owner);
+
+/// XQ for inline code: `T` released `Obj`'s monitor (N3) and then found
+/// threads queued on it.
+void exitQueued(jitlock_thread &T, void *Obj);
+
+/// Wakes the entry queue's head, if it sleeps, to compete for `M`: what a
+/// deflation that aborted after an exit's XQ found DEFLATER owes the queue.
+void wakeQueueHead(Monitor &M);
 
 /// Releases every lock `T` holds (an OS thread exiting while attached).
 /// Returns how many lock stack entries and monitors it released.

@@ -43,7 +43,7 @@ entry:
 }
 
 ; MODE: thread must be tls, arg or call, got 'fiber'
-; NAME: unknown jitlock-lower parameter 'lock-stack' (expected thread, tls-offset, header-offset, capacity, inline, no-inline, bang, locking, polls or monitors)
+; NAME: unknown jitlock-lower parameter 'lock-stack' (expected thread, tls-offset, header-offset, capacity, inline, no-inline, bang, locking, polls, monitors or exit)
 ; INT: parameter '[[KEY]]' needs an integer, got '[[VAL]]'
 ; FLAG: '[[KEY]]' takes no value
 ; ALIGN: error: jitlock: header-offset must be a multiple of 8

@@ -4,10 +4,10 @@
 ; remaining lock. Lowered for the runtime's calls only (--no-inline), the
 ; same.
 ;
-; RUN: jitlock-run --threads 4 --until-contended=12 -pass-remarks=jitlock \
+; RUN: jitlock-run --threads 4 --until-contended=40 -pass-remarks=jitlock \
 ; RUN:     %S/Inputs/temporaries.ll 2>&1 \
 ; RUN:   | FileCheck %s -DPATHS="inline fast paths"
-; RUN: jitlock-run --threads 4 --until-contended=12 -pass-remarks=jitlock \
+; RUN: jitlock-run --threads 4 --until-contended=40 -pass-remarks=jitlock \
 ; RUN:     --no-inline %S/Inputs/temporaries.ll 2>&1 \
 ; RUN:   | FileCheck %s -DPATHS="runtime-only lowering (--no-inline)"
 

@@ -66,7 +66,7 @@ lp:
 ; CHECK-NEXT:    call void @work(), !dbg [[BODY:![0-9]+]]
 ; CHECK-NEXT:    %jitlock.top{{[0-9]*}} = load atomic i32, ptr %jitlock.thread monotonic, align 4, !dbg [[EXIT:![0-9]+]]
 ; CHECK:         %jitlock.cas{{[0-9]+}} = cmpxchg ptr %o, {{.*}} release monotonic, align 8, !dbg [[EXIT]]
-; CHECK:         %jitlock.owner.cas{{[0-9]+}} = cmpxchg {{.*}} release monotonic, align 8, !dbg [[EXIT]]
+; CHECK:         store atomic i64 0, ptr %jitlock.owner.addr{{[0-9]*}} release, align 8, !dbg [[EXIT]]
 ; CHECK:       jitlock.exit.slow:
 ; CHECK-NEXT:    call i32 @jitlock_rt_monitor_exit_slow(ptr %jitlock.thread, ptr %o) #{{[0-9]+}}, !dbg [[EXIT]]
 ; CHECK-NEXT:    br label %jitlock.exit.done, !dbg [[EXIT]]

@@ -1,10 +1,15 @@
 ; The complete inline lowering of jitlock.monitor.exit, block by block, with
 ; the protocol steps of lib/Runtime/Synchronizer.cpp (X1-X4, N1-N3). Default
-; layout: top at thread+0, monitor owner at header+62 and recursions at
-; header+70 (the monitor is header - 0b10).
+; layout: top at thread+0, monitor owner at header+62, recursions at
+; header+70 and the entry count at header+78 (the monitor is header - 0b10).
+; Both inflated exits: store (no fence) and fence.
 ;
 ; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
-; RUN:   -passes='jitlock-lower<thread=tls;tls-offset=-320>' -S %s | FileCheck %s
+; RUN:   -passes='jitlock-lower<thread=tls;tls-offset=-320;exit=store>' -S %s \
+; RUN:   | FileCheck %s --implicit-check-not=fence
+; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
+; RUN:   -passes='jitlock-lower<thread=tls;tls-offset=-320;exit=fence>' -S %s \
+; RUN:   | FileCheck %s --check-prefixes=CHECK,FENCE
 
 declare void @jitlock.monitor.exit(ptr)
 
@@ -58,35 +63,45 @@ entry:
 ; CHECK-NEXT:    [[IBITS:%.*]] = and i64 %jitlock.header.inflated, 3
 ; CHECK-NEXT:    %jitlock.is.monitor = icmp eq i64 [[IBITS]], 2
 ; CHECK-NEXT:    br i1 %jitlock.is.monitor, label %jitlock.exit.monitor, label %jitlock.exit.slow, !prof [[LIKELY]]
-; N2: the recursion count and the owner word's address; no recursion: N3.
+; N2: the owner word (relaxed) is exactly self, or the runtime (another
+; owner, an anonymous one, a deflater).
 ; CHECK:       jitlock.exit.monitor:
-; CHECK-NEXT:    %jitlock.monitor.tagged = inttoptr i64 %jitlock.header.inflated to ptr
-; CHECK-NEXT:    %jitlock.recursions.addr = getelementptr i8, ptr %jitlock.monitor.tagged, i64 70
-; CHECK-NEXT:    %jitlock.recursions = load atomic i64, ptr %jitlock.recursions.addr monotonic, align 8
 ; CHECK-NEXT:    %jitlock.self = ptrtoint ptr %jitlock.thread to i64
-; CHECK-NEXT:    %jitlock.monitor.tagged{{[0-9]+}} = inttoptr i64 %jitlock.header.inflated to ptr
-; CHECK-NEXT:    %jitlock.owner.addr = getelementptr i8, ptr %jitlock.monitor.tagged{{[0-9]+}}, i64 62
-; CHECK-NEXT:    %jitlock.no.recursion = icmp eq i64 %jitlock.recursions, 0
-; CHECK-NEXT:    br i1 %jitlock.no.recursion, label %jitlock.exit.release, label %jitlock.exit.owned, !prof [[LIKELY]]
-; N2, recursions: the owner word (relaxed) is exactly self: recursions -= 1,
-; a relaxed store, no call. Anything else (another owner, anonymous, the
-; queued bit): the runtime.
-; CHECK:       jitlock.exit.owned:
+; CHECK-NEXT:    %jitlock.monitor.tagged = inttoptr i64 %jitlock.header.inflated to ptr
+; CHECK-NEXT:    %jitlock.owner.addr = getelementptr i8, ptr %jitlock.monitor.tagged, i64 62
 ; CHECK-NEXT:    %jitlock.owner = load atomic i64, ptr %jitlock.owner.addr monotonic, align 8
 ; CHECK-NEXT:    %jitlock.owner.is.self = icmp eq i64 %jitlock.owner, %jitlock.self
-; CHECK-NEXT:    br i1 %jitlock.owner.is.self, label %jitlock.exit.monitor.recursive, label %jitlock.exit.slow, !prof [[LIKELY]]
+; CHECK-NEXT:    br i1 %jitlock.owner.is.self, label %jitlock.exit.owned, label %jitlock.exit.slow, !prof [[LIKELY]]
+; Then the recursions: none, N3; some, recursions -= 1, a relaxed store, no
+; call.
+; CHECK:       jitlock.exit.owned:
+; CHECK-NEXT:    %jitlock.monitor.tagged{{[0-9]+}} = inttoptr i64 %jitlock.header.inflated to ptr
+; CHECK-NEXT:    %jitlock.recursions.addr = getelementptr i8, ptr %jitlock.monitor.tagged{{[0-9]+}}, i64 70
+; CHECK-NEXT:    %jitlock.recursions = load atomic i64, ptr %jitlock.recursions.addr monotonic, align 8
+; CHECK-NEXT:    %jitlock.no.recursion = icmp eq i64 %jitlock.recursions, 0
+; CHECK-NEXT:    br i1 %jitlock.no.recursion, label %jitlock.exit.release, label %jitlock.exit.monitor.recursive, !prof [[LIKELY]]
 ; CHECK:       jitlock.exit.monitor.recursive:
 ; CHECK-NEXT:    %jitlock.recursions.next = sub i64 %jitlock.recursions, 1
 ; CHECK-NEXT:    store atomic i64 %jitlock.recursions.next, ptr %jitlock.recursions.addr monotonic, align 8
 ; CHECK-NEXT:    br label %jitlock.exit.done
-; N3: CAS owner self -> 0, release.
+; N3: store 0, release; with exit=fence a full fence (exit=store: none);
+; then the entry count at header+78: nonzero, the monitor is released and
+; the runtime wakes a queued thread.
 ; CHECK:       jitlock.exit.release:
-; CHECK-NEXT:    %jitlock.owner.cas = cmpxchg ptr %jitlock.owner.addr, i64 %jitlock.self, i64 0 release monotonic, align 8
-; CHECK-NEXT:    [[RELEASED:%.*]] = extractvalue { i64, i1 } %jitlock.owner.cas, 1
-; CHECK-NEXT:    br i1 [[RELEASED]], label %jitlock.exit.done, label %jitlock.exit.slow, !prof [[LIKELY]]
+; CHECK-NEXT:    store atomic i64 0, ptr %jitlock.owner.addr release, align 8
+; FENCE-NEXT:    fence seq_cst
+; CHECK-NEXT:    %jitlock.monitor.tagged{{[0-9]+}} = inttoptr i64 %jitlock.header.inflated to ptr
+; CHECK-NEXT:    %jitlock.entry.count.addr = getelementptr i8, ptr %jitlock.monitor.tagged{{[0-9]+}}, i64 78
+; CHECK-NEXT:    %jitlock.entry.count = load atomic i32, ptr %jitlock.entry.count.addr monotonic, align 4
+; CHECK-NEXT:    %jitlock.none.queued = icmp eq i32 %jitlock.entry.count, 0
+; CHECK-NEXT:    br i1 %jitlock.none.queued, label %jitlock.exit.done, label %jitlock.exit.queued, !prof [[LIKELY]]
 ;
 ; CHECK:       jitlock.exit.slow:
 ; CHECK-NEXT:    {{%.*}} = call i32 @jitlock_rt_monitor_exit_slow(ptr %jitlock.thread, ptr %o) [[COLD:#[0-9]+]]
+; CHECK-NEXT:    br label %jitlock.exit.done
+;
+; CHECK:       jitlock.exit.queued:
+; CHECK-NEXT:    {{%.*}} = call i32 @jitlock_rt_monitor_exit_queued_slow(ptr %jitlock.thread, ptr %o) [[COLD]]
 ; CHECK-NEXT:    br label %jitlock.exit.done
 ;
 ; CHECK:       jitlock.exit.done:
@@ -95,6 +110,7 @@ entry:
 
 ; CHECK-NOT:   @jitlock.monitor.exit
 ; CHECK:       declare i32 @jitlock_rt_monitor_exit_slow(ptr, ptr) [[NOUNWIND:#[0-9]+]]
+; CHECK:       declare i32 @jitlock_rt_monitor_exit_queued_slow(ptr, ptr) [[NOUNWIND]]
 ; CHECK-DAG:   attributes [[NOUNWIND]] = { nounwind }
 ; CHECK-DAG:   attributes [[COLD]] = { cold }
 ; CHECK-DAG:   [[LIKELY]] = !{!"branch_weights", i32 1048575, i32 1}

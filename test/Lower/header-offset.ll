@@ -54,7 +54,7 @@ entry:
 ; CHECK:       jitlock.exit.monitor:
 ; CHECK:         %jitlock.owner.addr{{[0-9]+}} = getelementptr i8, ptr %jitlock.monitor.tagged{{[0-9]+}}, i64 62
 ; CHECK:       jitlock.exit.release:
-; CHECK-NEXT:    cmpxchg ptr %jitlock.owner.addr{{[0-9]+}},
+; CHECK-NEXT:    store atomic i64 0, ptr %jitlock.owner.addr{{[0-9]+}} release
 
 ; The stamp records the offset lowered for.
 ; GEP:         !"jitlock.lowered-layout", !"abi={{[0-9]+}};header=[[OFF]];

@@ -7,7 +7,7 @@
 ; the storage with the fields it compiled in.
 ;
 ; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
-; RUN:   -passes='jitlock-lower<thread=tls;tls-offset=-320;monitors=index>' -S %s \
+; RUN:   -passes='jitlock-lower<thread=tls;tls-offset=-320;monitors=index;exit=store>' -S %s \
 ; RUN:   | FileCheck %s
 ; The same from the module flag jitlock.monitors.
 ; RUN: sed 's/^;FLAG: //' %s > %t.flag.ll
@@ -84,13 +84,17 @@ entry:
 ; CHECK-NEXT:    %[[EINDEX:jitlock.monitor.index[0-9]*]] = lshr i64 %jitlock.header.inflated, [[SHIFT]]
 ; CHECK-NEXT:    %[[EOFF:jitlock.monitor.offset[0-9]*]] = mul i64 %[[EINDEX]], [[STRIDE]]
 ; CHECK-NEXT:    %[[EMON:jitlock.monitor[0-9]*]] = getelementptr i8, ptr %[[EBASE]], i64 %[[EOFF]]
-; CHECK-NEXT:    %[[RECADDR:jitlock.recursions.addr[0-9]*]] = getelementptr i8, ptr %[[EMON]], i64 72
-; CHECK-NEXT:    %[[REC:jitlock.recursions[0-9]*]] = load atomic i64, ptr %[[RECADDR]] monotonic, align 8
 ; CHECK-NEXT:    %[[SELF:jitlock.self[0-9]*]] = ptrtoint ptr %jitlock.thread to i64
 ; CHECK-NEXT:    %[[OWNERADDR:jitlock.owner.addr[0-9]*]] = getelementptr i8, ptr %[[EMON]], i64 64
-; N3: CAS m.owner self -> 0, release.
+; CHECK-NEXT:    %[[OWNER:jitlock.owner[0-9]*]] = load atomic i64, ptr %[[OWNERADDR]] monotonic, align 8
+; CHECK:       jitlock.exit.owned:
+; CHECK-NEXT:    %[[RECADDR:jitlock.recursions.addr[0-9]*]] = getelementptr i8, ptr %[[EMON]], i64 72
+; CHECK-NEXT:    %[[REC:jitlock.recursions[0-9]*]] = load atomic i64, ptr %[[RECADDR]] monotonic, align 8
+; N3: store m.owner = 0, release; then the entry count.
 ; CHECK:       jitlock.exit.release:
-; CHECK-NEXT:    %{{.*}} = cmpxchg ptr %[[OWNERADDR]], i64 %[[SELF]], i64 0 release monotonic, align 8
+; CHECK-NEXT:    store atomic i64 0, ptr %[[OWNERADDR]] release, align 8
+; CHECK-NEXT:    %[[COUNTADDR:jitlock.entry.count.addr[0-9]*]] = getelementptr i8, ptr %[[EMON]], i64 80
+; CHECK-NEXT:    %[[COUNT:jitlock.entry.count[0-9]*]] = load atomic i32, ptr %[[COUNTADDR]] monotonic, align 4
 ; CHECK-NOT:     inttoptr
 ; CHECK:         call i32 @jitlock_rt_monitor_exit_slow(ptr %jitlock.thread, ptr %o)
 

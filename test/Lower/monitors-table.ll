@@ -9,19 +9,19 @@
 ; cache fields compiled in.
 ;
 ; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
-; RUN:   -passes='jitlock-lower<thread=tls;tls-offset=-320;monitors=table>' -S %s \
+; RUN:   -passes='jitlock-lower<thread=tls;tls-offset=-320;monitors=table;exit=store>' -S %s \
 ; RUN:   | FileCheck %s
 ; The number of probes is the layout's: one compare per probe, in both
 ; operations; the second probe reads the next entry.
 ; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
-; RUN:   -passes='jitlock-lower<thread=tls;tls-offset=-320;monitors=table>' -S %s \
+; RUN:   -passes='jitlock-lower<thread=tls;tls-offset=-320;monitors=table;exit=store>' -S %s \
 ; RUN:   | grep jitlock.lowered-layout | sed 's/.*probes=\([0-9]*\).*/\1/' > %t.probes
 ; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
-; RUN:   -passes='jitlock-lower<thread=tls;tls-offset=-320;monitors=table>' -S %s \
+; RUN:   -passes='jitlock-lower<thread=tls;tls-offset=-320;monitors=table;exit=store>' -S %s \
 ; RUN:   | grep -c 'icmp eq ptr %jitlock.cache.object' > %t.compares
 ; RUN: %python -c "import sys; p = int(open(sys.argv[1]).read()); c = int(open(sys.argv[2]).read()); sys.exit(0 if p >= 1 and c == 2 * p else 1)" %t.probes %t.compares
 ; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
-; RUN:   -passes='jitlock-lower<thread=tls;tls-offset=-320;monitors=table>' -S %s \
+; RUN:   -passes='jitlock-lower<thread=tls;tls-offset=-320;monitors=table;exit=store>' -S %s \
 ; RUN:   | FileCheck %s --check-prefix=PROBE1
 ; One remark per operation names the storage.
 ; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
@@ -85,12 +85,16 @@ entry:
 ; CHECK-NEXT:    %[[M0:jitlock.cache.monitor[0-9]*]] = load atomic ptr, ptr %[[MADDR]] monotonic, align 8
 ; CHECK:       jitlock.exit.monitor.found:
 ; CHECK-NEXT:    %[[MON:jitlock.monitor[0-9]*]] = phi ptr [ %[[M0]], %jitlock.exit.monitor.hit0 ]
-; CHECK-NEXT:    %[[RECADDR:jitlock.recursions.addr[0-9]*]] = getelementptr i8, ptr %[[MON]], i64 72
-; CHECK-NEXT:    %[[REC:jitlock.recursions[0-9]*]] = load atomic i64, ptr %[[RECADDR]] monotonic, align 8
 ; CHECK-NEXT:    %[[SELF:jitlock.self[0-9]*]] = ptrtoint ptr %jitlock.thread to i64
 ; CHECK-NEXT:    %[[OWNERADDR:jitlock.owner.addr[0-9]*]] = getelementptr i8, ptr %[[MON]], i64 64
+; CHECK-NEXT:    %[[OWNER:jitlock.owner[0-9]*]] = load atomic i64, ptr %[[OWNERADDR]] monotonic, align 8
+; CHECK:       jitlock.exit.owned:
+; CHECK-NEXT:    %[[RECADDR:jitlock.recursions.addr[0-9]*]] = getelementptr i8, ptr %[[MON]], i64 72
+; CHECK-NEXT:    %[[REC:jitlock.recursions[0-9]*]] = load atomic i64, ptr %[[RECADDR]] monotonic, align 8
 ; CHECK:       jitlock.exit.release:
-; CHECK-NEXT:    %{{.*}} = cmpxchg ptr %[[OWNERADDR]], i64 %[[SELF]], i64 0 release monotonic, align 8
+; CHECK-NEXT:    store atomic i64 0, ptr %[[OWNERADDR]] release, align 8
+; CHECK-NEXT:    %[[COUNTADDR:jitlock.entry.count.addr[0-9]*]] = getelementptr i8, ptr %[[MON]], i64 80
+; CHECK-NEXT:    %[[COUNT:jitlock.entry.count[0-9]*]] = load atomic i32, ptr %[[COUNTADDR]] monotonic, align 4
 ; CHECK-NOT:     inttoptr
 ; CHECK:       jitlock.exit.slow:
 ; CHECK-NEXT:    call i32 @jitlock_rt_monitor_exit_slow(ptr %jitlock.thread, ptr %o)

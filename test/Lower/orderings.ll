@@ -1,12 +1,15 @@
-; Memory orderings of the lowered code: the four CASes are the only ordered
-; accesses. Acquire (on success) for the enter CAS (E5) and the owner CAS
-; (M1), release for the exit CAS (X4) and the owner CAS (N3), monotonic on
-; failure. Every other access to a header, a lock stack or a monitor is a
-; monotonic (relaxed) atomic: other threads read them racily. Nothing is
-; seq_cst or acq_rel, and there are no fences.
+; Memory orderings of the lowered code: three CASes and one store are the
+; only ordered accesses. Acquire (on success) for the enter CAS (E5) and the
+; owner CAS (M1), release for the exit CAS (X4) and for the store of 0 to
+; the owner word (N3), monotonic on failure. Every other access to a header,
+; a lock stack or a monitor is a monotonic (relaxed) atomic: other threads
+; read them racily. With exit=store nothing is seq_cst or acq_rel, and there
+; are no fences; exit=fence adds exactly one seq_cst fence, right after N3's
+; store.
 ;
 ; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
-; RUN:   -passes='jitlock-lower<thread=tls;tls-offset=-64>' -S %s | FileCheck %s
+; RUN:   -passes='jitlock-lower<thread=tls;tls-offset=-64;exit=store>' -S %s \
+; RUN:   | FileCheck %s
 
 declare void @jitlock.monitor.enter(ptr)
 declare void @jitlock.monitor.exit(ptr)
@@ -34,16 +37,28 @@ entry:
 ; CHECK:         %jitlock.cas{{[0-9]+}} = cmpxchg ptr %o, {{.*}} release monotonic, align 8
 ; CHECK-NOT:     {{seq_cst|acq_rel|fence|volatile}}
 ; CHECK-NOT:     {{(load|store) (i32|i64|ptr)}}
-; CHECK:         %jitlock.owner.cas{{[0-9]+}} = cmpxchg ptr {{.*}} release monotonic, align 8
+; CHECK:         store atomic i64 0, ptr {{.*}} release, align 8
 ; CHECK-NOT:     {{seq_cst|acq_rel|fence|volatile}}
 ; CHECK-NOT:     {{(load|store) (i32|i64|ptr)}}
 ; CHECK:         ret void
 ; CHECK-NEXT:  }
 
-; Count them: 2 + 2 CASes, and the atomic loads and stores are all monotonic.
+; Count them: 2 acquire CASes, 1 release CAS and 1 release store; the other
+; atomic loads and stores are all monotonic.
 ; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
-; RUN:   -passes='jitlock-lower<thread=tls;tls-offset=-64>' -S %s \
+; RUN:   -passes='jitlock-lower<thread=tls;tls-offset=-64;exit=store>' -S %s \
 ; RUN:   | FileCheck %s --check-prefix=COUNT
 ; COUNT-COUNT-2: cmpxchg {{.*}} acquire monotonic
-; COUNT-COUNT-2: cmpxchg {{.*}} release monotonic
+; COUNT:         cmpxchg {{.*}} release monotonic
 ; COUNT-NOT:     cmpxchg
+; COUNT:         store atomic i64 0, ptr {{.*}} release, align 8
+; COUNT-NOT:     {{ release|cmpxchg}}
+
+; exit=fence: the same, plus one seq_cst fence right after N3's store.
+; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
+; RUN:   -passes='jitlock-lower<thread=tls;tls-offset=-64;exit=fence>' -S %s \
+; RUN:   | FileCheck %s --check-prefix=FENCE
+; FENCE-NOT:     fence seq_cst
+; FENCE:         store atomic i64 0, ptr {{.*}} release, align 8
+; FENCE-NEXT:    fence seq_cst
+; FENCE-NOT:     fence seq_cst

@@ -37,11 +37,13 @@ entry:
 ; CHECK:         br i1 %jitlock.is.fast, label %jitlock.exit.cas, label %jitlock.exit.restore, !prof [[LIKELY]]
 ; CHECK:         br i1 {{%[0-9]+}}, label %jitlock.exit.done, label %jitlock.exit.restore, !prof [[LIKELY]]
 ; CHECK:         br i1 %jitlock.is.monitor{{[0-9]+}}, label %jitlock.exit.monitor, label %jitlock.exit.slow, !prof [[LIKELY]]
-; CHECK:         br i1 %jitlock.no.recursion, label %jitlock.exit.release, label %jitlock.exit.owned, !prof [[LIKELY]]
-; CHECK:         br i1 %jitlock.owner.is.self{{[0-9]*}}, label %jitlock.exit.monitor.recursive, label %jitlock.exit.slow, !prof [[LIKELY]]
-; CHECK:         br i1 {{%[0-9]+}}, label %jitlock.exit.done, label %jitlock.exit.slow, !prof [[LIKELY]]
+; CHECK:         br i1 %jitlock.owner.is.self{{[0-9]*}}, label %jitlock.exit.owned, label %jitlock.exit.slow, !prof [[LIKELY]]
+; CHECK:         br i1 %jitlock.no.recursion, label %jitlock.exit.release, label %jitlock.exit.monitor.recursive, !prof [[LIKELY]]
+; CHECK:         br i1 %jitlock.none.queued, label %jitlock.exit.done, label %jitlock.exit.queued, !prof [[LIKELY]]
 ; CHECK:       jitlock.exit.slow:
 ; CHECK-NEXT:    call i32 @jitlock_rt_monitor_exit_slow({{.*}}) [[COLD]]
+; CHECK:       jitlock.exit.queued:
+; CHECK-NEXT:    call i32 @jitlock_rt_monitor_exit_queued_slow({{.*}}) [[COLD]]
 ;
 ; CHECK:       attributes [[COLD]] = { cold }
 ; CHECK-DAG:   [[UNLIKELY]] = !{!"branch_weights", i32 1, i32 1048575}

@@ -26,7 +26,7 @@
 ; THREAD-NOT: {{.}}
 ; POLLS: {{^}}error: jitlock: jitlock-lower-safepoints<polls=sometimes>: polls must be none, explicit or auto, got 'sometimes'{{$}}
 ; POLLS-NOT: {{.}}
-; KEY: {{^}}error: jitlock: jitlock-lower<stack=16>: unknown jitlock-lower parameter 'stack' (expected thread, tls-offset, header-offset, capacity, inline, no-inline, bang, locking, polls or monitors){{$}}
+; KEY: {{^}}error: jitlock: jitlock-lower<stack=16>: unknown jitlock-lower parameter 'stack' (expected thread, tls-offset, header-offset, capacity, inline, no-inline, bang, locking, polls, monitors or exit){{$}}
 ; KEY-NOT: {{.}}
 
 declare void @jitlock.monitor.enter(ptr)

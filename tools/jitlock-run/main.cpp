@@ -140,6 +140,20 @@ cl::opt<jitlock::MonitorStorage, false,
                                    "the inline code probes")),
              cl::cat(RunCategory));
 
+cl::opt<jitlock::InflatedExit, false,
+        jitlock::tools::ValuesParser<jitlock::InflatedExit>>
+    Exit("exit",
+         cl::desc("How an inflated monitor's exit orders its release before "
+                  "it reads the entry count: the runtime is configured for "
+                  "it and the code lowered for it"),
+         cl::values(clEnumValN(jitlock::InflatedExit::Store, "store",
+                               "No fence; threads about to park issue "
+                               "membarrier (the default where the kernel "
+                               "has it)"),
+                    clEnumValN(jitlock::InflatedExit::Fence, "fence",
+                               "A full fence after the release")),
+         cl::cat(RunCategory));
+
 cl::opt<jitlock::PollMode, false,
         jitlock::tools::ValuesParser<jitlock::PollMode>>
     Polls("polls", cl::desc("Safepoint polls"),
@@ -185,7 +199,7 @@ jitlock::tools::NumberOpt UntilContended(
     cl::desc("Run up to N times, each on a fresh module with twice the "
              "iterations (up to 16 times the first run's), until the "
              "runtime counted a contended enter; status 1 when no run had "
-             "one. 1 to 16"),
+             "one. 1 to 64"),
     cl::value_desc("N"), cl::cat(RunCategory));
 
 constexpr const char *MoreHelp = R"(
@@ -219,8 +233,8 @@ void checkOptions() {
     Usage("--safepoint-every needs a number of microseconds from 1 to "
           "10000000");
   if (UntilContended.getNumOccurrences() &&
-      (UntilContended < 1 || UntilContended > 16))
-    Usage("--until-contended needs a number of runs from 1 to 16");
+      (UntilContended < 1 || UntilContended > 64))
+    Usage("--until-contended needs a number of runs from 1 to 64");
   if (InputFile.empty() && !Layout)
     Usage("no input file");
 }
@@ -484,6 +498,8 @@ int runTool() {
   // The lowering takes the storage from the runtime's layout.
   if (auto Storage = given(Monitors))
     Cfg.monitor_storage = uint32_t(*Storage);
+  if (auto Kind = given(Exit))
+    Cfg.inflated_exit = uint32_t(*Kind);
   if (int Rc = jitlock_rt_configure(&Cfg)) {
     error() << "jitlock_rt_configure failed: " << jitlock_rt_status_name(Rc)
             << "\n";

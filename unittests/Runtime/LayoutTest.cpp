@@ -68,9 +68,16 @@ TEST_F(LayoutTest, MonitorGeometry) {
   EXPECT_GE(l.monitor_size, (l.monitor_owner_offset / l.cache_line_size + 1) *
                                 l.cache_line_size)
       << "the owner's cache line must lie wholly inside the monitor";
-  EXPECT_TRUE(isPow2(l.monitor_queued_bit));
+  // No queued bit: queued threads are counted in a word of their own, on
+  // the owner word's line, which the inflated exit reads after its store.
+  EXPECT_EQ(l.monitor_queued_bit, 0u);
+  EXPECT_EQ(l.monitor_entry_count_offset % 4, 0u);
+  EXPECT_EQ(l.monitor_entry_count_offset / l.cache_line_size,
+            l.monitor_owner_offset / l.cache_line_size);
+  EXPECT_TRUE(l.monitor_exit == JITLOCK_EXIT_STORE ||
+              l.monitor_exit == JITLOCK_EXIT_FENCE)
+      << l.monitor_exit;
   EXPECT_NE(l.monitor_anonymous_owner, 0u);
-  EXPECT_EQ(l.monitor_anonymous_owner & l.monitor_queued_bit, 0u);
   EXPECT_NE(l.monitor_anonymous_owner, (uint64_t)(uintptr_t)self);
 }
 
@@ -314,12 +321,16 @@ TEST_F(LayoutTest, PrintedLayoutAgreesAndSeparatesWriters) {
           << text;
   }
 
-  // The owner word's cache line holds only the owner word and fields that
-  // only the owner writes (the recursion count): no identity, registry or
-  // queue fields.
+  // The owner word's cache line holds only the owner word, fields that only
+  // the owner writes (the recursion count) and the entry count, which the
+  // exit reads with them: no identity, registry or queue fields.
   uint64_t ol = owner->offset / cls;
+  const PrintedField *entries =
+      fieldAt(p.monitor, l.monitor_entry_count_offset);
+  ASSERT_TRUE(entries) << text;
+  EXPECT_NE(lowered(entries->name).find("entry"), std::string::npos) << text;
   for (const PrintedField *f : fieldsOnLines(p.monitor, ol, ol, cls)) {
-    if (f == owner)
+    if (f == owner || f == entries)
       continue;
     EXPECT_EQ(lowered(f->writers), "owner")
         << f->name << " (written by " << f->writers

@@ -10,7 +10,7 @@
 ;  - in tls mode the thread pointer is one `mrs xN, TPIDR_EL0`.
 ;
 ; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
-; RUN:   -passes='jitlock-lower<thread=tls;tls-offset=-320>' %s -o %t.bc
+; RUN:   -passes='jitlock-lower<thread=tls;tls-offset=-320;exit=store>' %s -o %t.bc
 ; RUN: llc -O2 -mtriple=aarch64-linux-gnu %t.bc -o - \
 ; RUN:   | FileCheck %s --check-prefixes=CHECK,LLSC
 ; RUN: llc -O2 -mtriple=aarch64-linux-gnu -mattr=+lse %t.bc -o - \
@@ -139,18 +139,19 @@ entry:
 ; CHECK-DAG:   // %jitlock.exit.slow
 ; CHECK-DAG:   bl jitlock_rt_monitor_exit_slow
 ; CHECK-DAG:   [[INFLATED]]: // %jitlock.exit.inflated
-; N2: a recursion count goes to the owner check, out of line.
+; N2: the owner word, then the recursion count; a count goes out of line.
+; CHECK-DAG:   // %jitlock.exit.owned
 ; CHECK-DAG:   ldur [[REC:x[0-9]+]], {{\[}}[[MON:x[0-9]+]], #70]
-; CHECK-DAG:   cbnz [[REC]], [[OWNED:\.LBB[0-9_]+]]
-; N3: the owner CAS, release (with LL/SC the block starts at the loop).
-; LSE-DAG:     // %jitlock.exit.release
-; LLSC-DAG:    // %cmpxchg.start{{[0-9]+}}
-; LSE-DAG:     casl {{x[0-9]+}}, xzr,
-; LLSC-DAG:    stlxr {{w[0-9]+}}, xzr,
-; N2, recursive: the owner word is the thread: recursions - 1, a plain
-; store.
-; CHECK-DAG:   [[OWNED]]: // %jitlock.exit.owned
-; CHECK-DAG:   // %jitlock.exit.monitor.recursive
+; CHECK-DAG:   cbnz [[REC]], [[RECURSIVE:\.LBB[0-9_]+]]
+; N3: a release store of zero, no barrier, then the entry count: no
+; exclusive pair and no CAS, with LSE or without.
+; CHECK-DAG:   // %jitlock.exit.release
+; CHECK-DAG:   stlr xzr, {{\[}}[[OWNERADDR:x[0-9]+]]]
+; CHECK-DAG:   ldur [[COUNT:w[0-9]+]], {{\[}}[[MON]], #78]
+; CHECK-DAG:   cbz [[COUNT]], [[DONE]]
+; CHECK-DAG:   bl jitlock_rt_monitor_exit_queued_slow
+; N2, recursive: recursions - 1, a plain store.
+; CHECK-DAG:   [[RECURSIVE]]: // %jitlock.exit.monitor.recursive
 ; CHECK-DAG:   sub [[NEXT:x[0-9]+]], [[REC]], #1
 ; CHECK-DAG:   stur [[NEXT]], {{\[}}[[MON]], #70]
 ; CHECK-NOT:   TPIDR_EL0

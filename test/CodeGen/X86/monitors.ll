@@ -4,16 +4,17 @@
 ;  - index: the monitor base is one load from the thread, and the owner and
 ;    recursion words are addressed as base + scaled index (llc folds the
 ;    shift and the stride into shifts, masks and lea), the CAS on
-;    owner 0 -> thread one `lock cmpxchgq` there;
+;    owner 0 -> thread one `lock cmpxchgq` there, the exit's store of 0 and
+;    its load of the entry count plain moves there;
 ;  - table: one compare of obj with each probed cache entry's object, from
 ;    the thread, and the hit's monitor loaded from the word after it; a miss
 ;    goes to the enter's slow call.
 ;
 ; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
-; RUN:   -passes='jitlock-lower<thread=tls;tls-offset=-320;monitors=index>' %s \
+; RUN:   -passes='jitlock-lower<thread=tls;tls-offset=-320;monitors=index;exit=store>' %s \
 ; RUN:   | llc -O2 -mtriple=x86_64-linux-gnu -o - | FileCheck %s --check-prefix=INDEX
 ; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
-; RUN:   -passes='jitlock-lower<thread=tls;tls-offset=-320;monitors=table>' %s \
+; RUN:   -passes='jitlock-lower<thread=tls;tls-offset=-320;monitors=table;exit=store>' %s \
 ; RUN:   | llc -O2 -mtriple=x86_64-linux-gnu -o - | FileCheck %s --check-prefix=TABLE
 
 declare void @jitlock.monitor.enter(ptr)
@@ -36,9 +37,13 @@ entry:
 ; N1-N2: the exit's monitor from the index.
 ; INDEX:       # %jitlock.exit.monitor
 ; INDEX-NEXT:    movq [[#BASE:]](%[[THR]]), %[[XB:[a-z0-9]+]]
-; INDEX:         movq 72(%[[XB]],%[[XI:[a-z0-9]+]]), %rax
-; N3: owner self -> 0 at base + index.
-; INDEX:         lock cmpxchgq %{{[a-z0-9]+}}, 64(%[[XB]],%[[XI]])
+; INDEX:         movq 64(%[[XB]],%[[XI:[a-z0-9]+]]), %{{[a-z0-9]+}}
+; INDEX:       # %jitlock.exit.owned
+; INDEX-NEXT:    movq 72(%[[XB]],%[[XI]]), %{{[a-z0-9]+}}
+; N3: store 0 to the owner at base + index, then the entry count there.
+; INDEX:       # %jitlock.exit.release
+; INDEX-NEXT:    movq $0, 64(%[[XB]],%[[XI]])
+; INDEX-NEXT:    movl 80(%[[XB]],%[[XI]]), %{{[a-z0-9]+}}
 ; M1: exactly 10, then the monitor from the index, its owner tested, then
 ; CASed 0 -> thread.
 ; INDEX:       # %jitlock.enter.inflated
@@ -76,8 +81,9 @@ entry:
 ; TABLE:       # %jitlock.exit.monitor.hit0
 ; TABLE-NEXT:    movq [[#CACHE+8]](%[[THR]]), %[[XM:[a-z0-9]+]]
 ; TABLE-NEXT:  # %jitlock.exit.monitor.found
-; TABLE-NEXT:    movq 72(%[[XM]]), %rax
-; TABLE:         lock cmpxchgq %{{[a-z0-9]+}}, 64(%[[XM]])
+; TABLE-NEXT:    movq 64(%[[XM]]), %{{[a-z0-9]+}}
+; TABLE:         movq $0, 64(%[[XM]])
+; TABLE-NEXT:    movl 80(%[[XM]]), %{{[a-z0-9]+}}
 ; TABLE:       # %jitlock.enter.monitor.hit0
 ; TABLE-NEXT:    movq [[#CACHE+8]](%[[THR]]), %[[M:[a-z0-9]+]]
 ; TABLE-NEXT:  # %jitlock.enter.monitor.found

@@ -1,0 +1,69 @@
+//===- ExitBarrier.cpp - membarrier registration and the join barrier -----===//
+#include "ExitBarrier.h"
+
+#include "Config.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace jitlock {
+
+static long membarrier(int Cmd) { return syscall(__NR_membarrier, Cmd, 0, 0); }
+
+bool membarrierAvailable() {
+  static const bool Available = [] {
+    long Supported = membarrier(MEMBARRIER_CMD_QUERY);
+    if (Supported < 0 || !(Supported & MEMBARRIER_CMD_PRIVATE_EXPEDITED))
+      return false;
+    return membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
+  }();
+  return Available;
+}
+
+uint32_t resolveInflatedExit(uint32_t Requested, int &Status) {
+  Status = JITLOCK_OK;
+  switch (Requested) {
+  case JITLOCK_EXIT_AUTO:
+    return membarrierAvailable() ? JITLOCK_EXIT_STORE : JITLOCK_EXIT_FENCE;
+  case JITLOCK_EXIT_STORE:
+    if (membarrierAvailable())
+      return JITLOCK_EXIT_STORE;
+    break;
+  case JITLOCK_EXIT_FENCE:
+    return JITLOCK_EXIT_FENCE;
+  }
+  Status = JITLOCK_EINVAL;
+  return JITLOCK_EXIT_FENCE;
+}
+
+uint32_t inflatedExit() {
+  // Config.inflated_exit as configure resolved it; the defaults resolve
+  // here, once, for a process that never configures.
+  if (Config.inflated_exit != JITLOCK_EXIT_AUTO)
+    return Config.inflated_exit;
+  static const uint32_t Default =
+      membarrierAvailable() ? JITLOCK_EXIT_STORE : JITLOCK_EXIT_FENCE;
+  return Default;
+}
+
+void joinBarrier() {
+  if (inflatedExit() == JITLOCK_EXIT_FENCE) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    return;
+  }
+  // Registered before STORE was chosen; it cannot fail now. If it somehow
+  // did, sleeping without the barrier could strand this thread for good.
+  if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0) {
+    fprintf(stderr,
+            "jitlock: fatal: membarrier failed after registration: %s\n",
+            strerror(errno));
+    abort();
+  }
+}
+
+} // namespace jitlock
