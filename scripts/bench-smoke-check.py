@@ -14,8 +14,8 @@ otherwise it checks JSON that jitlock-bench wrote. It checks that
   * every run ends with no monitor alive (monitors_alive == 0): above all
     churn, where the heavy path creates a monitor per object and the "GC"
     must drop them all;
-  * churn/heavy really inflated every object, and the lightweight churn
-    paths never inflated one;
+  * churn/heavy and inflate-churn/<storage> really inflated every object,
+    and the lightweight churn paths never inflated one;
   * the safepoint benchmarks (poll/*, ttsp/N, handshake/one|all/N) have
     their counters, finite and > 0: ns_per_iter for poll/*, the median and
     p99 latencies otherwise, with the median no larger than the p99;
@@ -53,6 +53,11 @@ SHAPE_PATHS = {
 LOCKING = ["floor", "floor/lockstack"] + [
     f"{shape}/{path}" for shape, paths in SHAPE_PATHS.items() for path in paths
 ]
+# Threads inflating heavy monitors at once, under each storage: checked as
+# the shapes, and each pair must inflate as in churn/heavy.
+INFLATE_CHURN = [f"inflate-churn/{storage}"
+                 for storage in ("pointer", "index", "table")]
+LOCKING += INFLATE_CHURN
 
 # Safepoints: benchmark name -> the counters it must report.
 LOOPERS = [1, 2, 4, 8]
@@ -158,7 +163,8 @@ def check(doc):
             elif alive != 0:
                 problems.append(f"{name}: {alive:g} monitors alive at the end")
             inflations = run.get("inflations_per_pair")
-            if name == "churn/heavy" and not (inflations and inflations >= 0.99):
+            if ((name == "churn/heavy" or name in INFLATE_CHURN)
+                    and not (inflations and inflations >= 0.99)):
                 problems.append(
                     f"{name}: inflations_per_pair is {inflations!r}: the heavy "
                     "path must inflate every object"

@@ -2,7 +2,7 @@
  * locking.pml - jitlock's locking protocol as a Promela model for Spin.
  *
  * The protocol is stated once, at the top of lib/Runtime/Synchronizer.cpp,
- * with labels (E1-E5, M1-M2, X1-X4, N1-N3, H1-H2, A1-A6). Every step that
+ * with labels (E1-E5, M1-M2, X1-X4, N1-N3, XQ, J1-J3, H1-H2, A1-A6). Every step that
  * implements one of them carries its label in a comment, and each inline
  * names the C++ function it models (Synchronizer.cpp, Monitor.cpp,
  * Parker.cpp, Deflation.cpp), so that model and code read side by side.
@@ -18,17 +18,28 @@
  * does with its own data meanwhile, or one critical section of a queue lock
  * around at most one access to a word used outside that lock.
  *
+ * Memory is sequentially consistent except for the one reordering the
+ * inflated exit allows: N3's release store of owner 0 goes into the
+ * exiting thread's store buffer, and its load of the entry count may run
+ * before the buffer drains (THE STORE BUFFER, below).
+ *
  * Compile-time switches (spin -D...):
  *   NTHREADS=2|3     mutator threads, each with its own script
+ *   EXIT_FENCE=1     Config.inflated_exit = fence: N3 drains the buffer at
+ *                    its full fence and J2 is a fence; otherwise (store)
+ *                    N3 has no fence and J2 is membarrier, which drains
+ *                    every thread's buffer
  *   SEEDED_BUG=1     wait releases the monitor before joining the wait set
- *   SEEDED_BUG=2     N3 is a load of the owner word and a plain store of 0
- *                    instead of one CAS
+ *   SEEDED_BUG=2     a joiner skips J2 (no membarrier) with the store exit
  *   SEEDED_BUG=3     the parker sleeps without FUTEX_WAIT's check of the
  *                    word, so a wake-up that comes before the park is lost
  *   SEEDED_BUG=4     (CONCURRENT) A6 frees a deflated monitor without the
  *                    handshake, while a thread may still hold its address
  *   SEEDED_BUG=5     (CONCURRENT) an enterer that cancels a deflation (A4)
  *                    adds no contention of its own for the deflater
+ *   SEEDED_BUG=6     a joiner skips J3's re-check of the owner word
+ *   SEEDED_BUG=7     (CONCURRENT) abortDeflation does not wake the entry
+ *                    queue's head when the entry count is nonzero
  *   HEAVY=1          the heavy-monitor locking mode: enter() takes an
  *                    unlocked object by H1, inline code still by E5 (H2)
  *   CONCURRENT=1     deflation runs concurrently (Deflater) instead of
@@ -42,6 +53,9 @@
 #endif
 #ifndef SEEDED_BUG
 #define SEEDED_BUG 0
+#endif
+#ifndef EXIT_FENCE
+#define EXIT_FENCE 0
 #endif
 #ifndef HEAVY
 #define HEAVY 0
@@ -93,15 +107,13 @@
 #define MON_OF(v) ((v) >> 3)
 
 /*---------------------------------------------------------------------------
- * The monitor (Monitor.h). The owner word is a holder plus QueuedBit; the
- * holder is 0, AnonymousOwner, DeflaterMarker or a thread (even values from
- * 8 up, as thread addresses are aligned).
+ * The monitor (Monitor.h). The owner word is 0, AnonymousOwner,
+ * DeflaterMarker or a thread (even values from 8 up, as thread addresses
+ * are aligned).
  *---------------------------------------------------------------------------*/
-#define QBIT 1
 #define ANON 2
 #define DEFLATER 4
 #define ENC(i) (8 + 2 * (i))
-#define HOLDER(v) ((v) & ~QBIT)
 /* The owner of another object that reuses a freed monitor (CONCURRENT). */
 #define GHOST ENC(NTHREADS)
 /* Monitor.Contentions once a deflation has won (A3): any negative value. */
@@ -129,7 +141,8 @@ typedef Monitor {
   short cont;            /* line 2: Contentions (A3, A4) */
   bit qlock;             /* line 2: QueueLock, a spin lock */
   byte entry[NTHREADS];  /* line 2: the FIFO entry queue, of thread ids */
-  byte nentry;
+  byte nentry;           /* line 1: EntryCount, written under the queue
+                          * lock (append, unlink), read by exits without */
   byte waits[NTHREADS];  /* line 2: the FIFO wait set */
   byte nwait;
 };
@@ -150,6 +163,43 @@ bit sleeping[NTHREADS];  /* in FUTEX_WAIT on its own Wakeup word */
 byte where[NTHREADS];    /* Node.Queue */
 byte losses[NTHREADS];   /* Node.Losses, counted up to MAX_LOSSES */
 bit handoff[NTHREADS];   /* Node.HandoffWanted */
+
+/*---------------------------------------------------------------------------
+ * THE STORE BUFFER. N3's release store of owner 0 may stay in the exiting
+ * thread's store buffer while the thread loads the entry count (x86-TSO; on
+ * AArch64 a relaxed load may pass an stlr). Each thread has a buffer of one
+ * entry: the monitor whose owner word it released (the buffered value is
+ * always 0). While it is full, every other thread still reads the exiter as
+ * the owner; the exiter itself reads its owner word only by the CAS of XQ,
+ * which drains it first. The buffer drains as a step of its own: before the
+ * count load (at the checker's choice, or at the fence with EXIT_FENCE),
+ * after it, by a joiner's membarrier (J2: every thread's buffer at once),
+ * and at the latest before the thread's next locked instruction or system
+ * call, which the model places at the end of the release. No other store is
+ * buffered: docs/model.md says why that loses no behaviour that matters.
+ *---------------------------------------------------------------------------*/
+bit sbFull[NTHREADS];    /* a store of owner 0 is buffered */
+byte sbMon[NTHREADS];    /* to the owner word of this monitor */
+
+/* The buffered store reaches memory. Nobody else writes an owner word that
+ * holds a thread, so the exiter still owns it there. */
+inline sbDrain(who) {
+  if
+  :: sbFull[who] ->
+     assert(mon[sbMon[who]].owner == ENC(who));
+     mon[sbMon[who]].owner = 0;
+     sbFull[who] = 0;
+     sbMon[who] = 0
+  :: else -> skip
+  fi
+}
+/* membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED): a full fence in every
+ * running thread of the process, and in the caller. */
+#if NTHREADS == 2
+#define MEMBARRIER atomic { sbDrain(0); sbDrain(1) }
+#else
+#define MEMBARRIER atomic { sbDrain(0); sbDrain(1); sbDrain(2) }
+#endif
 
 /*---------------------------------------------------------------------------
  * Safepoints (Safepoint.cpp): a thread is safe at a poll between two
@@ -381,9 +431,9 @@ inline inflateOwned() {
        mon[m].rec = (holdsN > 0 -> holdsN - 1 : 0);
        holdsN = 0
      }
-     atomic {                        /* the CAS loop keeping QueuedBit */
-       assert(HOLDER(mon[m].owner) == ANON);
-       mon[m].owner = (mon[m].owner & QBIT) | ENC(t)
+     atomic {                        /* the exchange: nobody else writes */
+       assert(mon[m].owner == ANON); /* an anonymous owner word */
+       mon[m].owner = ENC(t)
      }
      break
   :: else ->
@@ -405,14 +455,12 @@ inline inflateOwned() {
   od
 }
 
-/* takeFreeMonitor: the CAS loop 'holder 0 -> W | self' (acquire), keeping
- * the queued bit. It ends when a CAS succeeds or the holder is not 0, so it
- * is one atomic read-modify-write. */
+/* takeFreeMonitor: CAS owner 0 -> self (acquire). */
 inline takeFree() {
   atomic {
     if
-    :: HOLDER(mon[m].owner) == 0 ->
-       mon[m].owner = mon[m].owner | ENC(t);
+    :: mon[m].owner == 0 ->
+       mon[m].owner = ENC(t);
        taken = true
     :: else -> taken = false
     fi
@@ -420,62 +468,126 @@ inline takeFree() {
 }
 
 /*===========================================================================
- * Releasing a monitor: releaseMonitor.
+ * Releasing a monitor: N3, then XQ (releaseFindsQueued, wakeSuccessor,
+ * releaseMonitor, exitQueued).
  *===========================================================================*/
+
+/* N3: store owner 0 (release), the exit barrier, load the entry count.
+ * Leaves in queued whether the count was nonzero. The store goes to memory
+ * at once (as if the buffer drained before the load) or into the buffer. */
 inline n3() {
-#if SEEDED_BUG == 2
-  /* SEEDED BUG: "nobody is queued, so clear the owner" as a load and a
-   * plain store. A contender that sets QueuedBit between the two is lost. */
-  w = mon[m].owner;
-  if
-  :: w == ENC(t) -> mon[m].owner = 0; released = true   /* N3 */
-  :: else -> released = false
-  fi;
-  w = 0
+#if EXIT_FENCE
+  atomic { mon[m].owner = 0 }        /* N3: the store, then the full fence */
 #else
-  atomic {                           /* N3: CAS owner self -> 0, release */
-    if
-    :: mon[m].owner == ENC(t) -> mon[m].owner = 0; released = true
-    :: else -> released = false
-    fi
-  }
+  if
+  :: atomic { mon[m].owner = 0 }     /* N3: the store, drained at once */
+  :: atomic {                        /* N3: the store, buffered */
+       assert(!sbFull[t]);
+       sbFull[t] = 1;
+       sbMon[t] = m
+     }
+  fi;
 #endif
+  queued = (mon[m].nentry != 0)      /* N3: load the entry count */
+}
+
+/* XQ, wakeSuccessor: released, and threads are queued. Takes the monitor
+ * back to hand it over or to wake the head, unless someone else has it. */
+inline wakeSuccessor() {
+  do
+  :: atomic { sbDrain(t) }           /* a locked instruction drains first */
+     atomic {                        /* XQ: CAS owner 0 -> self, acquire */
+       if
+       :: mon[m].owner == 0 -> mon[m].owner = ENC(t); taken = true
+       :: else -> taken = false
+       fi
+     }
+     if
+     :: !taken ->
+        /* Another owner, whose N3 sees the count; or the deflater, whose
+         * abort wakes the head. */
+        break
+     :: else ->
+        atomic {
+          qLock();
+          taken = false;
+          if
+          :: mon[m].nentry == 0 ->   /* a woken head won meanwhile */
+             qUnlock()
+          :: else ->
+             heir = mon[m].entry[0];
+             if
+             :: wake[heir] == COMPETE ->     /* a barger won */
+                countLoss(heir)
+             :: else -> skip
+             fi;
+             if
+             :: handoff[heir] ->     /* direct handoff */
+                qRemove(ENTRYQ, heir);
+                mon[m].owner = ENC(heir);
+                grant = GRANTED
+             :: else ->              /* free it; the head stays counted */
+                mon[m].owner = 0;
+                grant = COMPETE
+             fi
+          fi
+        }
+        if
+        :: grant == 0 ->
+           n3();                     /* release again: releaseFindsQueued */
+           if
+           :: queued -> queued = false
+           :: else -> break
+           fi
+        :: else ->
+           atomic {                  /* the wake-up, under the queue lock */
+             wake[heir] = grant;
+             qUnlock()
+           }
+           wakeAll(heir);            /* the last touch of the heir's node */
+           heir = 0;
+           grant = 0;
+           break
+        fi
+     fi
+  od
+}
+
+/* The end of a release: the buffer drains at the latest here, before the
+ * thread's next locked instruction or system call. */
+inline releaseEnd() {
+  atomic { sbDrain(t) }
 }
 
 inline releaseMonitor() {
   n3();
   if
-  :: released -> released = false
-  :: else ->
-     /* Someone is queued: QueuedBit is set only while the entry queue is
-      * non-empty, and both change only under the queue lock. */
-     atomic {
-       qLock();
-       assert(mon[m].nentry > 0 && HOLDER(mon[m].owner) == ENC(t));
-       heir = mon[m].entry[0];
-       if
-       :: wake[heir] == COMPETE ->   /* still waking up: a barger won */
-          countLoss(heir)
-       :: else -> skip
-       fi;
-       if
-       :: handoff[heir] ->           /* direct handoff */
-          qRemove(ENTRYQ, heir);
-          mon[m].owner = ENC(heir) | (mon[m].nentry > 0 -> QBIT : 0);
-          grant = GRANTED
-       :: else ->                    /* free it, still marked queued */
-          mon[m].owner = QBIT;
-          grant = COMPETE
-       fi
-     }
-     atomic {                        /* the wake-up, under the queue lock */
-       wake[heir] = grant;
-       qUnlock()
-     }
-     wakeAll(heir);                  /* the last touch of the heir's node */
-     heir = 0;
-     grant = 0
-  fi
+  :: queued -> queued = false; wakeSuccessor()
+  :: else -> skip
+  fi;
+  releaseEnd()
+}
+
+/* wakeQueueHead: wakes the entry queue's head of monitor k to compete, if
+ * it sleeps (the deflater's abort). */
+inline wakeQueueHead(k) {
+  atomic {
+    mon[k].qlock == 0 -> mon[k].qlock = 1;
+    if
+    :: mon[k].nentry > 0 && wake[mon[k].entry[0]] == SLEEP ->
+       heir = mon[k].entry[0];
+       wake[heir] = COMPETE;
+       grant = COMPETE
+    :: else -> skip
+    fi;
+    mon[k].qlock = 0
+  }
+  if
+  :: grant == COMPETE -> wakeAll(heir)
+  :: else -> skip
+  fi;
+  heir = 0;
+  grant = 0
 }
 
 /*===========================================================================
@@ -504,14 +616,7 @@ inline waitInEntryQueue() {
         if
         :: wk == GRANTED -> break
         :: wk != GRANTED && taken ->
-           atomic {
-             qRemove(ENTRYQ, t);
-             if
-             :: mon[m].nentry == 0 -> mon[m].owner = mon[m].owner & ~QBIT
-             :: else -> skip
-             fi;
-             qUnlock()
-           }
+           atomic { qRemove(ENTRYQ, t); qUnlock() }   /* takeFromQueue */
            break
         :: else ->
            atomic {                  /* lost: back to sleep */
@@ -562,49 +667,70 @@ inline takeOrCancel() {
   fi
 }
 
-/* enterQueued: joins m's entry queue and sleeps until it owns m. The
- * caller is counted in cont (A4), so m is not deflated meanwhile; a
+/* enterQueued: joins m's entry queue (J1-J3) and sleeps until it owns m.
+ * The caller is counted in cont (A4), so m is not deflated meanwhile; a
  * deflater's marker is cancelled, never queued behind. */
 inline enterQueued() {
-  atomic { qLock(); takeFree() }
-  do
-  :: taken -> qUnlock(); break
+  atomic { qLock(); takeFree() }     /* J1, under the queue lock */
+  if
+  :: !taken -> cancelDeflation()
+  :: else -> skip
+  fi;
+  if
+  :: taken -> qUnlock()
   :: else ->
-     cancelDeflation();
+     atomic { joinQueue(ENTRYQ); qUnlock() }   /* J1: append, count + 1 */
+#if SEEDED_BUG == 2
+     /* SEEDED BUG: no J2. An exit whose store of 0 is still buffered
+      * loaded the count before J1, and J3 reads the exiter as the owner. */
+#elif EXIT_FENCE
+     /* J2: a full fence. It drains this thread's own buffer, which is
+      * empty here: every release drains it before the thread goes on. */
+     assert(!sbFull[t]);
+#else
+     MEMBARRIER;                     /* J2 */
+#endif
+#if SEEDED_BUG == 6
+     /* SEEDED BUG: no J3. A thread that released before J2 and loaded the
+      * count before J1 wakes nobody. */
+     skip
+#else
+     w = mon[m].owner;               /* J3 */
      if
-     :: taken -> qUnlock(); break
-     :: else -> skip
-     fi;
-     w = mon[m].owner;
-     if
-     :: HOLDER(w) != DEFLATER && HOLDER(w) != 0 && (w & QBIT) != 0 ->
-        atomic { joinQueue(ENTRYQ); qUnlock() }
-        break
-     :: HOLDER(w) != DEFLATER && HOLDER(w) != 0 && (w & QBIT) == 0 ->
-        /* Once QueuedBit is set, the owner's N3 CAS fails, so its exit
-         * comes to releaseMonitor and the queue lock, after us. */
+     :: w == 0 ->                    /* compete, as if an exit woke us */
         atomic {
+          qLock();
           if
-          :: mon[m].owner == w ->
-             mon[m].owner = w | QBIT;
-             joinQueue(ENTRYQ);
-             qUnlock();
-             cas = true
-          :: else -> cas = false
+          :: wake[t] == GRANTED -> taken = true; qUnlock()
+          :: else ->
+             takeFree();
+             if
+             :: !taken -> qUnlock()
+             :: else -> skip
+             fi
           fi
         }
         if
-        :: cas -> cas = false; break
-        :: else -> takeFree()
+        :: taken && where[t] == ENTRYQ ->
+           atomic { qRemove(ENTRYQ, t); qUnlock() }   /* takeFromQueue */
+        :: else -> skip
         fi
-     :: else -> takeFree()           /* freed or marked meanwhile: again */
+     :: else -> skip                 /* w's exit sees the count */
+     fi;
+     w = 0;
+#endif
+     if
+     :: !taken -> waitInEntryQueue()
+     :: else ->
+        atomic {
+          taken = false;
+          losses[t] = 0;
+          handoff[t] = 0;
+          wake[t] = SLEEP
+        }
      fi
-  od;
-  w = 0;
-  if
-  :: !taken -> waitInEntryQueue()
-  :: else -> taken = false
-  fi
+  fi;
+  taken = false
 }
 
 /* restoreHeader (A5), by the deflater or by an enterer that found the
@@ -637,13 +763,13 @@ inline enterMonitor() {
   :: !taken ->
      w = mon[m].owner;
      if
-     :: HOLDER(w) == ANON && LS_CONTAINS ->
+     :: w == ANON && LS_CONTAINS ->
         /* Re-entry of an object a contender inflated: fix the owner. */
         inflateOwned();
         mon[m].rec++;
         entered = true;
         gaveUp = true
-     :: HOLDER(w) == ENC(t) ->       /* M2 */
+     :: w == ENC(t) ->       /* M2 */
         mon[m].rec++;
         entered = true;
         gaveUp = true
@@ -795,6 +921,24 @@ inline unlockFast() {
   }
 }
 
+/* jitlock_rt_monitor_exit_queued_slow: the inline N3 found the count
+ * nonzero. No poll since, so the monitor the header named is not reused
+ * (A6); the header names it still, or another one after a deflation and a
+ * new inflation, or none. */
+inline exitQueued() {
+  h = hdr;                           /* loadStableHeader */
+  if
+  :: LOCKBITS(h) == MONITOR ->
+     m = MON_OF(h);
+     queued = (mon[m].nentry != 0);
+     if
+     :: queued -> queued = false; wakeSuccessor()
+     :: else -> skip
+     fi
+  :: else -> skip
+  fi
+}
+
 /* monitorexit, the inline part. exitSlow: call exit(). */
 inline exitInline() {
   if
@@ -816,24 +960,29 @@ inline exitInline() {
      :: LOCKBITS(h) != MONITOR -> exitSlow = true
      :: else ->
         m = MON_OF(h);
-        atomic {                     /* N2: rec, then the owner word */
-          r = mon[m].rec;
+        atomic {                     /* N2: the owner word, then rec */
           if
-          :: r != 0 && mon[m].owner == ENC(t) -> mon[m].rec = r - 1; cas = true
-          :: else -> cas = false
-          fi
+          :: mon[m].owner != ENC(t) -> exitSlow = true
+          :: else ->
+             r = mon[m].rec;
+             if
+             :: r != 0 -> mon[m].rec = r - 1
+             :: else -> cas = true   /* N3 next */
+             fi
+          fi;
+          r = 0
         }
         if
-        :: cas -> cas = false
-        :: !cas && r != 0 -> exitSlow = true
-        :: else ->
+        :: cas ->
+           cas = false;
            n3();                     /* N3 */
            if
-           :: released -> released = false
-           :: else -> exitSlow = true
-           fi
-        fi;
-        r = 0
+           :: queued -> queued = false; exitQueued()
+           :: else -> skip
+           fi;
+           releaseEnd()
+        :: else -> skip
+        fi
      fi
   fi
 }
@@ -896,8 +1045,8 @@ inline ownedMonitor() {
      m = MON_OF(h);
      w = mon[m].owner;
      if
-     :: HOLDER(w) == ENC(t) -> ownsIt = true
-     :: HOLDER(w) == ANON && LS_CONTAINS -> ownsIt = true; fixIt = true
+     :: w == ENC(t) -> ownsIt = true
+     :: w == ANON && LS_CONTAINS -> ownsIt = true; fixIt = true
      :: else -> assert(false)        /* the scripts never misuse */
      fi;
      w = 0
@@ -1000,11 +1149,7 @@ inline notifyQueues() {
        fi
     :: else -> break
     od;
-    if
-    :: mon[m].nentry > 0 -> mon[m].owner = mon[m].owner | QBIT
-    :: else -> skip
-    fi;
-    qUnlock()
+    qUnlock()                        /* this thread's exit sees the count */
   }
 }
 
@@ -1097,6 +1242,11 @@ end:
        /* A safepoint: every mutator is stopped at a poll or parked, so the
         * whole sweep is one step. */
        ALL_SAFE && IDLE ->
+       /* Stopped threads have drained their buffers (a system call). */
+       assert(!sbFull[0] && !sbFull[1]);
+#if NTHREADS == 3
+       assert(!sbFull[2]);
+#endif
        m = 0;
        deflateInSafepoint();
        assert(!mon[0].live);
@@ -1111,15 +1261,20 @@ end:
 
 /* deflateIfIdle(k): A1-A3 and A5, or abortDeflation. ok: deflated. */
 inline deflateIfIdle(k) {
-  atomic {                           /* A1: CAS owner 0 -> DEFLATER */
-    if
-    :: mon[k].live && !mon[k].ghost && mon[k].owner == 0 &&
-       deflated < MAX_DEFLATED ->
-       mon[k].owner = DEFLATER;
-       ok = true
-    :: else -> ok = false
-    fi
-  }
+  /* A1's pre-check: a monitor threads are queued on is left alone. The
+   * registry's own fields (live, ghost) are the sweep's, under its lock. */
+  ok = (mon[k].live && !mon[k].ghost && deflated < MAX_DEFLATED &&
+        mon[k].nentry == 0);
+  if
+  :: ok ->
+     atomic {                        /* A1: CAS owner 0 -> DEFLATER */
+       if
+       :: mon[k].owner == 0 -> mon[k].owner = DEFLATER
+       :: else -> ok = false
+       fi
+     }
+  :: else -> skip
+  fi;
   if
   :: ok ->
      /* A2. One step: from A1 on these only move towards an abort (a
@@ -1140,12 +1295,26 @@ inline deflateIfIdle(k) {
      if
      :: ok -> deflated++; restoreHeader(k)                /* A5 */
      :: else ->
-        atomic {                     /* abortDeflation */
+        atomic {                     /* abortDeflation: CAS DEFLATER -> 0 */
           if
-          :: mon[k].owner == DEFLATER -> mon[k].owner = 0
+          :: mon[k].owner == DEFLATER -> mon[k].owner = 0; ok = true
           :: else -> mon[k].cont--   /* an enterer cancelled it (A4) */
           fi
         }
+#if SEEDED_BUG == 7
+        /* SEEDED BUG: the abort leaves the queue alone. An exit whose XQ
+         * found the marker left its duty to it. */
+        ok = false
+#endif
+        if
+        :: ok ->                     /* the full fence, then the count */
+           ok = false;
+           if
+           :: mon[k].nentry != 0 -> wakeQueueHead(k)
+           :: else -> skip
+           fi
+        :: else -> skip
+        fi
      fi
   :: else -> skip
   fi
@@ -1165,7 +1334,7 @@ inline deflateIfIdle(k) {
  * choice and once, another object (GHOST, which enters and exits it)
  * reuses it. */
 active proctype Deflater() {
-  byte k, sweeps;
+  byte k, sweeps, heir, grant;
   bool ok, any;
 end:
   do
@@ -1280,7 +1449,7 @@ proctype Mutator(byte t) {
   byte step, op, capacity;
   byte ls[LSMAX], lsn;               /* the lock stack */
   byte h, m, w, r, d, wk, heir, grant, holdsN, saved, savedHolds, i, j;
-  bool cas, taken, entered, gaveUp, cancelled, released, exited, ownsIt;
+  bool cas, taken, entered, gaveUp, cancelled, queued, exited, ownsIt;
   bool fixIt, inTime, timed, timedOut;
   bool slow, wantMonitor, exitSlow, needOwner, doRelease, waiting;
 

@@ -23,8 +23,7 @@
 //     scratch register must be rax (cmpxchg's implicit operand), and a third
 //     one (Scratch2) is optional: left default-constructed, the sequences
 //     are those of the two-register form; given, the enter keeps the
-//     lock-stack top in it across its CAS and the inflated exit takes its
-//     zero from it instead of borrowing Thread (see x64::MonitorOperands).
+//     lock-stack top in it across its CAS (see x64::MonitorOperands).
 //   - The slow path preserves every register, general-purpose and vector,
 //     and the flags need not be preserved. It keeps the stack aligned and
 //     works at any stack alignment the caller has on entry to the sequence.
@@ -38,6 +37,19 @@
 //     constructed) are created by the emitter; the sequence binds Done at
 //     its end (so Done must not be bound already) and emitSlowCall binds
 //     Slow. One SlowPathLabels per sequence.
+//   - An exit has a second call: its inflated exit (N3) releases the
+//     monitor and then, when threads are queued to enter it, calls
+//     RT.ExitQueued (jitlock_rt_monitor_exit_queued_slow), not RT.Exit: the
+//     monitor is no longer this thread's. OutOfLine emits both calls. In
+//     Labels mode the exit jumps to Labels.Queued for it, and
+//     emitSlowCall(A, /*Enter=*/false, ...) emits both stubs (RT.Exit at
+//     Slow, RT.ExitQueued at Queued); emitSlowCall with a SlowCall emits one
+//     of them, for a caller that places them apart. An enter leaves Queued
+//     alone.
+//   - The inflated exit takes its barrier from the layout's monitor_exit
+//     (JITLOCK_EXIT_STORE: none; JITLOCK_EXIT_FENCE: a full fence between
+//     the release store and the entry-count load); any other value is
+//     refused like any other bad layout.
 //
 // Method-entry stack banging (emitStackBang) and safepoint polls
 // (emitSafepointPoll) have contracts of their own; see "Stack banging" and
@@ -65,19 +77,34 @@ enum class SlowPathMode { OutOfLine, Labels };
 struct SlowPathLabels {
   asmjit::Label Slow; ///< The sequence jumps here to take the slow path.
   asmjit::Label Done; ///< The slow path jumps back here.
+  /// Exits only: the inflated exit jumps here after releasing the monitor
+  /// when threads are queued to enter it, for the RT.ExitQueued call.
+  /// Created by the exit when left invalid; enters leave it untouched.
+  asmjit::Label Queued = asmjit::Label();
+};
+
+/// Which runtime call a caller-placed stub makes (emitSlowCall).
+enum class SlowCall {
+  Enter,     ///< RT.Enter, bound at Labels.Slow of an enter
+  Exit,      ///< RT.Exit, bound at Labels.Slow of an exit
+  ExitQueued ///< RT.ExitQueued, bound at Labels.Queued of an exit
 };
 
 /// Runtime entry points the slow-path stubs call; by default the runtime's
-/// jitlock_rt_monitor_enter/exit_slow, jitlock_rt_stack_bang and
+/// jitlock_rt_monitor_enter/exit/exit_queued_slow, jitlock_rt_stack_bang and
 /// jitlock_rt_safepoint_poll. Tests and embedders may substitute (a
 /// substitute for StackBang must behave like it: return when there is room,
 /// else not return; one for SafepointPoll must call jitlock_rt_safepoint_poll
-/// or do what it does).
+/// or do what it does; one for ExitQueued must call
+/// jitlock_rt_monitor_exit_queued_slow or do what it does, or queued threads
+/// are never woken).
 struct RuntimeEntries {
   const void *Enter =
       reinterpret_cast<const void *>(&jitlock_rt_monitor_enter_slow);
   const void *Exit =
       reinterpret_cast<const void *>(&jitlock_rt_monitor_exit_slow);
+  const void *ExitQueued =
+      reinterpret_cast<const void *>(&jitlock_rt_monitor_exit_queued_slow);
   const void *StackBang =
       reinterpret_cast<const void *>(&jitlock_rt_stack_bang);
   const void *SafepointPoll =
@@ -227,13 +254,11 @@ namespace x64 {
 // Scratch2 is optional. Not given (default-constructed, as when an
 // aggregate initializer stops after Scratch1), the sequences use rax and
 // Scratch1 only: the enter reloads the lock-stack top after its CAS
-// (cmpxchg took rax, which held it), and the inflated exit (N3) borrows
-// Thread for its zero with a push/pop around the CAS. Given, it must be a
-// 64-bit GPR like the others (not rsp, distinct from all four); the enter
-// keeps the top in it from E2 to the push, so nothing is reloaded after the
-// CAS, and N3 takes its zero from it, so that no inline path touches the
-// stack. Like the other scratch registers, it is clobbered. Code emitted
-// with and without it locks the same objects together correctly.
+// (cmpxchg took rax, which held it). Given, it must be a 64-bit GPR like
+// the others (not rsp, distinct from all four); the enter keeps the top in
+// it from E2 to the push, so nothing is reloaded after the CAS. The exit
+// does not use it. Like the other scratch registers, it is clobbered. Code
+// emitted with and without it locks the same objects together correctly.
 struct MonitorOperands {
   asmjit::x86::Gp Obj;
   asmjit::x86::Gp Thread;
@@ -257,7 +282,17 @@ asmjit::Error emitMonitorExit(asmjit::x86::Assembler &A,
 
 /// For SlowPathMode::Labels: binds Labels.Slow, calls the runtime's enter or
 /// exit slow path with every register preserved, and jumps to Labels.Done.
+/// For an exit (Enter false) it then binds Labels.Queued, when the exit
+/// created it, and calls RT.ExitQueued the same way: the exit's whole slow
+/// side in one call.
 asmjit::Error emitSlowCall(asmjit::x86::Assembler &A, bool Enter,
+                           const MonitorOperands &Ops,
+                           const SlowPathLabels &Labels,
+                           const RuntimeEntries &RT = {});
+/// One stub: binds the label of `Call` (Slow, or Queued for ExitQueued),
+/// calls its entry point with every register preserved, and jumps to
+/// Labels.Done.
+asmjit::Error emitSlowCall(asmjit::x86::Assembler &A, SlowCall Call,
                            const MonitorOperands &Ops,
                            const SlowPathLabels &Labels,
                            const RuntimeEntries &RT = {});
@@ -345,7 +380,12 @@ asmjit::Error emitMonitorExit(asmjit::a64::Assembler &A,
                               SlowPathMode Mode,
                               SlowPathLabels *Labels = nullptr,
                               const RuntimeEntries &RT = {});
+/// As x64::emitSlowCall (both forms).
 asmjit::Error emitSlowCall(asmjit::a64::Assembler &A, bool Enter,
+                           const MonitorOperands &Ops,
+                           const SlowPathLabels &Labels,
+                           const RuntimeEntries &RT = {});
+asmjit::Error emitSlowCall(asmjit::a64::Assembler &A, SlowCall Call,
                            const MonitorOperands &Ops,
                            const SlowPathLabels &Labels,
                            const RuntimeEntries &RT = {});

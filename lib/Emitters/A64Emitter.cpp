@@ -12,9 +12,12 @@
 //     and 64-bit accesses are single-copy atomic).
 //   * E5 and M1, the acquisitions, are acquire CASes: casa (LSE), or an
 //     ldaxr/stxr loop (LL/SC).
-//   * X4 and N3, the releases, are release CASes: casl, or an ldxr/stlxr
-//     loop.
-//   * No dmb anywhere. A failed LL/SC compare leaves through clrex.
+//   * X4, the fast unlock, is a release CAS: casl, or an ldxr/stlxr loop.
+//   * N3, the inflated exit, has no CAS: `stlr xzr` to the owner word (the
+//     release), then, only for a layout whose monitor_exit is
+//     JITLOCK_EXIT_FENCE, `dmb ish`, then a plain `ldr w` of the entry
+//     count and `cbnz` to the RT.ExitQueued call. That dmb is the only
+//     barrier anywhere. A failed LL/SC compare leaves through clrex.
 //
 // Registers. Obj and Thread are only read. The three scratch registers are
 // written (H: the header; T: the lock-stack top or an address; V: values
@@ -87,8 +90,10 @@ bool supportedLayout(const jitlock_rt_layout &L) {
   uint64_t Mask = L.lock_mask;
   std::optional<MonitorStorage> Storage = monitorStorageOf(L.monitor_storage);
   return L.abi_version == JITLOCK_RT_ABI_VERSION && Storage &&
-         !monitorStorageProblem(L, *Storage) && isSingleBit(L.unlocked_value) &&
-         isSingleBit(L.monitor_value) && L.unlocked_value != L.monitor_value &&
+         !monitorStorageProblem(L, *Storage) &&
+         inflatedExitOf(L.monitor_exit).has_value() &&
+         isSingleBit(L.unlocked_value) && isSingleBit(L.monitor_value) &&
+         L.unlocked_value != L.monitor_value &&
          Mask == (L.unlocked_value | L.monitor_value) &&
          isSingleBit(Mask + (Mask & (~Mask + 1))) && L.locked_value == 0 &&
          L.lock_stack_sentinel_offset + 8 == L.lock_stack_base_offset;
@@ -135,12 +140,15 @@ public:
         // it: the tagged header (monitor | 0b10) with pointer storage, the
         // monitor's address otherwise.
         OwnerOff(int64_t(L.monitor_owner_offset) - monitorBias(L)),
-        RecursionsOff(int64_t(L.monitor_recursions_offset) - monitorBias(L)) {}
+        RecursionsOff(int64_t(L.monitor_recursions_offset) - monitorBias(L)),
+        EntryCountOff(int64_t(L.monitor_entry_count_offset) - monitorBias(L)) {}
 
   /// `SlowFollows`: the code after the sequence's last block is Slow (the
   /// out-of-line glue), so that block may fall through to it.
   void enter(Label Slow, Label Done, bool SlowFollows);
-  void exit(Label Slow, Label Done, bool SlowFollows);
+  /// `QueuedFollows`: the code after the sequence's last block is the
+  /// RT.ExitQueued glue (out of line); otherwise it is Done.
+  void exit(Label Slow, Label Done, Label Queued, bool QueuedFollows);
 
 private:
   static int64_t monitorBias(const jitlock_rt_layout &L) {
@@ -155,7 +163,7 @@ private:
   Gp Obj, Thread, H, T, V;
   Atomics At;
   uint32_t UnlockedBit, MonitorBit;
-  int64_t HeaderOff, TopOff, OwnerOff, RecursionsOff;
+  int64_t HeaderOff, TopOff, OwnerOff, RecursionsOff, EntryCountOff;
 };
 
 /// Dst = Value (64 bits), in one movz or movn and up to three movk.
@@ -409,7 +417,7 @@ void Emitter::enter(Label Slow, Label Done, bool SlowFollows) {
   // A failed CAS leaves the new owner in V, never this thread: the check
   // below sends it to the runtime.
   // M2  owner == thread: recursions += 1 (only the owner writes it).
-  //     Anything else (anonymous, queued bit, another owner): the runtime.
+  //     Anything else (anonymous, a deflater, another owner): the runtime.
   ok(A.bind(Owned));
   ok(A.cmp(V, Thread));
   ok(A.b_ne(Slow));
@@ -425,7 +433,7 @@ void Emitter::enter(Label Slow, Label Done, bool SlowFollows) {
   }
 }
 
-void Emitter::exit(Label Slow, Label Done, bool SlowFollows) {
+void Emitter::exit(Label Slow, Label Done, Label Queued, bool QueuedFollows) {
   Label Inflated = A.newLabel(), Restore = A.newLabel();
   Label CasFail = A.newLabel(), Recursive = A.newLabel();
   bool LSE = At == Atomics::LSE;
@@ -485,14 +493,10 @@ void Emitter::exit(Label Slow, Label Done, bool SlowFollows) {
   store(T.w(), Thread, TopOff, H);
   ok(A.b(Slow));
 
-  // N2, recursive (out of line, reached from below; V = m.recursions): if
-  //     m.owner == thread (only it stores itself there), recursions -= 1,
-  //     plain ldr/str (only the owner writes it). Anything else (another
-  //     owner, anonymous, the queued bit): the runtime.
+  // N2, recursive (out of line, reached from below; the owner is this
+  //     thread, V = m.recursions): recursions -= 1, plain str (only the
+  //     owner writes it).
   ok(A.bind(Recursive));
-  load(T, H, OwnerOff, T);
-  ok(A.cmp(T, Thread));
-  ok(A.b_ne(Slow));
   ok(A.sub(V, V, 1));
   store(V, H, RecursionsOff, T);
   ok(A.b(Done));
@@ -502,33 +506,36 @@ void Emitter::exit(Label Slow, Label Done, bool SlowFollows) {
   load(H, Obj, HeaderOff, H);
   ok(A.tbz(H, MonitorBit, Slow));
   ok(A.tbnz(H, UnlockedBit, Slow));
-  // N2  m = h - 10 (or by index, or from the cache: findMonitor);
-  //     m.recursions != 0: one less, above.
+  // N2  m = h - 10 (or by index, or from the cache: findMonitor). The
+  //     owner first, a plain ldr (only this thread stores itself there):
+  //     anything but this thread (another owner, anonymous, a deflater)
+  //     goes to the runtime with the state untouched. Then m.recursions
+  //     != 0: one less, above.
   findMonitor(Slow, /*ForExit=*/true);
+  load(V, H, OwnerOff, V);
+  ok(A.cmp(V, Thread));
+  ok(A.b_ne(Slow));
   load(V, H, RecursionsOff, V);
   ok(A.cbnz(V, Recursive));
-  // N3  CAS m.owner thread -> 0, release. Fails on the queued bit, an
-  //     anonymous owner or another owner: all the runtime's.
-  addImm(T, H, OwnerOff, T); //                T = &m.owner
-  if (LSE) {
-    ok(A.mov(V, Thread));
-    ok(A.casl(V, A64::xzr, A64::ptr(T)));
-    ok(A.cmp(V, Thread));
-    ok(A.b_eq(Done));
-  } else {
-    Label Retry = A.newLabel(), OwnerFail = A.newLabel();
-    ok(A.bind(Retry));
-    ok(A.ldxr(V, A64::ptr(T)));
-    ok(A.cmp(V, Thread));
-    ok(A.b_ne(OwnerFail));
-    stlxr(V, A64::xzr, T);
-    ok(A.cbnz(V.w(), Retry));
-    ok(A.b(Done));
-    ok(A.bind(OwnerFail)); //                  N3 compare failed
-    ok(A.clrex(15));
+  // N3  m.owner = 0 with stlr (release: the critical section's writes go
+  //     first); with exit=fence a full barrier, dmb ish; then the entry
+  //     count, a plain 32-bit ldr. Nonzero: threads are queued, and
+  //     RT.ExitQueued wakes one (the monitor is released already, so not
+  //     RT.Exit).
+  Gp OwnerAddr = H;
+  if (OwnerOff != 0) {
+    OwnerAddr = T;
+    addImm(T, H, OwnerOff, T);
   }
-  if (!SlowFollows)
-    ok(A.b(Slow));
+  // By instruction id: this asmjit's stlr() emits stllr (LORelease).
+  ok(A.emit(A64::Inst::kIdStlr, A64::xzr, A64::ptr(OwnerAddr)));
+  if (L.monitor_exit == JITLOCK_EXIT_FENCE)
+    ok(A.dmb(asmjit::Imm(A64::Predicate::DB::kISH)));
+  load(V.w(), H, EntryCountOff, V);
+  if (QueuedFollows)
+    ok(A.cbz(V.w(), Done));
+  else
+    ok(A.cbnz(V.w(), Queued));
 }
 
 //===----------------------------------------------------------------------===//
@@ -557,10 +564,8 @@ struct GlueArgs {
   uint32_t Extra = 0;
 };
 
-GlueArgs monitorArgs(bool Enter, const MonitorOperands &Ops,
-                     const RuntimeEntries &RT) {
-  return {Enter ? RT.Enter : RT.Exit, Ops.Thread, Ops.Obj, Ops.Scratch0,
-          Ops.Scratch1};
+GlueArgs monitorArgs(const void *Entry, const MonitorOperands &Ops) {
+  return {Entry, Ops.Thread, Ops.Obj, Ops.Scratch0, Ops.Scratch1};
 }
 
 /// Calls the runtime with every register preserved but S0 and S1.
@@ -650,27 +655,40 @@ Error emitSequence(A64::Assembler &A, const jitlock_rt_layout &L,
   if (!usableAssembler(A) || !validOperands(Ops) || !supportedLayout(L) ||
       (At != Atomics::LSE && At != Atomics::LLSC))
     return kErrorInvalidArgument;
-  if (Mode == SlowPathMode::OutOfLine && !(Enter ? RT.Enter : RT.Exit))
+  const bool OutOfLine = Mode == SlowPathMode::OutOfLine;
+  const bool HasEntries = Enter
+                              ? RT.Enter != nullptr
+                              : RT.Exit != nullptr && RT.ExitQueued != nullptr;
+  if (OutOfLine && !HasEntries)
     return kErrorInvalidArgument;
-  Label Slow, Done;
-  if (Error Err = sequenceLabels(A, Mode, Labels, Slow, Done))
+  Label Slow, Done, Queued;
+  if (Error Err = sequenceLabels(A, Mode, Labels, Slow, Done,
+                                 Enter ? nullptr : &Queued))
     return Err;
 
   Emitter E(A, L, Ops, At);
   if (Enter)
-    E.enter(Slow, Done, Mode == SlowPathMode::OutOfLine);
+    E.enter(Slow, Done, OutOfLine);
   else
-    E.exit(Slow, Done, Mode == SlowPathMode::OutOfLine);
+    E.exit(Slow, Done, Queued, OutOfLine);
   Error Err = E.Err;
-  if (Mode == SlowPathMode::OutOfLine) {
-    // The slow call, out of line; it continues at Done.
-    if (Error GErr = A.bind(Slow); !Err)
+  auto Ok = [&](Error GErr) {
+    if (!Err)
       Err = GErr;
-    if (Error GErr = emitGlue(A, monitorArgs(Enter, Ops, RT)); !Err)
-      Err = GErr;
+  };
+  if (OutOfLine) {
+    // The slow calls, out of line. The exit's last block falls into its
+    // RT.ExitQueued call, which branches to Done; RT.Exit (or the enter's
+    // RT.Enter) falls through to Done.
+    if (!Enter) {
+      Ok(A.bind(Queued));
+      Ok(emitGlue(A, monitorArgs(RT.ExitQueued, Ops)));
+      Ok(A.b(Done));
+    }
+    Ok(A.bind(Slow));
+    Ok(emitGlue(A, monitorArgs(Enter ? RT.Enter : RT.Exit, Ops)));
   }
-  if (Error BErr = A.bind(Done); !Err)
-    Err = BErr;
+  Ok(A.bind(Done));
   return Err;
 }
 
@@ -689,16 +707,32 @@ Error emitMonitorExit(A64::Assembler &A, const jitlock_rt_layout &L,
   return emitSequence(A, L, Ops, At, Mode, Labels, RT, /*Enter=*/false);
 }
 
-Error emitSlowCall(A64::Assembler &A, bool Enter, const MonitorOperands &Ops,
+Error emitSlowCall(A64::Assembler &A, SlowCall Call, const MonitorOperands &Ops,
                    const SlowPathLabels &Labels, const RuntimeEntries &RT) {
   if (!usableAssembler(A) || !validOperands(Ops) ||
-      !(Enter ? RT.Enter : RT.Exit) || !slowCallLabelsUsable(*A.code(), Labels))
+      !stubUsable(*A.code(), Labels, Call, RT))
     return kErrorInvalidArgument;
-  Error Err = A.bind(Labels.Slow);
-  if (Error GErr = emitGlue(A, monitorArgs(Enter, Ops, RT)); !Err)
+  Error Err = A.bind(*stubLabel(Labels, Call));
+  if (Error GErr = emitGlue(A, monitorArgs(stubEntry(RT, Call), Ops)); !Err)
     Err = GErr;
   if (Error BErr = A.b(Labels.Done); !Err)
     Err = BErr;
+  return Err;
+}
+
+Error emitSlowCall(A64::Assembler &A, bool Enter, const MonitorOperands &Ops,
+                   const SlowPathLabels &Labels, const RuntimeEntries &RT) {
+  SlowCall Calls[2];
+  const unsigned N = sequenceStubs(Labels, Enter, Calls);
+  if (!usableAssembler(A) || !validOperands(Ops))
+    return kErrorInvalidArgument;
+  for (unsigned I = 0; I != N; ++I)
+    if (!stubUsable(*A.code(), Labels, Calls[I], RT))
+      return kErrorInvalidArgument;
+  Error Err = kErrorOk;
+  for (unsigned I = 0; I != N; ++I)
+    if (Error SErr = emitSlowCall(A, Calls[I], Ops, Labels, RT); !Err)
+      Err = SErr;
   return Err;
 }
 

@@ -8,21 +8,24 @@
 // that, docs/emitters.md what this file emits.
 //
 // Memory ordering: every CAS is a `lock cmpxchg`, a full barrier on x86, so
-// the acquire (E5, M1) and release (X4, N3) orderings cost nothing extra; the
+// the acquire (E5, M1) and release (X4) orderings cost nothing extra; the
 // relaxed loads and stores of headers, lock stacks and monitor fields (M1's
 // owner test, M2's and N2's recursion updates) are plain `mov`s, `inc`s and
-// `dec`s.
+// `dec`s. The inflated exit (N3) has no CAS: its release is a plain `mov` of
+// 0 to the owner word (x86 stores are release stores), and the entry-count
+// test after it is a plain `cmp`. With exit=store nothing separates them
+// (the parking thread's membarrier pays for the StoreLoad order); with
+// exit=fence a `lock or dword ptr [rsp], 0` does. That locked no-op on the
+// thread's own, already-exclusive stack line is a full barrier for ordinary
+// memory and costs less than `mfence` on current cores (mfence also orders
+// non-temporal stores and WC memory, which the protocol does not need).
 //
 // Register use: Scratch0 (rax, cmpxchg's implicit comparand), Scratch1, and
-// the optional Scratch2. Without Scratch2, the enter keeps the lock-stack top
-// in eax until E5 needs rax for the CAS, and reloads it for the push; the
-// inflated exit (N3) needs a third register for one instruction and borrows
-// Thread, saving it with a push/pop pair around the CAS. Like the slow-path
-// call, that writes below rsp: the sequence uses the stack as a call does
-// (the caller keeps nothing in the red zone across it). With Scratch2, the
-// top lives in it from E2 to the push (no load after the locked
-// instruction, on which the push's address and the next exit's top load
-// would wait), and N3 takes its zero from it.
+// the optional Scratch2 (used by the enter only). Without Scratch2, the
+// enter keeps the lock-stack top in eax until E5 needs rax for the CAS, and
+// reloads it for the push. With Scratch2, the top lives in it from E2 to the
+// push (no load after the locked instruction, on which the push's address
+// and the next exit's top load would wait).
 //
 // The slow-path glue preserves every register:
 //   - rbx (saved first) holds the entry rsp, so the stack can be realigned
@@ -37,6 +40,8 @@
 //     copies, so Obj and Thread may be any registers, rdi and rsi included,
 //     in either order;
 //   - the call is through rax to the absolute address of the entry point.
+// An exit has two calls: RT.Exit from the state before the exit, and
+// RT.ExitQueued after N3 released the monitor and found threads queued.
 // The flags are not preserved (the contract allows it).
 //
 // Which vector-save form to use is decided when the code is emitted, from
@@ -219,7 +224,10 @@ bool validLayout(const jitlock_rt_layout &L) {
          fitsInt32(int64_t(L.monitor_owner_offset) -
                    int64_t(L.monitor_value)) &&
          fitsInt32(int64_t(L.monitor_recursions_offset) -
-                   int64_t(L.monitor_value));
+                   int64_t(L.monitor_value)) &&
+         fitsInt32(int64_t(L.monitor_entry_count_offset) -
+                   int64_t(L.monitor_value)) &&
+         inflatedExitOf(L.monitor_exit).has_value();
 }
 
 /// test R, Bits: the byte form when the bits are in the low byte.
@@ -319,15 +327,17 @@ void emitGlue(x86::Assembler &A, const void *Entry, const GlueArgs &Args,
     E(A.jmp(Done));
 }
 
-/// The operands, the layout and the entry point, checked before anything is
-/// emitted (sequenceLabels checks the mode and labels). OutOfLine needs the
-/// entry point it calls; Labels mode calls nothing (emitSlowCall does).
+/// The operands, the layout and the entry points, checked before anything
+/// is emitted (sequenceLabels checks the mode and labels). OutOfLine needs
+/// the entry points it calls; Labels mode calls nothing (emitSlowCall does).
 Error checkArguments(x86::Assembler &A, const jitlock_rt_layout &L,
                      const MonitorOperands &Ops, SlowPathMode Mode,
-                     const void *Entry) {
+                     const void *Entry, const void *SecondEntry = nullptr,
+                     bool NeedsSecond = false) {
   if (!validOperands(A, Ops) || !validLayout(L))
     return kErrorInvalidArgument;
-  if (Mode == SlowPathMode::OutOfLine && !Entry)
+  if (Mode == SlowPathMode::OutOfLine &&
+      (!Entry || (NeedsSecond && !SecondEntry)))
     return kErrorInvalidArgument;
   return kErrorOk;
 }
@@ -482,7 +492,7 @@ Error emitMonitorEnter(x86::Assembler &A, const jitlock_rt_layout &L,
   // The CAS failed: rax holds the new owner, never this thread, so the
   // check below sends it to the runtime.
   // M2: the owner (in rax) is this thread: recursions += 1 (only the owner
-  // writes it). Anonymous, queued bit or another owner: the runtime.
+  // writes it). Anonymous, a deflater or another owner: the runtime.
   E(A.bind(Owned));
   E(A.cmp(x86::rax, Thread));
   E(A.jne(Slow));
@@ -494,10 +504,11 @@ Error emitMonitorEnter(x86::Assembler &A, const jitlock_rt_layout &L,
 Error emitMonitorExit(x86::Assembler &A, const jitlock_rt_layout &L,
                       const MonitorOperands &Ops, SlowPathMode Mode,
                       SlowPathLabels *Labels, const RuntimeEntries &RT) {
-  if (Error Err = checkArguments(A, L, Ops, Mode, RT.Exit))
+  if (Error Err = checkArguments(A, L, Ops, Mode, RT.Exit, RT.ExitQueued,
+                                 /*NeedsSecond=*/true))
     return Err;
-  Label Slow, Done;
-  if (Error Err = sequenceLabels(A, Mode, Labels, Slow, Done))
+  Label Slow, Done, Queued;
+  if (Error Err = sequenceLabels(A, Mode, Labels, Slow, Done, &Queued))
     return Err;
   Label Inflated = A.newLabel(), Restore = A.newLabel(),
         Recursive = A.newLabel();
@@ -509,6 +520,8 @@ Error emitMonitorExit(x86::Assembler &A, const jitlock_rt_layout &L,
   const int32_t MonOwner = monitorFieldOffset(L, L.monitor_owner_offset);
   const int32_t MonRecursions =
       monitorFieldOffset(L, L.monitor_recursions_offset);
+  const int32_t MonEntryCount =
+      monitorFieldOffset(L, L.monitor_entry_count_offset);
   ErrorSink E;
 
   // X1: the top entry [thread + top - 8] is not obj: the inflated exit (N1).
@@ -544,13 +557,9 @@ Error emitMonitorExit(x86::Assembler &A, const jitlock_rt_layout &L,
   E(A.add(Top, 8));
   E(A.jmp(Slow));
 
-  // N2, recursive (out of line, reached from below): the owner is this
-  // thread (only it stores itself there): recursions -= 1, no atomic (only
-  // the owner writes it). Anything else (another owner, anonymous, the
-  // queued bit): the runtime.
+  // N2, recursive (out of line, reached from below; the owner is this
+  // thread): recursions -= 1, no atomic (only the owner writes it).
   E(A.bind(Recursive));
-  E(A.cmp(x86::qword_ptr(H, MonOwner), Thread));
-  E(A.jne(Slow));
   E(A.dec(x86::qword_ptr(H, MonRecursions)));
   E(A.jmp(Done));
 
@@ -561,46 +570,59 @@ Error emitMonitorExit(x86::Assembler &A, const jitlock_rt_layout &L,
   E(A.and_(x86::eax, int32_t(L.lock_mask)));
   E(A.cmp(x86::eax, int32_t(L.monitor_value)));
   E(A.jne(Slow));
-  // N2: the monitor (h - 10, or found by index or in the cache) has
-  // recursions: one less, above.
+  // N2: the monitor (h - 10, or found by index or in the cache). Its owner
+  // first, a plain load (only this thread stores itself there): anything
+  // but this thread (another owner, anonymous, a deflater) goes to the
+  // runtime with the state untouched. Then recursions: one less, above.
   emitFindMonitor(A, L, Ops, H, Slow, /*ForExit=*/true, E);
+  E(A.cmp(x86::qword_ptr(H, MonOwner), Thread));
+  E(A.jne(Slow));
   E(A.cmp(x86::qword_ptr(H, MonRecursions), 0));
   E(A.jne(Recursive));
-  // N3: CAS owner thread -> 0, release. Fails on the queued bit, an
-  // anonymous owner or another owner: the runtime. The zero comes from
-  // Scratch2 when given, else from Thread, saved around the CAS (pop keeps
-  // the flags).
-  E(A.mov(x86::rax, Thread));
-  if (hasScratch2(Ops)) {
-    E(A.xor_(Ops.Scratch2.r32(), Ops.Scratch2.r32()));
-    E(A.lock().cmpxchg(x86::qword_ptr(H, MonOwner), Ops.Scratch2));
-  } else {
-    E(A.push(Thread));
-    E(A.xor_(Thread.r32(), Thread.r32()));
-    E(A.lock().cmpxchg(x86::qword_ptr(H, MonOwner), Thread));
-    E(A.pop(Thread));
-  }
+  // N3: owner = 0, a plain store (release on x86); with exit=fence a full
+  // fence; then the entry count. Nonzero: threads are queued, and
+  // RT.ExitQueued wakes one (the monitor is released already, so not
+  // RT.Exit).
+  E(A.mov(x86::qword_ptr(H, MonOwner), 0));
+  if (L.monitor_exit == JITLOCK_EXIT_FENCE)
+    E(A.lock().or_(x86::dword_ptr(x86::rsp), 0));
+  E(A.cmp(x86::dword_ptr(H, MonEntryCount), 0));
   if (Mode == SlowPathMode::OutOfLine) {
+    // Nobody queued, the steady state: one taken branch over both calls.
     E(A.je(Done));
+    E(A.bind(Queued));
+    emitGlue(A, RT.ExitQueued, monitorArgs(Ops), Done, E);
     E(A.bind(Slow));
-    emitGlue(A, RT.Exit, monitorArgs(Ops), Done, E);
+    emitGlue(A, RT.Exit, monitorArgs(Ops), Label(), E);
   } else {
-    E(A.jne(Slow));
+    E(A.jne(Queued));
   }
   E(A.bind(Done));
   return E.get();
 }
 
-Error emitSlowCall(x86::Assembler &A, bool Enter, const MonitorOperands &Ops,
+Error emitSlowCall(x86::Assembler &A, SlowCall Call, const MonitorOperands &Ops,
                    const SlowPathLabels &Labels, const RuntimeEntries &RT) {
-  const void *Entry = Enter ? RT.Enter : RT.Exit;
-  if (!validOperands(A, Ops) || !Entry)
-    return kErrorInvalidArgument;
-  if (!slowCallLabelsUsable(*A.code(), Labels))
+  if (!validOperands(A, Ops) || !stubUsable(*A.code(), Labels, Call, RT))
     return kErrorInvalidArgument;
   ErrorSink E;
-  E(A.bind(Labels.Slow));
-  emitGlue(A, Enter ? RT.Enter : RT.Exit, monitorArgs(Ops), Labels.Done, E);
+  E(A.bind(*stubLabel(Labels, Call)));
+  emitGlue(A, stubEntry(RT, Call), monitorArgs(Ops), Labels.Done, E);
+  return E.get();
+}
+
+Error emitSlowCall(x86::Assembler &A, bool Enter, const MonitorOperands &Ops,
+                   const SlowPathLabels &Labels, const RuntimeEntries &RT) {
+  SlowCall Calls[2];
+  const unsigned N = sequenceStubs(Labels, Enter, Calls);
+  if (!validOperands(A, Ops))
+    return kErrorInvalidArgument;
+  for (unsigned I = 0; I != N; ++I)
+    if (!stubUsable(*A.code(), Labels, Calls[I], RT))
+      return kErrorInvalidArgument;
+  ErrorSink E;
+  for (unsigned I = 0; I != N; ++I)
+    E(emitSlowCall(A, Calls[I], Ops, Labels, RT));
   return E.get();
 }
 

@@ -26,7 +26,9 @@
 // is reused by the next inflation; memory is returned only at shutdown. A
 // deflated monitor reaches the free list only after a handshake with every
 // thread (A6 in Synchronizer.cpp); until then it sits on its deflater's own
-// list, out of the registry.
+// list, out of the registry. Free monitors sit in batches on the global
+// free list and in each attached thread's own list, from which its
+// inflations take them without a lock (Monitor.cpp, "Free monitors").
 //
 //===----------------------------------------------------------------------===//
 #ifndef JITLOCK_RUNTIME_MONITOR_H
@@ -115,8 +117,11 @@ public:
   /// Object and DisplacedHeader). Readers that no handshake covers check it
   /// to tell this object's monitor from the same storage reused for another.
   std::atomic<uint64_t> Generation{0};
-  Monitor *RegistryNext = nullptr;
-  Monitor *RegistryPrev = nullptr;
+  /// The next monitor of the registry while registered (pushed with a CAS,
+  /// unlinked under the registry lock), of its free batch while free.
+  std::atomic<Monitor *> RegistryNext{nullptr};
+  /// On a free list, in the first monitor of a batch: the next batch.
+  Monitor *NextFreeBatch = nullptr;
 
   // Line 1.
   alignas(CacheLine) std::atomic<uintptr_t> Owner;
@@ -159,6 +164,7 @@ public:
 /// own. It reuses a free monitor when there is one. Null only for index
 /// storage whose region is full even after a deflation cycle (where the
 /// caller may run one): the inflating operation fails with JITLOCK_ENOMEM.
+/// Takes no lock while the calling thread's own free list has a monitor.
 Monitor *newMonitor(void *Object, uint64_t DisplacedHeader, uintptr_t OwnerWord,
                     uint64_t Recursions);
 /// Index storage: sets `N` monitors aside for the calling thread's next
@@ -170,26 +176,50 @@ bool reserveMonitors(size_t N);
 void releaseReservation();
 /// Unregisters a monitor that was never published and frees it for reuse.
 void discardMonitor(Monitor *M);
+/// Puts `T`'s free monitors back on the global free list; at detach, from
+/// `T`'s own OS thread.
+void releaseFreeMonitors(jitlock_thread &T);
 /// Calls `Fn(Monitor &)` for each live monitor under the registry lock.
 template <typename Fn> void forEachMonitor(Fn &&F);
-/// Monitors a sweep unregistered, linked through RegistryNext.
-struct DeflatedChain {
-  Monitor *Head = nullptr;
-  Monitor *Tail = nullptr;
+
+/// How many monitors a free batch holds at most: what a thread takes from
+/// the global free list (or carves from the index region) at a time.
+inline constexpr uint32_t FreeBatchSize = 16;
+
+/// Free monitors in batches of at most FreeBatchSize, each linked through
+/// RegistryNext, the batches through their first monitor's NextFreeBatch.
+/// Taking or adding a batch is O(1).
+struct FreeBatches {
+  Monitor *First = nullptr;
+  Monitor *Last = nullptr;
+  /// How many monitors batch First holds, for add.
+  uint32_t FirstSize = 0;
+
+  bool empty() const { return !First; }
+  /// Adds `M` to batch First, or starts a new batch when that one is full.
+  void add(Monitor *M);
+  /// Adds a chain linked through RegistryNext as one batch.
+  void addBatch(Monitor *Chain);
+  /// Moves every batch of `Other` here.
+  void splice(FreeBatches &Other);
+  /// Takes batch First, or null.
+  Monitor *takeBatch();
 };
+/// Monitors a sweep unregistered.
+using DeflatedChain = FreeBatches;
 /// Calls `Deflate(Monitor &)` for each live monitor under the registry lock
-/// and unregisters each one for which it returns true, chaining it onto
-/// `Deflated`, still unusable: freeMonitors makes the chain reusable once no
+/// and unregisters each one for which it returns true, adding it to
+/// `Deflated`, still unusable: freeMonitors makes them reusable once no
 /// thread can hold an address of them (A6). Returns how many were
 /// unregistered; `Kept` gets how many stayed, as the sweep ends.
 size_t sweepMonitors(bool (*Deflate)(Monitor &), DeflatedChain &Deflated,
                      uint64_t &Kept);
-/// Puts a chain that sweepMonitors unregistered on the free list.
-void freeMonitors(const DeflatedChain &Deflated);
+/// Puts what sweepMonitors unregistered on the global free list.
+void freeMonitors(DeflatedChain &Deflated);
 /// Registered monitors: installed in a header, or about to be.
 uint64_t monitorsAlive();
 /// Monitors in memory: registered, deflated and waiting for their
-/// handshake (A6), or on the free list.
+/// handshake (A6), or free (on the global list or a thread's).
 uint64_t monitorsAllocated();
 /// Wakes the deflation thread (Deflation.cpp) once monitorsAlive() reaches
 /// it; UINT64_MAX when no thread waits for that.
@@ -200,6 +230,20 @@ void requestDeflation();
 /// still point at one. Only while no thread is attached.
 void freeAllMonitors();
 
+/// The allocation side's counters, since the process started.
+struct FreeListFigures {
+  /// Times a thread's own list was refilled with a batch (from the global
+  /// list or carved from the index region).
+  uint64_t Refills = 0;
+  /// Times allocation took the registry lock: refills, discards, callers
+  /// without a thread list, returns to the global list.
+  uint64_t LockedAllocations = 0;
+  /// Thread lists emptied onto the global list because the index region
+  /// was full.
+  uint64_t Steals = 0;
+};
+FreeListFigures freeListFigures();
+
 namespace detail {
 void lockMonitorRegistry();
 void unlockMonitorRegistry();
@@ -208,7 +252,8 @@ Monitor *firstMonitor();
 
 template <typename Fn> void forEachMonitor(Fn &&F) {
   detail::lockMonitorRegistry();
-  for (Monitor *M = detail::firstMonitor(); M; M = M->RegistryNext)
+  for (Monitor *M = detail::firstMonitor(); M;
+       M = M->RegistryNext.load(std::memory_order_relaxed))
     F(*M);
   detail::unlockMonitorRegistry();
 }

@@ -59,28 +59,44 @@ uintptr_t regionBase() {
   return isIndex() ? reinterpret_cast<uintptr_t>(TheRegion.Base) : 0;
 }
 
-void *carveFromRegion() {
+/// Makes the next CommitChunk slots (or those left) read-write.
+static bool commitNextChunk(Region &R) {
+  uint64_t End = uint64_t(R.Committed) + CommitChunk;
+  if (End > uint64_t(R.Capacity) + 1)
+    End = uint64_t(R.Capacity) + 1;
+  size_t From = size_t(R.Committed) * sizeof(Monitor);
+  size_t To = size_t(End) * sizeof(Monitor);
+  size_t Page = size_t(sysconf(_SC_PAGESIZE));
+  From = From / Page * Page;
+  To = (To + Page - 1) / Page * Page;
+  if (To > R.Reserved)
+    To = R.Reserved;
+  if (mprotect(R.Base + From, To - From, PROT_READ | PROT_WRITE) != 0)
+    return false;
+  R.Committed = uint32_t(End);
+  return true;
+}
+
+void *carveFromRegion(uint32_t &Count) {
   Region &R = TheRegion;
-  if (!R.Base || R.Next > R.Capacity)
+  if (!R.Base || R.Next > R.Capacity || Count == 0) {
+    Count = 0;
     return nullptr;
-  uint32_t Index = R.Next;
-  if (Index >= R.Committed) {
-    uint64_t End = uint64_t(R.Committed) + CommitChunk;
-    if (End > uint64_t(R.Capacity) + 1)
-      End = uint64_t(R.Capacity) + 1;
-    size_t From = size_t(R.Committed) * sizeof(Monitor);
-    size_t To = size_t(End) * sizeof(Monitor);
-    size_t Page = size_t(sysconf(_SC_PAGESIZE));
-    From = From / Page * Page;
-    To = (To + Page - 1) / Page * Page;
-    if (To > R.Reserved)
-      To = R.Reserved;
-    if (mprotect(R.Base + From, To - From, PROT_READ | PROT_WRITE) != 0)
-      return nullptr;
-    R.Committed = uint32_t(End);
   }
-  R.Next = Index + 1;
-  return R.Base + size_t(Index) * sizeof(Monitor);
+  uint32_t First = R.Next;
+  uint64_t End = uint64_t(First) + Count;
+  if (End > uint64_t(R.Capacity) + 1)
+    End = uint64_t(R.Capacity) + 1;
+  while (End > R.Committed)
+    if (!commitNextChunk(R)) {
+      End = R.Committed > First ? R.Committed : First;
+      break;
+    }
+  Count = uint32_t(End - First);
+  if (Count == 0)
+    return nullptr;
+  R.Next = uint32_t(End);
+  return R.Base + size_t(First) * sizeof(Monitor);
 }
 
 bool inRegion(const Monitor *M) {

@@ -94,9 +94,10 @@ int configure(const jitlock_rt_config &Cfg);
 /// monitor 0, or 0.
 uintptr_t regionBase();
 
-/// Index storage: a never-used monitor slot of the region, committed, not
-/// constructed; null when the region is full. Registry lock held.
-void *carveFromRegion();
+/// Index storage: up to `Count` never-used, consecutive monitor slots of
+/// the region, committed, not constructed; `Count` becomes how many. Null
+/// (and 0) when the region is full. Registry lock held.
+void *carveFromRegion(uint32_t &Count);
 /// Index storage: whether `M` lives in the region (not on the heap).
 bool inRegion(const Monitor *M);
 /// Index storage at shutdown, every monitor destroyed: decommits the region

@@ -231,6 +231,7 @@ static void detachLocked(jitlock_thread &T) {
   addCounters(RetiredStats, T.Stats);
   resetLockStack(T, /*Attached=*/false);
   storage::dropCache(T);
+  releaseFreeMonitors(T);
   T.MonitorBase = 0;
   T.Attached = 0;
   waitForOwnerPeeks();

@@ -464,6 +464,8 @@ static bool takeOrCancelDeflation(jitlock_thread &T, Monitor &M) {
   return true;
 }
 
+std::atomic<JoinHook> JoinTestHook{nullptr};
+
 /// Joins `M`'s entry queue and sleeps until `T` owns `M`; `T` is counted in
 /// `M.Contentions`.
 static void enterQueued(jitlock_thread &T, Monitor &M) {
@@ -474,26 +476,29 @@ static void enterQueued(jitlock_thread &T, Monitor &M) {
     M.QueueLock.unlock();
     return;
   }
+  if (JoinHook Hook = JoinTestHook.load(std::memory_order_relaxed))
+    Hook(JoinStage::FoundOwned, M);
   Node.Thread = &T;
   Node.Wakeup.store(QueueNode::Sleep, std::memory_order_relaxed);
   Node.Losses = 0;
   Node.HandoffWanted = false;
   M.append(QueueNode::EntryQueue, Node);
   M.QueueLock.unlock();
+  // Blocked from the moment it is queued, as the deadlock finder sees it.
+  markBlocked(T, &M);
   joinBarrier(); // J2
   // J3: an exit that released before the barrier may have missed our count
   // and woken nobody.
+  bool Taken = false;
   if (M.Owner.load(std::memory_order_relaxed) == 0) {
     M.QueueLock.lock();
-    bool Taken =
+    Taken =
         Node.Wakeup.load(std::memory_order_acquire) == QueueNode::Granted ||
         takeFromQueue(T, M, Node);
     M.QueueLock.unlock();
-    if (Taken)
-      return;
   }
-  markBlocked(T, &M);
-  waitInEntryQueue(T, M);
+  if (!Taken)
+    waitInEntryQueue(T, M);
   markUnblocked(T);
 }
 

@@ -186,6 +186,14 @@ void restoreHeader(Monitor &M, void *Obj);
 /// unless the caller is a handshake operation, which may not: whether it ran.
 bool deflateForSpace();
 
+/// For tests only, as IdentityHashTestHook: called by a thread joining a
+/// monitor's entry queue (J1) once it found the monitor owned, under the
+/// queue lock and before it counts itself, so that a test can run the
+/// owner's exit in that gap.
+enum class JoinStage { FoundOwned };
+using JoinHook = void (*)(JoinStage Stage, Monitor &M);
+extern std::atomic<JoinHook> JoinTestHook;
+
 /// Where a deflater calls DeflationTestHook, under the registry lock: once
 /// it has marked `M`'s owner (A1), and once its deflation has won (A3), just
 /// before the header is restored (A5).

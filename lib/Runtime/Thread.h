@@ -16,6 +16,8 @@
 //             (Safepoint.cpp)
 //   line 9    the monitor cache (table storage): written by the owner and by
 //             handshakes run for it, read by JIT code
+//   line 10   the thread's free monitors: popped by the owner, refilled and
+//             emptied under the monitor registry lock (Monitor.cpp)
 //
 // Line 0 also holds the base of the monitor region (index storage), which
 // JIT code loads next to the lock stack top.
@@ -99,6 +101,20 @@ inline void bump(std::atomic<uint64_t> &Counter) {
 struct GuardedCall;
 struct HandshakeOp;
 
+/// A thread's own free monitors, so that an inflation takes one without a
+/// lock (Monitor.cpp, "Free monitors").
+struct ThreadFreeList {
+  /// Linked through Monitor::RegistryNext. Only the owning thread pops
+  /// (a CAS) and refills it; under the registry lock, a thread that finds
+  /// the index region full empties it (an exchange), and detach does.
+  std::atomic<Monitor *> Head{nullptr};
+  /// Links of the registry's list of thread lists, which the owner joins at
+  /// its first refill; guarded by the registry lock.
+  ThreadFreeList *ListedNext = nullptr;
+  ThreadFreeList *ListedPrev = nullptr;
+  bool Listed = false;
+};
+
 /// The handshake addressed to a thread (Safepoint.cpp). Only one handshake
 /// requester runs at a time, so one pending operation is enough.
 struct HandshakeSlot {
@@ -181,6 +197,8 @@ struct alignas(jitlock::CacheLine) jitlock_thread {
   // (the A6 handshake empties it); read by JIT code.
   alignas(jitlock::CacheLine) jitlock::MonitorCacheEntry
       MonitorCache[jitlock::MonitorCacheEntries];
+  // Line 10: free monitors, popped by the owner.
+  alignas(jitlock::CacheLine) jitlock::ThreadFreeList FreeMonitors;
 };
 
 namespace jitlock {

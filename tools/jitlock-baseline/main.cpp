@@ -62,8 +62,10 @@
 //
 // --dump-sequences DIR writes the emitted enter, exit and safepoint-poll
 // sequences (with the registers above) as raw bytes (DIR/enter.bin,
-// DIR/exit.bin, DIR/poll.bin; DIR/poll.labels.bin is the poll in Labels mode
-// followed by a `ret` and its slow call) and as hex text for `llvm-mc-19
+// DIR/exit.bin, DIR/poll.bin; DIR/exit.store.bin and DIR/exit.fence.bin are
+// the exit with that inflated exit, whatever the runtime chose;
+// DIR/poll.labels.bin is the poll in Labels mode followed by a `ret` and its
+// slow call) and as hex text for `llvm-mc-19
 // --disassemble` (DIR/*.hex); see docs/emitters.md.
 //
 //===----------------------------------------------------------------------===//
@@ -659,9 +661,19 @@ int main(int argc, char **argv) {
     return 2;
   }
 
+  // The exit also with each inflated exit, whatever the runtime chose.
+  auto WithExit = [&](uint32_t Exit) {
+    jitlock_rt_layout Copy = L;
+    Copy.monitor_exit = Exit;
+    return Copy;
+  };
   if (!DumpDir.empty())
     return dumpSequence(DumpDir, "enter", Sequence::Enter, L) &&
                    dumpSequence(DumpDir, "exit", Sequence::Exit, L) &&
+                   dumpSequence(DumpDir, "exit.store", Sequence::Exit,
+                                WithExit(JITLOCK_EXIT_STORE)) &&
+                   dumpSequence(DumpDir, "exit.fence", Sequence::Exit,
+                                WithExit(JITLOCK_EXIT_FENCE)) &&
                    dumpSequence(DumpDir, "poll", Sequence::Poll, L) &&
                    dumpSequence(DumpDir, "poll.labels", Sequence::PollLabels, L)
                ? 0

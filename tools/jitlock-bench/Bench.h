@@ -11,6 +11,8 @@
 //   SafepointBenchmarks.cpp polls, time-to-safepoint and handshakes
 //   PhilosophersBench.cpp   many objects, neighbours contending, the
 //                           deflation thread on, under each monitor storage
+//   InflateChurnBench.cpp   threads inflating at once, under each monitor
+//                           storage
 //
 //===----------------------------------------------------------------------===//
 #ifndef JITLOCK_BENCH_BENCH_H
@@ -71,6 +73,7 @@ enum Kernel {
   KChurn,
   KFloor,
   KFloorLockStack,
+  KFloorCasStore,
   // The safepoint kernels (llvm only).
   KPollNone,
   KPollLlvm,
@@ -84,11 +87,11 @@ enum Kernel {
   NumKernels
 };
 inline constexpr const char *KernelSymbols[NumKernels] = {
-    "bench_simple",      "bench_recursive", "bench_serial",
-    "bench_churn",       "bench_floor",     "bench_floor_lockstack",
-    "bench_poll_none",   "bench_poll_llvm", "bench_poll_unrolled",
-    "bench_spin",        "bench_elided",    "bench_elided_noelide",
-    "bench_philosophers"};
+    "bench_simple",          "bench_recursive",   "bench_serial",
+    "bench_churn",           "bench_floor",       "bench_floor_lockstack",
+    "bench_floor_cas_store", "bench_poll_none",   "bench_poll_llvm",
+    "bench_poll_unrolled",   "bench_spin",        "bench_elided",
+    "bench_elided_noelide",  "bench_philosophers"};
 
 /// Calls JIT-compiled code. UBSan's -fsanitize=function (in the asan preset)
 /// checks a signature word just before the callee, which JIT code does not
@@ -178,6 +181,8 @@ void registerMonitorBenchmarks();
 void registerSafepointBenchmarks();
 /// philosophers/<storage> (PhilosophersBench.cpp).
 void registerPhilosophersBenchmarks();
+/// inflate-churn/<storage> (InflateChurnBench.cpp).
+void registerInflateChurnBenchmarks();
 /// deflation/<monitors>/<mutators> (DeflationBench.cpp).
 void registerDeflationBenchmarks(void (*Setup)(const benchmark::State &));
 /// deopt/restore/<n> (DeoptBench.cpp).

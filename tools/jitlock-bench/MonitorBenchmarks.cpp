@@ -91,7 +91,8 @@ enum class Path {
   Pthread,
   Alloc,
   Floor,
-  FloorLockStack
+  FloorLockStack,
+  FloorCasStore
 };
 
 const char *shapeName(Shape S) {
@@ -153,6 +154,8 @@ const char *pathName(Path P) {
     return "floor";
   case Path::FloorLockStack:
     return "floor/lockstack";
+  case Path::FloorCasStore:
+    return "floor/cas-store";
   }
   return "?";
 }
@@ -426,6 +429,7 @@ KernelFn kernelFor(Path P, Kernel K, uint32_t Storage, std::string &Why) {
   case Path::LlvmNoElide:
   case Path::Floor:
   case Path::FloorLockStack:
+  case Path::FloorCasStore:
     return kernelOf(*Llvm, K, Why);
   case Path::Heavy:
     return kernelOf(*Heavy, K, Why);
@@ -449,6 +453,7 @@ void registerMonitorBenchmarks() {
     Case C{S, P, nullptr, {}, Storage};
     Kernel K = P == Path::Floor            ? KFloor
                : P == Path::FloorLockStack ? KFloorLockStack
+               : P == Path::FloorCasStore  ? KFloorCasStore
                : S == Shape::Recursive     ? KRecursive
                : S == Shape::Serial        ? KSerial
                : S == Shape::Churn         ? KChurn
@@ -484,6 +489,9 @@ void registerMonitorBenchmarks() {
   // Not a shape: the floor plus the lock stack's stores, to show what the
   // lock stack costs next to the CAS instructions (docs/benchmarks.md).
   Add(Shape::Simple, Path::FloorLockStack, "floor/lockstack");
+  // Not a shape either: one CAS and a release store, the floor of an unlock
+  // without a read-modify-write, which the inflated exit is measured against.
+  Add(Shape::Simple, Path::FloorCasStore, "floor/cas-store");
   const Path Locking[] = {Path::Llvm, Path::Asmjit, Path::Runtime, Path::Heavy};
   for (Shape S : {Shape::Simple, Shape::Recursive, Shape::Serial,
                   Shape::Inflated, Shape::Churn, Shape::Contended2,

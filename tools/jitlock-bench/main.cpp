@@ -25,7 +25,8 @@
 // asmjit, runtime) are `inflated` with the runtime configured for index or
 // table storage and the kernels lowered and emitted for it;
 // philosophers/<storage> (PhilosophersBench.cpp) is a contended workload
-// over many objects with the deflation thread on.
+// over many objects with the deflation thread on; inflate-churn/<storage>
+// (InflateChurnBench.cpp) has 4 threads inflating (heavy monitors) at once.
 //
 // Every path runs the same loop: a call per benchmark iteration that does 100
 // pairs, each pair with one plain load+add+store of the object's payload
@@ -379,6 +380,7 @@ int main(int Argc, char **Argv) {
   addContext(L);
   registerMonitorBenchmarks();
   registerPhilosophersBenchmarks();
+  registerInflateChurnBenchmarks();
   registerSafepointBenchmarks();
   registerDeflationBenchmarks(setupLightweight);
   registerDeoptBenchmarks(setupLightweight);

@@ -150,6 +150,30 @@ done:
   ret void
 }
 
+; floor/cas-store: the floor with its release CAS replaced by a release
+; store: what an unlock that needs no atomic read-modify-write costs (the
+; inflated exit, N3, is such a store plus a plain load). Not a lock.
+define void @bench_floor_cas_store(ptr %thread, ptr %a, ptr %b, i64 %n) {
+entry:
+  %payload = getelementptr inbounds %Object, ptr %a, i64 0, i32 1
+  %empty = icmp eq i64 %n, 0
+  br i1 %empty, label %done, label %loop
+
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]
+  %acquire = cmpxchg ptr %a, i64 1, i64 0 acquire monotonic
+  %v = load i64, ptr %payload
+  %v.next = add i64 %v, 1
+  store i64 %v.next, ptr %payload
+  store atomic i64 1, ptr %a release, align 8
+  %i.next = add nuw i64 %i, 1
+  %more = icmp ult i64 %i.next, %n
+  br i1 %more, label %loop, label %done
+
+done:
+  ret void
+}
+
 ; floor/lockstack: the floor plus exactly the lock-stack stores that a fast
 ; lock and unlock make (push: the slot and the top; pop: the top), and no
 ; loads or checks. Not a locking scheme: it measures what the lock stack

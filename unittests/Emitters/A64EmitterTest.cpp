@@ -26,10 +26,11 @@
 // `--header-offset=N` configures the runtime with the header at N (-32 to
 // +24) first, and `--monitors=index|table` its monitor storage; CTest runs
 // RuntimePaths those ways too.
-// `--dump enter|exit lse|llsc [pointer|index|table]` prints the bytes of one
-// sequence (with the runtime's layout, or that layout with the given monitor
-// storage) for llvm-mc-19 --disassemble; docs/emitters.md shows the result. The
-// stack-bang tests are in A64StackBangTest.cpp (and
+// `--dump enter|exit lse|llsc [pointer|index|table] [store|fence]` prints
+// the bytes of one sequence (with the runtime's layout, or that layout with
+// the given monitor storage and inflated exit) for llvm-mc-19 --disassemble;
+// docs/emitters.md shows the result. The stack-bang tests are in
+// A64StackBangTest.cpp (and
 // `--dump-stackbang`), the safepoint-poll tests in A64SafepointTest.cpp
 // (and `--dump-poll`).
 //
@@ -207,8 +208,9 @@ protected:
       EXPECT_EQ(Log.Errors, 0) << "the runtime refused a slow-path call: "
                                << jitlock_rt_status_name(Log.LastResult);
     }
-    EXPECT_EQ(Enter ? Log.Exits : Log.Enters, 0) << "the wrong slow path";
-    int Calls = Log.Enters + Log.Exits;
+    EXPECT_EQ(Enter ? Log.Exits + Log.QueuedExits : Log.Enters, 0)
+        << "the wrong slow path";
+    int Calls = Log.Enters + Log.Exits + Log.QueuedExits;
     if (Calls) {
       EXPECT_EQ(Log.LastThread, T) << "slow path argument 0";
       EXPECT_EQ(Log.LastObj, O) << "slow path argument 1";
@@ -471,14 +473,14 @@ TEST_P(RuntimePaths, AnonymousOwnerFixedAtEnter) {
     expectStack(Self, {});
   }
   {
-    // The contender may have queued meanwhile: the queued bit makes the
-    // owner word differ from self, and N2 leaves it to the runtime.
-    SCOPED_TRACE("N2: recursions 1 -> 0, inline unless queued");
-    EXPECT_LE(exit(O), 1);
+    // The contender may have queued meanwhile: that changes only the entry
+    // count, not the owner word, so N2 stays inline.
+    SCOPED_TRACE("N2: recursions 1 -> 0, inline even if queued");
+    EXPECT_EQ(exit(O), 0);
     expectLock(O, JITLOCK_STATE_INFLATED, Self, 1);
   }
-  // N3 fails once the contender has queued (the queued bit), and succeeds
-  // while it still spins.
+  // N3 releases inline, and calls ExitQueued once the contender has queued
+  // (while it still spins, nothing).
   EXPECT_LE(exit(O), 1);
   EXPECT_FALSE(jitlock_rt_holds_lock(Self, O));
   C.join(Self, O);
@@ -497,18 +499,18 @@ struct SynthLayout {
   int32_t HeaderOffset;
   uint32_t TopOffset;
   uint32_t Capacity;
-  uint32_t OwnerOffset, RecursionsOffset;
+  uint32_t OwnerOffset, RecursionsOffset, EntryCountOffset;
 };
 
 /// Offsets that exercise every addressing form the emitter picks: scaled
 /// immediates, unscaled (ldur/stur, negative), add/sub immediates, and
 /// offsets materialized into a register.
 const SynthLayout SynthLayouts[] = {
-    {"Small", 0, 0, 8, 64, 72},
-    {"NegativeHeader", -8, 8, 4, 0, 8},
-    {"UnscaledOffsets", 300, 16380, 3, 4000, 4104},
-    {"LargeOffsets", -40000, 70000, 5, 5000, 9000},
-    {"PageOffsets", 4096, 4092, 3, 256, 4088},
+    {"Small", 0, 0, 8, 64, 72, 80},
+    {"NegativeHeader", -8, 8, 4, 0, 8, 16},
+    {"UnscaledOffsets", 300, 16380, 3, 4000, 4104, 4012},
+    {"LargeOffsets", -40000, 70000, 5, 5000, 9000, 20004},
+    {"PageOffsets", 4096, 4092, 3, 256, 4088, 16380},
 };
 
 jitlock_rt_layout makeLayout(const SynthLayout &S) {
@@ -521,6 +523,7 @@ jitlock_rt_layout makeLayout(const SynthLayout &S) {
   L.lock_stack_end_offset = L.lock_stack_base_offset + 8 * S.Capacity;
   L.monitor_owner_offset = S.OwnerOffset;
   L.monitor_recursions_offset = S.RecursionsOffset;
+  L.monitor_entry_count_offset = S.EntryCountOffset;
   return L;
 }
 
@@ -528,7 +531,8 @@ jitlock_rt_layout makeLayout(const SynthLayout &S) {
 struct World {
   explicit World(const jitlock_rt_layout &L)
       : L(L), ThreadMem((L.lock_stack_end_offset + 64) / 8, 0xEEEEEEEEEEEEEEEE),
-        MonMem((std::max(L.monitor_owner_offset, L.monitor_recursions_offset) +
+        MonMem((std::max({L.monitor_owner_offset, L.monitor_recursions_offset,
+                          L.monitor_entry_count_offset}) +
                 16) /
                    8,
                0xDDDDDDDDDDDDDDDD) {
@@ -540,6 +544,7 @@ struct World {
     setStack({});
     owner() = 0;
     recursions() = 0;
+    entryCount() = 0;
   }
 
   uint32_t &top() {
@@ -554,6 +559,9 @@ struct World {
   }
   uint64_t &recursions() {
     return *reinterpret_cast<uint64_t *>(Mon + L.monitor_recursions_offset);
+  }
+  uint32_t &entryCount() {
+    return *reinterpret_cast<uint32_t *>(Mon + L.monitor_entry_count_offset);
   }
   uint64_t monitorHeader() const {
     return reinterpret_cast<uintptr_t>(Mon) | L.monitor_value;
@@ -597,6 +605,7 @@ struct SynthParam {
   Assignment As;
   Atomics At;
   SlowPathMode Mode;
+  uint32_t Exit; ///< the layout's monitor_exit
 };
 
 std::vector<SynthParam> synthParams() {
@@ -606,14 +615,17 @@ std::vector<SynthParam> synthParams() {
     for (size_t I = 0; I != All.size(); ++I)
       for (Atomics At : {Atomics::LSE, Atomics::LLSC})
         Out.push_back({&S, All[I], At,
-                       I % 2 ? SlowPathMode::Labels : SlowPathMode::OutOfLine});
+                       I % 2 ? SlowPathMode::Labels : SlowPathMode::OutOfLine,
+                       I % 4 < 2 ? uint32_t(JITLOCK_EXIT_STORE)
+                                 : uint32_t(JITLOCK_EXIT_FENCE)});
   return Out;
 }
 
 std::string synthName(const testing::TestParamInfo<SynthParam> &Info) {
   const SynthParam &P = Info.param;
   return std::string(P.Layout->Name) + "_" + P.As.name() + "_" +
-         atomicsName(P.At) + "_" + modeName(P.Mode);
+         atomicsName(P.At) + "_" + modeName(P.Mode) +
+         (P.Exit == JITLOCK_EXIT_STORE ? "_ExitStore" : "_ExitFence");
 }
 
 class SyntheticLayout : public testing::TestWithParam<SynthParam> {
@@ -623,6 +635,7 @@ protected:
     if (P.At == Atomics::LSE && !hasLSE())
       GTEST_SKIP() << "no LSE atomics (qemu-aarch64 needs -cpu max)";
     L = makeLayout(*P.Layout);
+    L.monitor_exit = P.Exit;
     ProbeSpec S;
     S.As = P.As;
     S.At = P.At;
@@ -650,11 +663,18 @@ protected:
     F.In.X[As.Thread] = reinterpret_cast<uint64_t>(W.Thread);
     ShimLog &Log = shimLog();
     Log = ShimLog{};
+    Log.WatchOwner = &W.owner();
     (Enter ? EnterFn : ExitFn)(&F);
     expectPreserved(F, As, Enter ? "enter" : "exit");
     EXPECT_EQ(Log.MisalignedSp, 0);
     EXPECT_EQ(Enter ? Log.Exits : Log.Enters, 0) << "the wrong slow path";
+    QueuedExits = Log.QueuedExits;
+    OwnerAtQueuedExit = Log.OwnerAtQueuedExit;
     int Calls = Log.Enters + Log.Exits;
+    if (Log.QueuedExits) {
+      EXPECT_EQ(Log.LastThread, reinterpret_cast<jitlock_thread *>(W.Thread));
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(Log.LastObj), W.Obj);
+    }
     if (Calls) {
       EXPECT_EQ(Log.LastThread, reinterpret_cast<jitlock_thread *>(W.Thread));
       EXPECT_EQ(reinterpret_cast<uintptr_t>(Log.LastObj), W.Obj);
@@ -666,9 +686,11 @@ protected:
     EXPECT_TRUE(Got.Mon == Want.Mon) << "monitor memory differs";
     return Calls;
   }
-  /// A case where the sequence only calls the runtime.
+  /// A case where the sequence only calls the runtime (RT.Enter or
+  /// RT.Exit, never ExitQueued).
   void expectSlow(World &W, bool Enter) {
     EXPECT_EQ(run(W, Enter, W.snapshot()), 1);
+    EXPECT_EQ(QueuedExits, 0);
   }
 
   uint64_t withBits(uint64_t H, uint64_t Bits) {
@@ -679,6 +701,9 @@ protected:
   jitlock_rt_layout L;
   ProbeFn EnterFn = nullptr, ExitFn = nullptr;
   uint64_t Seed = 0;
+  /// The last run's ExitQueued calls, and the owner word at the last one.
+  int QueuedExits = 0;
+  uint64_t OwnerAtQueuedExit = 0;
   static constexpr uint64_t Upper = 0x7A5C000000123400; // embedder bits
   static constexpr uint64_t Other = 0x0000BEEF00C0FFE0; // another object
 };
@@ -767,15 +792,13 @@ TEST_P(SyntheticLayout, EnterPaths) {
     auto Want = W.expected([&](World &X) { X.recursions() = 6; });
     EXPECT_EQ(run(W, true, Want), 0);
   }
-  for (uint64_t Owner : {uint64_t(L.monitor_anonymous_owner),
-                         uint64_t(L.monitor_queued_bit), Other}) {
-    SCOPED_TRACE("M1 test: anonymous, queued or another owner -> slow, "
-                 "no CAS");
+  for (uint64_t Owner : {uint64_t(L.monitor_anonymous_owner), Other}) {
+    SCOPED_TRACE("M1 test: anonymous or another owner -> slow, no CAS");
     World W(L);
     W.HeaderWord = W.monitorHeader();
     W.owner() = Owner;
     expectSlow(W, true);
-    W.owner() = self(W) | L.monitor_queued_bit;
+    W.entryCount() = 3;
     expectSlow(W, true);
   }
 }
@@ -811,13 +834,26 @@ TEST_P(SyntheticLayout, ExitPaths) {
     expectSlow(W, false);
   }
   {
-    SCOPED_TRACE("N3: owner thread -> 0");
+    SCOPED_TRACE("N3: owner thread -> 0, nobody queued: no call");
     World W(L);
     W.HeaderWord = W.monitorHeader();
     W.owner() = self(W);
     W.setStack({Other});
     auto Want = W.expected([&](World &X) { X.owner() = 0; });
     EXPECT_EQ(run(W, false, Want), 0);
+    EXPECT_EQ(QueuedExits, 0);
+  }
+  for (uint32_t Count : {1u, 2u, 0x80000000u}) {
+    SCOPED_TRACE("N3: owner thread -> 0, threads queued: ExitQueued once, "
+                 "after the release");
+    World W(L);
+    W.HeaderWord = W.monitorHeader();
+    W.owner() = self(W);
+    W.entryCount() = Count;
+    auto Want = W.expected([&](World &X) { X.owner() = 0; });
+    EXPECT_EQ(run(W, false, Want), 0) << "no RT.Exit";
+    EXPECT_EQ(QueuedExits, 1);
+    EXPECT_EQ(OwnerAtQueuedExit, 0u) << "the owner word at the call";
   }
   {
     SCOPED_TRACE("N2: recursions, owner thread -> recursions - 1");
@@ -830,27 +866,24 @@ TEST_P(SyntheticLayout, ExitPaths) {
     W.setStack({Other});
     Want = W.expected([&](World &X) { X.recursions() = 1; });
     EXPECT_EQ(run(W, false, Want), 0);
+    // Threads queued: a recursive exit does not look at them.
+    W.entryCount() = 1;
+    Want = W.expected([&](World &X) { X.recursions() = 0; });
+    EXPECT_EQ(run(W, false, Want), 0);
+    EXPECT_EQ(QueuedExits, 0);
   }
-  for (uint64_t Owner : {uint64_t(L.monitor_anonymous_owner),
-                         uint64_t(L.monitor_queued_bit), Other, uint64_t(0)}) {
-    SCOPED_TRACE("N2: recursions, not the owner (exactly) -> slow");
-    World W(L);
-    W.HeaderWord = W.monitorHeader();
-    W.recursions() = 3;
-    W.owner() = Owner;
-    expectSlow(W, false);
-    W.owner() = self(W) | L.monitor_queued_bit;
-    expectSlow(W, false);
-  }
-  for (uint64_t Owner : {uint64_t(L.monitor_anonymous_owner),
-                         uint64_t(L.monitor_queued_bit), Other, uint64_t(0)}) {
-    SCOPED_TRACE("N3 fails: anonymous, queued, another or no owner -> slow");
-    World W(L);
-    W.HeaderWord = W.monitorHeader();
-    W.owner() = Owner;
-    expectSlow(W, false);
-    W.owner() = self(W) | L.monitor_queued_bit;
-    expectSlow(W, false);
+  for (uint64_t Owner :
+       {uint64_t(L.monitor_anonymous_owner), Other, uint64_t(0)}) {
+    for (uint64_t Recursions : {uint64_t(3), uint64_t(0)})
+      for (uint32_t Count : {0u, 1u}) {
+        SCOPED_TRACE("N2: anonymous, another or no owner -> slow, untouched");
+        World W(L);
+        W.HeaderWord = W.monitorHeader();
+        W.recursions() = Recursions;
+        W.entryCount() = Count;
+        W.owner() = Owner;
+        expectSlow(W, false);
+      }
   }
   for (uint64_t Bits : {L.unlocked_value, L.locked_value, L.lock_mask}) {
     SCOPED_TRACE("N1: not on top, not 10 -> slow");
@@ -1248,22 +1281,37 @@ TEST_F(Operands, LabelsModeUsesTheCallersLabels) {
 /// object in x0, the thread pinned in x28 (as HotSpot's rthread), scratch
 /// x9-x11.
 int dump(int Argc, char **Argv) {
-  std::optional<jitlock::MonitorStorage> Storage =
-      Argc == 5 ? jitlock_test::storageNamed(Argv[4])
-                : std::optional(jitlock::MonitorStorage::Pointer);
-  if ((Argc != 4 && Argc != 5) || !Storage ||
-      (strcmp(Argv[2], "enter") && strcmp(Argv[2], "exit")) ||
-      (strcmp(Argv[3], "lse") && strcmp(Argv[3], "llsc"))) {
+  // After the two required words, in any order: a monitor storage and an
+  // inflated exit (store|fence).
+  std::optional<jitlock::MonitorStorage> Storage;
+  uint32_t Exit = 0;
+  bool Bad = Argc < 4 || Argc > 6 ||
+             (strcmp(Argv[2], "enter") && strcmp(Argv[2], "exit")) ||
+             (strcmp(Argv[3], "lse") && strcmp(Argv[3], "llsc"));
+  for (int I = 4; !Bad && I < Argc; ++I) {
+    if (!strcmp(Argv[I], "store") || !strcmp(Argv[I], "fence")) {
+      Bad = Exit != 0;
+      Exit = Argv[I][0] == 's' ? JITLOCK_EXIT_STORE : JITLOCK_EXIT_FENCE;
+    } else {
+      Bad = Storage.has_value();
+      Storage = jitlock_test::storageNamed(Argv[I]);
+      Bad = Bad || !Storage;
+    }
+  }
+  if (Bad) {
     fprintf(stderr,
-            "usage: %s --dump enter|exit lse|llsc [pointer|index|table]\n",
+            "usage: %s --dump enter|exit lse|llsc [pointer|index|table] "
+            "[store|fence]\n",
             Argv[0]);
     return 2;
   }
   // Another storage than the runtime's: the runtime's layout with that
   // storage (StorageLayout.h fills the fields a runtime without it lacks).
-  const jitlock_rt_layout L =
-      Argc == 5 ? jitlock_test::withStorage(runtimeLayout(), *Storage)
-                : runtimeLayout();
+  jitlock_rt_layout L =
+      Storage ? jitlock_test::withStorage(runtimeLayout(), *Storage)
+              : runtimeLayout();
+  if (Exit)
+    L.monitor_exit = Exit;
   asmjit::CodeHolder Code;
   Code.init(asmjit::Environment(asmjit::Arch::kAArch64));
   A64::Assembler A(&Code);

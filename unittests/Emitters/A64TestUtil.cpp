@@ -265,9 +265,19 @@ ProbeFn buildProbe(const ProbeSpec &Spec) {
                            offsetof(ProbeFrame, SpAfter));
 
   // Labels mode: the slow calls, after the function's code.
-  for (const PendingSlowCall &P : Pending) {
-    asmjit::Error E =
-        J::a64::emitSlowCall(A, P.Enter, P.Ops, P.Labels, Spec.Entries);
+  // Every other exit places its two stubs one at a time, queued first.
+  for (size_t K = 0; K != Pending.size(); ++K) {
+    const PendingSlowCall &P = Pending[K];
+    asmjit::Error E = asmjit::kErrorOk;
+    if (!P.Enter && K % 2) {
+      E = J::a64::emitSlowCall(A, J::SlowCall::ExitQueued, P.Ops, P.Labels,
+                               Spec.Entries);
+      if (!E)
+        E = J::a64::emitSlowCall(A, J::SlowCall::Exit, P.Ops, P.Labels,
+                                 Spec.Entries);
+    } else {
+      E = J::a64::emitSlowCall(A, P.Enter, P.Ops, P.Labels, Spec.Entries);
+    }
     EXPECT_EQ(E, asmjit::kErrorOk) << "emitSlowCall for " << Spec.As.str();
     if (E)
       return nullptr;
@@ -326,11 +336,15 @@ bool spAligned() {
   return Sp % 16 == 0;
 }
 
-void log(bool Enter, jitlock_thread *T, void *Obj) {
+enum class Call { Enter, Exit, ExitQueued };
+
+void log(Call C, jitlock_thread *T, void *Obj) {
   ShimLog &L = Log;
   if (!spAligned())
     ++L.MisalignedSp;
-  ++(Enter ? L.Enters : L.Exits);
+  ++(C == Call::Enter ? L.Enters : C == Call::Exit ? L.Exits : L.QueuedExits);
+  if (C == Call::ExitQueued && L.WatchOwner)
+    L.OwnerAtQueuedExit = __atomic_load_n(L.WatchOwner, __ATOMIC_RELAXED);
   if (L.WatchTop && *L.WatchTop != L.WantTop)
     ++L.TopMismatches;
   L.LastThread = T;
@@ -345,7 +359,7 @@ void result(int R) {
 
 extern "C" int shimEnter(jitlock_thread *T, void *Obj) {
   clobberCallerSaved();
-  log(true, T, Obj);
+  log(Call::Enter, T, Obj);
   int R = jitlock_rt_monitor_enter(T, Obj);
   result(R);
   clobberCallerSaved();
@@ -353,21 +367,35 @@ extern "C" int shimEnter(jitlock_thread *T, void *Obj) {
 }
 extern "C" int shimExit(jitlock_thread *T, void *Obj) {
   clobberCallerSaved();
-  log(false, T, Obj);
+  log(Call::Exit, T, Obj);
   int R = jitlock_rt_monitor_exit(T, Obj);
+  result(R);
+  clobberCallerSaved();
+  return R;
+}
+extern "C" int shimExitQueued(jitlock_thread *T, void *Obj) {
+  clobberCallerSaved();
+  log(Call::ExitQueued, T, Obj);
+  int R = jitlock_rt_monitor_exit_queued_slow(T, Obj);
   result(R);
   clobberCallerSaved();
   return R;
 }
 extern "C" int recordEnter(jitlock_thread *T, void *Obj) {
   clobberCallerSaved();
-  log(true, T, Obj);
+  log(Call::Enter, T, Obj);
   clobberCallerSaved();
   return 0;
 }
 extern "C" int recordExit(jitlock_thread *T, void *Obj) {
   clobberCallerSaved();
-  log(false, T, Obj);
+  log(Call::Exit, T, Obj);
+  clobberCallerSaved();
+  return 0;
+}
+extern "C" int recordExitQueued(jitlock_thread *T, void *Obj) {
+  clobberCallerSaved();
+  log(Call::ExitQueued, T, Obj);
   clobberCallerSaved();
   return 0;
 }
@@ -383,6 +411,7 @@ RuntimeEntries runtimeShims() {
   RuntimeEntries E;
   E.Enter = reinterpret_cast<const void *>(&shimEnter);
   E.Exit = reinterpret_cast<const void *>(&shimExit);
+  E.ExitQueued = reinterpret_cast<const void *>(&shimExitQueued);
   return E;
 }
 
@@ -390,6 +419,7 @@ RuntimeEntries recordingShims() {
   RuntimeEntries E;
   E.Enter = reinterpret_cast<const void *>(&recordEnter);
   E.Exit = reinterpret_cast<const void *>(&recordExit);
+  E.ExitQueued = reinterpret_cast<const void *>(&recordExitQueued);
   return E;
 }
 

@@ -172,6 +172,11 @@ void expectPreserved(const ProbeFrame &F, const Assignment &As,
 
 struct ShimLog {
   int Enters = 0, Exits = 0;
+  int QueuedExits = 0; ///< Calls of RuntimeEntries::ExitQueued.
+  /// When set, an ExitQueued call records *WatchOwner (the owner word of
+  /// the monitor the exit released) in OwnerAtQueuedExit.
+  const uint64_t *WatchOwner = nullptr;
+  uint64_t OwnerAtQueuedExit = ~uint64_t(0);
   int MisalignedSp = 0;
   int Errors = 0;     ///< Runtime calls that did not return JITLOCK_OK.
   int LastResult = 0; ///< The last runtime call's result.
@@ -187,7 +192,8 @@ struct ShimLog {
 /// The calling thread's log (each thread has its own).
 ShimLog &shimLog();
 
-/// Entries that log and then call jitlock_rt_monitor_enter/exit.
+/// Entries that log and then call jitlock_rt_monitor_enter/exit and
+/// jitlock_rt_monitor_exit_queued_slow.
 RuntimeEntries runtimeShims();
 /// Entries that log and do nothing else (for synthetic layouts).
 RuntimeEntries recordingShims();

@@ -331,7 +331,35 @@ inline void *buildShim(const void *Target, ShimCounters &C, VecLevel Level) {
   return Fn;
 }
 
-/// A pair of shims in front of jitlock_rt_monitor_enter/exit.
+/// What the ExitQueued shim's target saw while a test fakes a nonzero entry
+/// count (the calling thread's; the call runs on the thread that exits).
+struct FakedQueue {
+  /// Set: record the call instead of calling the runtime, whose XQ would
+  /// wait for a queue that does not exist.
+  bool Active = false;
+  /// The owner word of the monitor whose count is faked, read at the call.
+  const std::atomic<uint64_t> *OwnerWord = nullptr;
+  jitlock_thread *Thread = nullptr;
+  void *Obj = nullptr;
+  uint64_t OwnerAtCall = ~uint64_t(0);
+};
+inline FakedQueue &fakedQueue() {
+  static thread_local FakedQueue F;
+  return F;
+}
+/// The ExitQueued shim's target: the runtime, or a record (fakedQueue()).
+inline int exitQueuedOrRecord(jitlock_thread *T, void *Obj) {
+  FakedQueue &F = fakedQueue();
+  if (!F.Active)
+    return jitlock_rt_monitor_exit_queued_slow(T, Obj);
+  F.Thread = T;
+  F.Obj = Obj;
+  F.OwnerAtCall = F.OwnerWord ? F.OwnerWord->load() : ~uint64_t(0);
+  return JITLOCK_OK;
+}
+
+/// Shims in front of jitlock_rt_monitor_enter/exit and
+/// jitlock_rt_monitor_exit_queued_slow (through exitQueuedOrRecord).
 class RuntimeShim {
 public:
   explicit RuntimeShim(VecLevel Level) {
@@ -340,10 +368,13 @@ public:
                   Enter, Level);
     ExitFn = buildShim(reinterpret_cast<const void *>(&jitlock_rt_monitor_exit),
                        Exit, Level);
+    ExitQueuedFn = buildShim(
+        reinterpret_cast<const void *>(&exitQueuedOrRecord), ExitQueued, Level);
   }
   ~RuntimeShim() {
     jit().release(EnterFn);
     jit().release(ExitFn);
+    jit().release(ExitQueuedFn);
   }
   RuntimeShim(const RuntimeShim &) = delete;
   RuntimeShim &operator=(const RuntimeShim &) = delete;
@@ -351,18 +382,21 @@ public:
     RuntimeEntries RT;
     RT.Enter = EnterFn;
     RT.Exit = ExitFn;
+    RT.ExitQueued = ExitQueuedFn;
     return RT;
   }
   uint64_t enters() const { return Enter.Calls.load(); }
   uint64_t exits() const { return Exit.Calls.load(); }
+  uint64_t queuedExits() const { return ExitQueued.Calls.load(); }
   uint64_t misaligned() const {
-    return Enter.Misaligned.load() + Exit.Misaligned.load();
+    return Enter.Misaligned.load() + Exit.Misaligned.load() +
+           ExitQueued.Misaligned.load();
   }
 
-  ShimCounters Enter, Exit;
+  ShimCounters Enter, Exit, ExitQueued;
 
 private:
-  void *EnterFn = nullptr, *ExitFn = nullptr;
+  void *EnterFn = nullptr, *ExitFn = nullptr, *ExitQueuedFn = nullptr;
 };
 
 //===-- Programs: loops of monitor operations ----------------------------===//

@@ -52,13 +52,19 @@ struct ProbeOptions {
   bool Misalign = false; ///< rsp = 8 mod 16 when the sequence starts
   VecLevel Level = VecLevel::Xmm;
   bool Shim = true; ///< slow paths through a RuntimeShim, else the runtime
+  /// The inflated exit to emit (JITLOCK_EXIT_STORE or _FENCE); 0: the
+  /// runtime's layout's. Either is correct for a single thread.
+  uint32_t Exit = 0;
 };
 
 std::string describe(const Assignment &As, const ProbeOptions &O) {
   return As.str() +
          (O.Mode == SlowPathMode::Labels ? " labels" : " out-of-line") +
          (O.Misalign ? " rsp%16=8" : " rsp%16=0") + " " + vecName(O.Level) +
-         (O.Shim ? " shim" : " runtime");
+         (O.Shim ? " shim" : " runtime") +
+         (O.Exit == JITLOCK_EXIT_STORE   ? " exit=store"
+          : O.Exit == JITLOCK_EXIT_FENCE ? " exit=fence"
+                                         : "");
 }
 
 /// enter(thread, obj) and exit(thread, obj), each one emitted sequence in a
@@ -93,6 +99,7 @@ public:
   /// Slow-path calls so far (through the shim).
   uint64_t slowEnters() const { return Shim.enters(); }
   uint64_t slowExits() const { return Shim.exits(); }
+  uint64_t slowQueuedExits() const { return Shim.queuedExits(); }
   uint64_t misalignedCalls() const { return Shim.misaligned(); }
   bool built() const { return EnterFn && ExitFn; }
 
@@ -109,6 +116,8 @@ private:
 
     SlowPathLabels Labels;
     jitlock_rt_layout L = layout();
+    if (Opts.Exit)
+      L.monitor_exit = Opts.Exit;
     Error E =
         Enter
             ? jx::emitMonitorEnter(A, L, As.operands(), Opts.Mode, &Labels, RT)
@@ -264,7 +273,7 @@ protected:
 
 void X64EmitterTest::runPaths(Probe &P) {
   const uint64_t Fast = kUnlockedHeader & ~kLockMask;
-  uint64_t SE = P.slowEnters(), SX = P.slowExits();
+  uint64_t SE = P.slowEnters(), SX = P.slowExits(), SQ = P.slowQueuedExits();
   // Slow-path calls since the last check.
   auto Slow = [&](uint64_t &Base, uint64_t Now) {
     uint64_t D = Now - Base;
@@ -275,6 +284,7 @@ void X64EmitterTest::runPaths(Probe &P) {
   do {                                                                         \
     EXPECT_EQ(Slow(SE, P.slowEnters()), uint64_t(Enters)) << Step;             \
     EXPECT_EQ(Slow(SX, P.slowExits()), uint64_t(Exits)) << Step;               \
+    EXPECT_EQ(Slow(SQ, P.slowQueuedExits()), 0u) << Step;                      \
   } while (0)
 
   // Fast: E1-E5 then X1-X4, all inline; the embedder bits survive.
@@ -340,7 +350,7 @@ void X64EmitterTest::runPaths(Probe &P) {
   EXPECT_SLOW(0, 0, "A B A: exit B");
   expectLock(B, JITLOCK_STATE_UNLOCKED, nullptr, 0, "A B A: exit B");
   expectStack({}, "A B A: exit B");
-  // N3 inline: CAS owner self -> 0.
+  // N3 inline: owner = 0, nobody queued.
   P.exit(self, A);
   EXPECT_SLOW(0, 0, "A B A: last exit");
   expectLock(A, JITLOCK_STATE_INFLATED, nullptr, 0, "A B A: last exit");
@@ -362,32 +372,51 @@ void X64EmitterTest::runPaths(Probe &P) {
   P.exit(self, A);
   EXPECT_SLOW(0, 0, "N2 (recursions)");
   expectLock(A, JITLOCK_STATE_INFLATED, self, 2, "N2 (recursions)");
-  // The owner word is tested exactly: with the queued bit set (faked here;
-  // the queue is empty), M1 and N2 leave it to the runtime, which counts
-  // the recursion up and down as M2 and N2 would.
+  // The owner word is tested exactly, before the recursions: another owner
+  // (a fake one) sends N2 to the runtime, which refuses the exit and changes
+  // nothing. A nonzero entry count (faked too: nobody is queued) leaves a
+  // recursive exit inline, and makes the last one release the monitor and
+  // then call ExitQueued once, with (thread, obj), the owner already 0.
   {
     const uintptr_t Monitor =
         reinterpret_cast<uintptr_t>(inlineMonitor(L, self, A, header(A)));
     ASSERT_NE(Monitor, 0u) << "the monitor is not in the thread's cache";
-    auto &OwnerWord = *reinterpret_cast<std::atomic<uintptr_t> *>(
+    auto &OwnerWord = *reinterpret_cast<std::atomic<uint64_t> *>(
         Monitor + L.monitor_owner_offset);
-    const uintptr_t Self = reinterpret_cast<uintptr_t>(self);
+    auto &EntryCount = *reinterpret_cast<std::atomic<uint32_t> *>(
+        Monitor + L.monitor_entry_count_offset);
+    const uint64_t Self = reinterpret_cast<uintptr_t>(self);
     ASSERT_EQ(OwnerWord.load(), Self);
-    OwnerWord.store(Self | 1);
-    P.enter(self, A);
-    EXPECT_SLOW(1, 0, "M1 (queued bit)");
-    expectLock(A, JITLOCK_STATE_INFLATED, self, 3, "M1 (queued bit)");
-    P.exit(self, A);
-    EXPECT_SLOW(0, 1, "N2 (queued bit)");
-    expectLock(A, JITLOCK_STATE_INFLATED, self, 2, "N2 (queued bit)");
-    // Another owner (a fake one): N2 must not count down; the runtime
-    // refuses the exit and nothing changes.
+    ASSERT_EQ(EntryCount.load(), 0u);
     jitlock_thread *Other = reinterpret_cast<jitlock_thread *>(&Arena.back());
     OwnerWord.store(reinterpret_cast<uintptr_t>(Other));
     P.exit(self, A);
     EXPECT_SLOW(0, 1, "N2 (another owner)");
     expectLock(A, JITLOCK_STATE_INFLATED, Other, 2, "N2 (another owner)");
     OwnerWord.store(Self);
+
+    FakedQueue &Fake = fakedQueue();
+    Fake = FakedQueue{};
+    Fake.Active = true;
+    Fake.OwnerWord = &OwnerWord;
+    EntryCount.store(1);
+    P.exit(self, A);
+    EXPECT_SLOW(0, 0, "N2 (recursions, threads queued)");
+    expectLock(A, JITLOCK_STATE_INFLATED, self, 1, "N2 (threads queued)");
+    P.exit(self, A);
+    EntryCount.store(0);
+    Fake.Active = false;
+    EXPECT_EQ(Slow(SQ, P.slowQueuedExits()), 1u) << "N3 (threads queued)";
+    EXPECT_SLOW(0, 0, "N3 (threads queued)");
+    EXPECT_EQ(Fake.Thread, self) << "N3 (threads queued)";
+    EXPECT_EQ(Fake.Obj, A) << "N3 (threads queued)";
+    EXPECT_EQ(Fake.OwnerAtCall, 0u) << "released before the call";
+    expectLock(A, JITLOCK_STATE_INFLATED, nullptr, 0, "N3 (threads queued)");
+    // Back to two holds, inline.
+    P.enter(self, A);
+    P.enter(self, A);
+    EXPECT_SLOW(0, 0, "M1, M2");
+    expectLock(A, JITLOCK_STATE_INFLATED, self, 2, "M1, M2");
   }
   P.exit(self, A);
   EXPECT_SLOW(0, 0, "N2 (recursions)");
@@ -646,6 +675,23 @@ TEST_F(X64EmitterTest, HeaderAtAPositiveOffset) {
   }
 }
 
+TEST_F(X64EmitterTest, BothInflatedExitsEveryPath) {
+  // exit=store and exit=fence with pointer storage (X64EmitterStorageTest
+  // has the others): every path, the faked entry count of runPaths among
+  // them, in both slow-path modes.
+  for (uint32_t Exit : {JITLOCK_EXIT_STORE, JITLOCK_EXIT_FENCE})
+    for (SlowPathMode M : {SlowPathMode::OutOfLine, SlowPathMode::Labels})
+      for (const Assignment &As : sampleAssignmentsOfBothForms()) {
+        ProbeOptions O;
+        O.Mode = M;
+        O.Level = hostVecLevel();
+        O.Exit = Exit;
+        runConfig(As, O);
+        if (HasFailure())
+          return;
+      }
+}
+
 TEST_F(X64EmitterTest, FormsWithAndWithoutScratch2Mix) {
   // Every path with the enters emitted with Scratch2 and the exits without
   // it, and the other way round: the two forms share the lock stack and
@@ -691,17 +737,20 @@ protected:
 };
 
 TEST_P(X64EmitterStorageTest, SampleAssignmentsEveryPath) {
+  // Both inflated exits (the layout's monitor_exit) for every assignment.
   std::vector<Assignment> Two = sampleAssignments(),
                           Three = sampleThreeScratchAssignments();
-  for (size_t I = 0; I < Two.size() + Three.size(); ++I) {
-    ProbeOptions O;
-    O.Mode = I % 2 ? SlowPathMode::Labels : SlowPathMode::OutOfLine;
-    O.Misalign = (I / 2) % 2;
-    O.Level = hostVecLevel();
-    runConfig(I < Two.size() ? Two[I] : Three[I - Two.size()], O);
-    if (HasFailure())
-      return;
-  }
+  for (size_t I = 0; I < Two.size() + Three.size(); ++I)
+    for (uint32_t Exit : {JITLOCK_EXIT_STORE, JITLOCK_EXIT_FENCE}) {
+      ProbeOptions O;
+      O.Mode = I % 2 ? SlowPathMode::Labels : SlowPathMode::OutOfLine;
+      O.Misalign = (I / 2) % 2;
+      O.Level = hostVecLevel();
+      O.Exit = Exit;
+      runConfig(I < Two.size() ? Two[I] : Three[I - Two.size()], O);
+      if (HasFailure())
+        return;
+    }
 }
 
 TEST_P(X64EmitterStorageTest, DetachedThreadIsRefused) {
@@ -759,8 +808,9 @@ unsigned countLines(const std::string &Text, const std::string &Needle) {
 TEST(X64EmitterCode, Scratch2KeepsTheTopAndTheStackUntouched) {
   // The point of Scratch2 (docs/benchmarks.md): the enter reads the
   // lock-stack top once, before the CAS, and pushes with it; without it the
-  // top is read again after the CAS. The inflated exit then needs no
-  // push/pop of Thread. Checked on asmjit's listing of the inline part.
+  // top is read again after the CAS. Neither form's inline part touches
+  // the stack (the inflated exit has no CAS, so no register to borrow).
+  // Checked on asmjit's listing of the inline part.
   jitlock_rt_layout L = layout();
   ASSERT_EQ(L.lock_stack_top_offset, 0u) << "the default layout";
   auto TopOf = [](const Assignment &As) {
@@ -771,8 +821,8 @@ TEST(X64EmitterCode, Scratch2KeepsTheTopAndTheStackUntouched) {
     std::string Enter = listing(As, true), Exit = listing(As, false);
     // Reads: `mov eax, dword ptr [thread]`; the store is `mov dword ...`.
     EXPECT_EQ(countLines(Enter, ", " + TopOf(As)), 2u) << Enter;
-    EXPECT_EQ(countLines(Exit, "push "), 1u) << Exit;
-    EXPECT_EQ(countLines(Exit, "pop "), 1u) << Exit;
+    EXPECT_EQ(countLines(Exit, "push "), 0u) << Exit;
+    EXPECT_EQ(countLines(Exit, "pop "), 0u) << Exit;
   }
   for (const Assignment &As : sampleThreeScratchAssignments()) {
     SCOPED_TRACE(As.str());
@@ -788,6 +838,162 @@ TEST(X64EmitterCode, Scratch2KeepsTheTopAndTheStackUntouched) {
     EXPECT_EQ(countLines(Enter, "push "), 0u) << Enter;
     EXPECT_EQ(countLines(Exit, "push "), 0u) << Exit;
     EXPECT_EQ(countLines(Exit, "pop "), 0u) << Exit;
+  }
+}
+
+//===-- The inflated exit in the code ------------------------------------===//
+
+/// asmjit's listing of an exit for `L` with monitor_exit = `Exit`, from N1
+/// (the second load of the header) on.
+std::string inflatedExitListing(const Assignment &As, jitlock_rt_layout L,
+                                uint32_t Exit) {
+  L.monitor_exit = Exit;
+  CodeHolder Code;
+  Code.init(jit().environment());
+  StringLogger Log;
+  Code.setLogger(&Log);
+  x86::Assembler A(&Code);
+  SlowPathLabels Labels;
+  Error E =
+      jx::emitMonitorExit(A, L, As.operands(), SlowPathMode::Labels, &Labels);
+  EXPECT_EQ(E, kErrorOk) << DebugUtils::errorAsString(E);
+  std::string Text(Log.data(), Log.dataSize());
+  // N1 reloads the header into Scratch1: the last `mov H, qword ptr [obj`.
+  const std::string N1 = "mov " + std::string(regName(As.Scratch1.id())) +
+                         ", qword ptr [" + regName(As.Obj.id());
+  size_t At = Text.rfind(N1);
+  EXPECT_NE(At, std::string::npos) << Text;
+  return At == std::string::npos ? Text : Text.substr(At);
+}
+
+TEST(X64EmitterCode, InflatedExitStoresThenFencesOnlyForExitFence) {
+  // N3 is a plain store of 0 to the owner word, then (exit=fence only) one
+  // `lock or dword ptr [rsp], 0`, then a compare of the entry count and a
+  // jump to Queued; from N1 on there is no CAS, and exit=store has no
+  // locked instruction or fence at all.
+  for (jitlock::MonitorStorage S :
+       {jitlock::MonitorStorage::Pointer, jitlock::MonitorStorage::Index,
+        jitlock::MonitorStorage::Table}) {
+    const jitlock_rt_layout L = jitlock_test::withStorage(layout(), S);
+    for (const Assignment &As : sampleAssignmentsOfBothForms()) {
+      SCOPED_TRACE(As.str());
+      const std::string H = regName(As.Scratch1.id());
+      const int64_t Bias =
+          S == jitlock::MonitorStorage::Pointer ? int64_t(L.monitor_value) : 0;
+      auto Field = [&](uint32_t Off) {
+        const int64_t D = int64_t(Off) - Bias;
+        return "[" + H + (D < 0 ? "-" : "+") + std::to_string(D < 0 ? -D : D) +
+               "]";
+      };
+      for (uint32_t Exit : {JITLOCK_EXIT_STORE, JITLOCK_EXIT_FENCE}) {
+        const std::string Code = inflatedExitListing(As, L, Exit);
+        EXPECT_EQ(countLines(Code, "cmpxchg"), 0u) << Code;
+        EXPECT_EQ(countLines(Code, "mfence"), 0u) << Code;
+        EXPECT_EQ(countLines(Code, "lock "),
+                  Exit == JITLOCK_EXIT_FENCE ? 1u : 0u)
+            << Code;
+        EXPECT_EQ(countLines(Code, "lock or dword ptr [rsp], 0"),
+                  Exit == JITLOCK_EXIT_FENCE ? 1u : 0u)
+            << Code;
+        const size_t Store =
+            Code.find("mov qword ptr " + Field(L.monitor_owner_offset) + ", 0");
+        const size_t Count = Code.find(
+            "cmp dword ptr " + Field(L.monitor_entry_count_offset) + ", 0");
+        ASSERT_NE(Store, std::string::npos) << Code;
+        ASSERT_NE(Count, std::string::npos) << Code;
+        EXPECT_LT(Store, Count) << Code;
+        if (Exit == JITLOCK_EXIT_FENCE) {
+          const size_t Fence = Code.find("lock or");
+          EXPECT_LT(Store, Fence) << Code;
+          EXPECT_LT(Fence, Count) << Code;
+        }
+      }
+    }
+  }
+}
+
+TEST(X64EmitterContract, UnknownInflatedExitIsRefused) {
+  // monitor_exit is STORE or FENCE; AUTO (the config's, never a layout's)
+  // and anything else are refused with nothing emitted.
+  for (uint32_t Bad : {uint32_t(JITLOCK_EXIT_AUTO), 3u, ~0u}) {
+    jitlock_rt_layout L = layout();
+    L.monitor_exit = Bad;
+    CodeHolder Code;
+    Code.init(jit().environment());
+    x86::Assembler A(&Code);
+    SlowPathLabels Labels;
+    for (SlowPathMode M : {SlowPathMode::OutOfLine, SlowPathMode::Labels}) {
+      EXPECT_EQ(jx::emitMonitorEnter(A, L, sampleAssignments()[0].operands(), M,
+                                     &Labels),
+                kErrorInvalidArgument);
+      EXPECT_EQ(jx::emitMonitorExit(A, L, sampleAssignments()[0].operands(), M,
+                                    &Labels),
+                kErrorInvalidArgument);
+    }
+    EXPECT_EQ(Code.codeSize(), 0u);
+    EXPECT_EQ(Code.labelCount(), 0u);
+  }
+}
+
+TEST(X64EmitterContract, ExitStubsInLabelsMode) {
+  // An exit's Labels mode has two stubs: emitSlowCall(false) emits both;
+  // the SlowCall form emits one, each once; an ExitQueued stub needs the
+  // exit's Queued label and an entry point.
+  const jitlock_rt_layout L = layout();
+  const jx::MonitorOperands Ops = sampleAssignments()[0].operands();
+  {
+    CodeHolder Code;
+    Code.init(jit().environment());
+    x86::Assembler A(&Code);
+    SlowPathLabels Labels;
+    ASSERT_EQ(jx::emitMonitorExit(A, L, Ops, SlowPathMode::Labels, &Labels),
+              kErrorOk);
+    EXPECT_TRUE(Labels.Queued.isValid());
+    EXPECT_EQ(
+        jx::emitSlowCall(A, jitlock::emit::SlowCall::ExitQueued, Ops, Labels),
+        kErrorOk);
+    EXPECT_EQ(
+        jx::emitSlowCall(A, jitlock::emit::SlowCall::ExitQueued, Ops, Labels),
+        kErrorInvalidArgument);
+    // The bool form would emit ExitQueued again: refused, nothing emitted.
+    const size_t Size = Code.codeSize();
+    EXPECT_EQ(jx::emitSlowCall(A, false, Ops, Labels), kErrorInvalidArgument);
+    EXPECT_EQ(Code.codeSize(), Size);
+    EXPECT_EQ(jx::emitSlowCall(A, jitlock::emit::SlowCall::Exit, Ops, Labels),
+              kErrorOk);
+  }
+  {
+    CodeHolder Code;
+    Code.init(jit().environment());
+    x86::Assembler A(&Code);
+    SlowPathLabels Labels;
+    ASSERT_EQ(jx::emitMonitorEnter(A, L, Ops, SlowPathMode::Labels, &Labels),
+              kErrorOk);
+    EXPECT_FALSE(Labels.Queued.isValid()) << "an enter has no Queued";
+    EXPECT_EQ(
+        jx::emitSlowCall(A, jitlock::emit::SlowCall::ExitQueued, Ops, Labels),
+        kErrorInvalidArgument);
+    EXPECT_EQ(jx::emitSlowCall(A, jitlock::emit::SlowCall(7), Ops, Labels),
+              kErrorInvalidArgument);
+    EXPECT_EQ(jx::emitSlowCall(A, true, Ops, Labels), kErrorOk);
+  }
+  {
+    // Out of line, the exit needs both entry points.
+    CodeHolder Code;
+    Code.init(jit().environment());
+    x86::Assembler A(&Code);
+    RuntimeEntries NoQueued;
+    NoQueued.ExitQueued = nullptr;
+    EXPECT_EQ(jx::emitMonitorExit(A, L, Ops, SlowPathMode::OutOfLine, nullptr,
+                                  NoQueued),
+              kErrorInvalidArgument);
+    EXPECT_EQ(Code.codeSize(), 0u);
+    SlowPathLabels Labels;
+    ASSERT_EQ(
+        jx::emitMonitorExit(A, L, Ops, SlowPathMode::Labels, &Labels, NoQueued),
+        kErrorOk);
+    EXPECT_EQ(jx::emitSlowCall(A, false, Ops, Labels, NoQueued),
+              kErrorInvalidArgument);
   }
 }
 
@@ -1220,7 +1426,8 @@ TEST_F(X64EmitterThreadTest, ContendedMutualExclusion) {
   // Threads running emitted code on shared objects, with unguarded counters:
   // simple, recursive and nested (always A before B) critical sections, so
   // that objects go through fast locking, anonymous inflation, queued
-  // monitors (M1/N3 failing on the queued bit) and handover.
+  // monitors (N3 finding the entry count and calling ExitQueued) and
+  // handover.
   const unsigned Threads = 4;
   // Doubled on every attempt that saw no contention (a thread can finish a
   // short run inside one time slice when the threads share a CPU).

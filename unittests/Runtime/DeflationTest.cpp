@@ -301,7 +301,10 @@ TEST_F(DeflationTest, HeavyChurnStaysBounded) {
   EXPECT_EQ(s1.inflations - s0.inflations, kTotal);
   EXPECT_EQ(deflated, kTotal);
   EXPECT_EQ(maxAlive, kBatch);
-  EXPECT_LE(storage.size(), kBatch) << "deflated monitors are reused";
+  // Index storage carves whole free batches: the thread's list may hold
+  // what is left of the last one.
+  EXPECT_LE(storage.size(), kBatch + jitlock::FreeBatchSize - 1)
+      << "deflated monitors are reused";
 }
 
 // Lightweight mode: contention inflates; once idle, deflation takes the
@@ -381,28 +384,6 @@ TEST_F(DeflationTest, RestoreLocksAfterDeflation) {
 
 //===-- Forced interleavings of the concurrent protocol -------------------===//
 
-/// Installs a runtime test hook for the scope; the closure runs where the
-/// runtime calls the hook.
-template <typename Stage, typename Arg> class HookScope {
-public:
-  using Fn = std::function<void(Stage, Arg)>;
-  HookScope(std::atomic<void (*)(Stage, Arg)> &Slot, Fn F) : Slot(Slot) {
-    Current() = std::move(F);
-    Slot.store(&trampoline);
-  }
-  ~HookScope() {
-    Slot.store(nullptr);
-    Current() = nullptr;
-  }
-
-private:
-  static Fn &Current() {
-    static Fn F;
-    return F;
-  }
-  static void trampoline(Stage S, Arg A) { Current()(S, A); }
-  std::atomic<void (*)(Stage, Arg)> &Slot;
-};
 using HashHook = HookScope<jitlock::IdentityHashStage, void *>;
 using DeflaterHook = HookScope<jitlock::DeflationStage, jitlock::Monitor &>;
 

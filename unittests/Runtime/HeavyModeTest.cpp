@@ -121,14 +121,19 @@ struct InlineCode {
     char *M = inlineMonitor(L, T, O, H);
     if (!M)
       return slow(jitlock_rt_monitor_exit(T, O));
-    if (word(M, L.monitor_recursions_offset).load(std::memory_order_relaxed))
+    if (word(M, L.monitor_owner_offset).load(std::memory_order_relaxed) !=
+            uint64_t(uintptr_t(T)) ||
+        word(M, L.monitor_recursions_offset).load(std::memory_order_relaxed))
       return slow(jitlock_rt_monitor_exit(T, O)); // N2
-    uint64_t Expected = uint64_t(uintptr_t(T));   // N3
-    if (word(M, L.monitor_owner_offset)
-            .compare_exchange_strong(Expected, 0, std::memory_order_release,
-                                     std::memory_order_relaxed))
-      return MonitorRelease;
-    return slow(jitlock_rt_monitor_exit(T, O));
+    // N3: release, a full fence (right under either inflated exit), then the
+    // entry count; threads queued: the runtime wakes one.
+    word(M, L.monitor_owner_offset).store(0, std::memory_order_release);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    std::atomic_ref<uint32_t> Queued(
+        *reinterpret_cast<uint32_t *>(M + L.monitor_entry_count_offset));
+    if (Queued.load(std::memory_order_relaxed) != 0)
+      EXPECT_EQ(jitlock_rt_monitor_exit_queued_slow(T, O), JITLOCK_OK);
+    return MonitorRelease;
   }
 
 private:

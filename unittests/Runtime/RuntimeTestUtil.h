@@ -558,6 +558,28 @@ private:
 
 //===-- Fixture ----------------------------------------------------------===//
 
+/// Installs a runtime test hook for the scope; the closure runs where the
+/// runtime calls the hook.
+template <typename Stage, typename Arg> class HookScope {
+public:
+  using Fn = std::function<void(Stage, Arg)>;
+  HookScope(std::atomic<void (*)(Stage, Arg)> &Slot, Fn F) : Slot(Slot) {
+    Current() = std::move(F);
+    Slot.store(&trampoline);
+  }
+  ~HookScope() {
+    Slot.store(nullptr);
+    Current() = nullptr;
+  }
+
+private:
+  static Fn &Current() {
+    static Fn F;
+    return F;
+  }
+  static void trampoline(Stage S, Arg A) { Current()(S, A); }
+  std::atomic<void (*)(Stage, Arg)> &Slot;
+};
 // Each test starts with the default configuration and the main thread
 // attached (self), and ends with the main thread detached, the runtime shut
 // down and no monitor alive, so that LeakSanitizer sees nothing.

@@ -1,0 +1,223 @@
+//===- ExitRaceTest.cpp - The inflated exit against threads about to park -===//
+//
+// The inflated exit (N3 in Synchronizer.cpp) releases with a plain store and
+// then reads the entry count, with no fence in between under
+// JITLOCK_EXIT_STORE: a thread joining the entry queue at that moment is
+// seen only because it issues membarrier before it re-checks the owner
+// (J1-J3). A lost wake-up leaves a thread asleep on a free monitor for good.
+//
+// Here threads with no spin at all (spin_limit 0: every contended enter
+// joins the queue) take one inflated object in turns of a few instructions,
+// so that joins land on exits all the time, under each exit the runtime
+// offers. Checked: mutual exclusion, every increment counted, and progress:
+// a watchdog fails the test, with the monitor's state, if the threads stop
+// advancing for 60 s.
+//
+//===----------------------------------------------------------------------===//
+#include "RuntimeTestUtil.h"
+#include "Synchronizer.h"
+#include "Watchdog.h"
+
+#include <atomic>
+#include <cinttypes>
+#include <cstdio>
+#include <random>
+#include <thread>
+#include <vector>
+
+using namespace jitlock_test;
+
+namespace {
+
+class ExitRaceTest : public RuntimeTest,
+                     public ::testing::WithParamInterface<uint32_t> {
+protected:
+  // No spin, and the exit under test; false (with the defaults back) where
+  // the kernel cannot give the store exit its membarrier.
+  bool configureExit() {
+    jitlock_rt_config cfg;
+    jitlock_rt_default_config(&cfg);
+    cfg.monitor_storage = testMonitorStorage();
+    cfg.spin_limit = 0;
+    cfg.inflated_exit = GetParam();
+    EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+    int rc = jitlock_rt_configure(&cfg);
+    if (rc != JITLOCK_OK) {
+      EXPECT_EQ(GetParam(), uint32_t(JITLOCK_EXIT_STORE)) << st(rc);
+      jitlock_rt_default_config(&cfg);
+      EXPECT_EQ(jitlock_rt_configure(&cfg), JITLOCK_OK);
+    }
+    self = jitlock_rt_attach();
+    return rc == JITLOCK_OK;
+  }
+};
+
+TEST_P(ExitRaceTest, ParkersArriveAsTheOwnerExits) {
+  if (!configureExit())
+    GTEST_SKIP() << "membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) is not "
+                    "available here: the store exit cannot be configured";
+  ASSERT_NE(self, nullptr);
+  jitlock_rt_layout l;
+  jitlock_rt_get_layout(&l);
+  ASSERT_EQ(l.monitor_exit, GetParam());
+
+  // Until every minimum is reached, or the rounds reach their maximum.
+  constexpr int kThreads = 8;
+  constexpr uint64_t kMinRounds = 150, kMaxRounds = 1500, kMinTurns = 200000,
+                     kMinParks = 2000;
+  const uint64_t seed = std::random_device{}();
+  std::printf("ExitRaceTest.ParkersArriveAsTheOwnerExits exit=%s seed=%" PRIu64
+              "\n",
+              GetParam() == JITLOCK_EXIT_STORE ? "store" : "fence", seed);
+
+  Obj *o = newObj();
+  // Inflated from the start: every exit below is N3.
+  ASSERT_EQ(enter(o), JITLOCK_OK);
+  ASSERT_EQ(jitlock_rt_wait_timed(self, o, 0), JITLOCK_ETIMEDOUT);
+  ASSERT_EQ(exit(o), JITLOCK_OK);
+  ASSERT_EQ(inspect(o).state, JITLOCK_STATE_INFLATED);
+
+  uint64_t counter = 0; // guarded by o; plain on purpose
+  std::atomic<int> inside{0};
+  std::atomic<bool> violated{false};
+  std::atomic<uint64_t> done{0};
+  std::atomic<bool> stop{false};
+  jitlock_rt_stats s0 = stats();
+
+  // Rounds of a few milliseconds of turns, each ended by all threads
+  // arriving: a wake-up lost by a round's last exits leaves its thread
+  // asleep on a free monitor, and the round never ends (one lost earlier is
+  // repaired by the next exit, which finds the count).
+  std::atomic<int> arrived{0};
+  std::atomic<bool> pause{false};
+  std::atomic<uint64_t> round{0};
+  std::vector<std::thread> threads;
+  {
+    jitlock_test::Watchdog dog(
+        std::chrono::seconds(30), "round 0", [&](const std::string &phase) {
+          std::fprintf(stderr,
+                       "ExitRaceTest: %s did not end in 30 s (seed %" PRIu64
+                       ", %" PRIu64 " turns done, %d threads arrived): a "
+                       "lost wake-up? %s\n",
+                       phase.c_str(), seed, done.load(), arrived.load(),
+                       describe(o).c_str());
+        });
+    for (int id = 0; id < kThreads; ++id)
+      threads.emplace_back([&, id] {
+        jitlock_thread *t = jitlock_rt_attach();
+        std::mt19937_64 rng(seed * 131 + id);
+        for (uint64_t r = 0; !stop.load(); ++r) {
+          while (!pause.load(std::memory_order_relaxed)) {
+            if (jitlock_rt_monitor_enter(t, o) != JITLOCK_OK) {
+              violated = true;
+              break;
+            }
+            if (inside.fetch_add(1, std::memory_order_relaxed) != 0)
+              violated = true;
+            ++counter;
+            // Mostly nothing, now and then a little more: exits then meet
+            // threads that have just decided to park.
+            for (unsigned spin = rng() % 8 == 0 ? rng() % 64 : 0; spin; --spin)
+              std::atomic_signal_fence(std::memory_order_seq_cst);
+            inside.fetch_sub(1, std::memory_order_relaxed);
+            if (jitlock_rt_monitor_exit(t, o) != JITLOCK_OK) {
+              violated = true;
+              break;
+            }
+            done.fetch_add(1, std::memory_order_relaxed);
+          }
+          arrived.fetch_add(1);
+          while (round.load() == r)
+            std::this_thread::yield();
+        }
+        EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+      });
+    for (uint64_t r = 0;; ++r) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      pause = true;
+      while (arrived.load() != kThreads)
+        std::this_thread::yield();
+      arrived = 0;
+      pause = false;
+      if (r + 1 >= kMinRounds && done.load() >= kMinTurns &&
+          stats().parks - s0.parks >= kMinParks)
+        stop = true;
+      if (r + 1 >= kMaxRounds)
+        stop = true;
+      dog.phase("round " + std::to_string(r + 1));
+      round = r + 1;
+      if (stop)
+        break;
+    }
+    for (std::thread &th : threads)
+      th.join();
+  }
+  EXPECT_FALSE(violated.load()) << "mutual exclusion violated, seed " << seed;
+  EXPECT_EQ(counter, done.load()) << "seed " << seed;
+  jitlock_lock_info i = inspect(o);
+  EXPECT_EQ(i.owner, nullptr) << describe(o);
+  EXPECT_EQ(i.entry_queued, 0u) << describe(o);
+  jitlock_rt_stats s1 = stats();
+  std::printf("  %" PRIu64 " turns, %" PRIu64 " contended enters, %" PRIu64
+              " parks\n",
+              done.load(), s1.contended_enters - s0.contended_enters,
+              s1.parks - s0.parks);
+  EXPECT_GE(s1.parks - s0.parks, kMinParks)
+      << "threads rarely parked: the race was hardly run";
+}
+
+// J3, forced: a thread about to park finds the monitor owned (J1), and the
+// owner's exit runs to its end before that thread counts itself, so the
+// exit sees no one queued and wakes no one. The joiner's re-check after its
+// barrier finds the monitor free and takes it instead of sleeping forever.
+TEST_P(ExitRaceTest, ExitBetweenTheJoinersCheckAndItsCount) {
+  if (!configureExit())
+    GTEST_SKIP() << "membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) is not "
+                    "available here: the store exit cannot be configured";
+  Obj *o = newObj();
+  ASSERT_EQ(enter(o), JITLOCK_OK);
+  ASSERT_EQ(jitlock_rt_wait_timed(self, o, 0), JITLOCK_ETIMEDOUT);
+  ASSERT_EQ(inspect(o).state, JITLOCK_STATE_INFLATED);
+  jitlock_rt_stats s0 = stats();
+
+  std::atomic<int> stage{0}; // 1: the joiner is in the gap; 2: exited
+  HookScope<jitlock::JoinStage, jitlock::Monitor &> hook(
+      jitlock::JoinTestHook, [&](jitlock::JoinStage, jitlock::Monitor &) {
+        stage = 1;
+        while (stage.load() != 2)
+          std::this_thread::yield();
+      });
+  Worker w;
+  std::atomic<int> rc{-1};
+  w.post([&] { rc = jitlock_rt_monitor_enter(w.thread(), o); });
+  ASSERT_TRUE(waitUntil([&] { return stage.load() == 1; }))
+      << "the worker never tried to join: " << describe(o);
+  ASSERT_EQ(inspect(o).entry_queued, 0u);
+  ASSERT_EQ(exit(o), JITLOCK_OK); // N3 sees a zero count
+  stage = 2;
+  bool entered =
+      waitFor(std::chrono::seconds(5), [&] { return rc.load() == JITLOCK_OK; });
+  EXPECT_TRUE(entered) << "lost wake-up: the joiner sleeps on a free monitor: "
+                       << describe(o);
+  if (!entered) { // Let it go, so that the test can end.
+    ASSERT_EQ(enter(o), JITLOCK_OK);
+    ASSERT_EQ(exit(o), JITLOCK_OK);
+  }
+  ASSERT_TRUE(w.join());
+  EXPECT_EQ(rc.load(), JITLOCK_OK);
+  EXPECT_EQ(stats().parks, s0.parks) << "it took the monitor without a park";
+  EXPECT_EQ(inspect(o).owner, w.thread());
+  w.call(
+      [&] { EXPECT_EQ(jitlock_rt_monitor_exit(w.thread(), o), JITLOCK_OK); });
+}
+
+INSTANTIATE_TEST_SUITE_P(Exits, ExitRaceTest,
+                         ::testing::Values(JITLOCK_EXIT_STORE,
+                                           JITLOCK_EXIT_FENCE),
+                         [](const ::testing::TestParamInfo<uint32_t> &info) {
+                           return info.param == JITLOCK_EXIT_STORE
+                                      ? std::string("store")
+                                      : std::string("fence");
+                         });
+
+} // namespace
