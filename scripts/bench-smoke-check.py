@@ -50,7 +50,7 @@ SHAPE_PATHS = {
     "contended8": ["llvm", "asmjit", "runtime", "heavy", "pthread"],
     "elided": ["llvm", "llvm-noelide"],
 }
-LOCKING = ["floor", "floor/lockstack"] + [
+LOCKING = ["floor", "floor/lockstack", "floor/cas-store"] + [
     f"{shape}/{path}" for shape, paths in SHAPE_PATHS.items() for path in paths
 ]
 # Threads inflating heavy monitors at once, under each storage: checked as
