@@ -15,6 +15,17 @@ spread. Without --update it goes to stdout (or --markdown FILE); with
     <!-- bench-report:begin -->
     <!-- bench-report:end -->
 
+The contended shapes (contended2, contended4, contended8; each always run
+with repetitions) get a part of their own: per path, the median and the
+interquartile range of ns_per_pair over the repetitions, the ratio to
+pthread, the runs' parallelism and contention, and the contention targets.
+With --baseline (the JSON of the build before a change, run alternately
+with this one) it also compares the uncontended shapes (simple, recursive,
+inflated) before and after. --update puts it between
+
+    <!-- bench-report:contention:begin -->
+    <!-- bench-report:contention:end -->
+
 The safepoint benchmarks (poll/*, ttsp/N, handshake/one|all/N) get a part of
 their own: ns per loop iteration with and without a poll, and the median and
 p99 latencies of safepoints and handshakes (each the median over the
@@ -25,8 +36,11 @@ puts it between
     <!-- bench-report:safepoints:end -->
 
 Each part is written only when the JSON has its benchmarks, so a run of the
-safepoint benchmarks alone (--benchmark_filter='^(poll|ttsp|handshake)/')
-leaves the locking results as they are.
+safepoint benchmarks alone (--benchmark_filter='^(poll|ttsp|handshake)/'),
+or of the contended shapes alone, leaves the other results as they are; the
+main part needs a full run (one with the floor).
+Several JSON files (e.g. alternate runs) are merged into one set of
+repetitions.
 
 The plot has one bar group per shape, the paths side by side, and the floor
 as a horizontal line.
@@ -41,7 +55,14 @@ import sys
 
 from benchjson import canonical_name, replace_marked
 
-SHAPES = ["simple", "recursive", "serial", "inflated", "churn", "contended2"]
+CONTENDED = ["contended2", "contended4", "contended8"]
+SHAPES = ["simple", "recursive", "serial", "inflated", "churn"] + CONTENDED
+CONTENDED_PATHS = ["llvm", "asmjit", "runtime", "heavy", "pthread"]
+# Uncontended shapes a contention change must not slow down, and by how much
+# at most (after / before - 1).
+UNCONTENDED = [f"{s}/{p}" for s in ("simple", "recursive", "inflated")
+               for p in ("llvm", "asmjit", "runtime")]
+UNCONTENDED_LIMIT = 0.03
 PATHS = ["llvm", "asmjit", "runtime", "heavy", "pthread", "alloc"]
 LOOPERS = [1, 2, 4, 8]
 POLL_PATHS = ["none", "llvm", "unrolled"]
@@ -59,9 +80,13 @@ TARGETS = [
     ("simple/runtime <= 1.5x floor", "simple/runtime", "floor", 1.5, "le"),
     ("churn/llvm >= 5x faster than churn/heavy", "churn/heavy", "churn/llvm",
      5.0, "ge"),
-    ("contended2/llvm <= contended2/pthread", "contended2/llvm",
-     "contended2/pthread", 1.0, "le"),
 ]
+# The contention part's targets, in the same form.
+CONTENTION_TARGETS = [
+    (f"{c}/llvm <= {c}/pthread", f"{c}/llvm", f"{c}/pthread", 1.0, "le")
+    for c in CONTENDED
+] + [("contended2/llvm <= 0.5x contended2/pthread", "contended2/llvm",
+      "contended2/pthread", 0.5, "le")]
 
 
 
@@ -96,10 +121,142 @@ def collect(doc):
 
 
 def parallelism(run):
-    """CPU time over real time of a two-thread run: 1 when the threads took
-    turns on one CPU, 2 when they ran in parallel throughout."""
+    """CPU time over real time of a multi-threaded run: 1 when the threads
+    took turns on one CPU, N when N of them ran in parallel throughout."""
     real = run.get("real_time")
     return run["cpu_time"] / real if real else float("nan")
+
+
+def quartiles(xs):
+    """(first quartile, median, third quartile) of `xs`."""
+    if len(xs) == 1:
+        return xs[0], xs[0], xs[0]
+    q1, q2, q3 = statistics.quantiles(xs, n=4, method="inclusive")
+    return q1, q2, q3
+
+
+def target_table(targets, val, runs):
+    """The markdown rows of `targets` (see TARGETS) against the medians."""
+    out = ["| target | measured | met? |", "| --- | ---: | --- |"]
+    for label, num, den, limit, kind in targets:
+        a, b = val.get(num), val.get(den)
+        if a is None or b is None or b == 0:
+            out.append(f"| {label} | - | not measured |")
+            continue
+        ratio = a / b
+        met = ratio <= limit if kind == "le" else ratio >= limit
+        # Three decimals, so that a ratio just over a limit does not print
+        # as the limit itself.
+        shown = f"{ratio:.3f}x" if kind == "le" else f"{ratio:.2f}x faster"
+        verdict = "met" if met else "**missed**"
+        # A two-thread result says nothing about contention unless the
+        # threads ran at the same time.
+        if num.startswith("contended2/"):
+            par = [statistics.median(parallelism(r) for r in runs[n])
+                   for n in (num, den) if runs.get(n)]
+            if par and min(par) < 1.5:
+                verdict += (" (but the threads mostly took turns on one CPU, "
+                            f"parallelism {min(par):.2f}: not a contention "
+                            "result)")
+        out.append(f"| {label} | {shown} | {verdict} |")
+    out.append("")
+    return out
+
+
+def markdown_contention(doc, values, runs, baseline=None):
+    """The contention part: contendedN per path with median and IQR, the
+    ratios to pthread, how the contention went, the targets, and with a
+    baseline the uncontended shapes before and after."""
+    val = {k: v[0] for k, v in values.items()}
+    out = machine_lines(doc.get("context", {})) + [""]
+    out += ["ns per pair per thread (real time), median over the repetitions "
+           "with the interquartile range (first to third quartile) in "
+           "parentheses, and the IQR as a share of the median (*spread*: "
+           "how stable the figure is; lower is better).", ""]
+    out.append("| path | " + " | ".join(CONTENDED) + " | spread ("
+               + ", ".join(c.removeprefix("contended") for c in CONTENDED)
+               + ") | reps |")
+    out.append("| --- |" + " ---: |" * len(CONTENDED) + " ---: | ---: |")
+    for p in CONTENDED_PATHS:
+        cells, spreads, reps = [], [], []
+        for c in CONTENDED:
+            rs = runs.get(f"{c}/{p}")
+            if not rs:
+                cells.append("-")
+                spreads.append("-")
+                continue
+            q1, med, q3 = quartiles([r["ns_per_pair"] for r in rs])
+            cells.append(f"{fmt(med)} ({fmt(q1)}-{fmt(q3)})")
+            spreads.append(f"{100 * (q3 - q1) / med:.0f}%" if med else "-")
+            reps.append(len(rs))
+        if not reps:
+            continue
+        out.append(f"| {p} | " + " | ".join(cells) + " | "
+                   + ", ".join(spreads) + f" | {min(reps)} |")
+    out.append("")
+
+    out.append("The same as ratios to pthread's median (lower is better):")
+    out.append("")
+    out.append("| path | " + " | ".join(c + " / pthread" for c in CONTENDED)
+               + " |")
+    out.append("| --- |" + " ---: |" * len(CONTENDED))
+    for p in CONTENDED_PATHS[:-1]:
+        cells = []
+        for c in CONTENDED:
+            a, b = val.get(f"{c}/{p}"), val.get(f"{c}/pthread")
+            cells.append(f"{a / b:.2f}x" if a and b else "-")
+        if any(x != "-" for x in cells):
+            out.append(f"| {p} | " + " | ".join(cells) + " |")
+    out.append("")
+
+    out.append("How the contention went, medians over the repetitions. "
+               "*Parallelism* is CPU time over real time: 1.0 when the "
+               "threads took turns on one CPU (no contention is possible "
+               "then), up to the core count when they ran in parallel "
+               "throughout. *Contended* is the share of enters that found "
+               "another thread owning the lock, *parked* the share that "
+               "parked (the runtime's counts; pthread has none).")
+    out.append("")
+    out.append("| benchmark | parallelism | contended | parked |")
+    out.append("| --- | ---: | ---: | ---: |")
+    for c in CONTENDED:
+        for p in CONTENDED_PATHS:
+            rs = runs.get(f"{c}/{p}")
+            if not rs:
+                continue
+
+            def share(key):
+                xs = [r[key] for r in rs if key in r]
+                return (f"{100 * statistics.median(xs):.2g}%" if xs
+                        else "-")
+
+            par = statistics.median(parallelism(r) for r in rs)
+            out.append(f"| {c}/{p} | {par:.2f} "
+                       f"| {share('contended_per_pair')} "
+                       f"| {share('parks_per_pair')} |")
+    out.append("")
+    out += target_table(CONTENTION_TARGETS, val, runs)
+
+    if baseline:
+        before = {k: v[0] for k, v in baseline.items()}
+        out.append("Uncontended shapes before and after (CPU ns per pair, "
+                   "median over the repetitions of each build, the builds "
+                   "run alternately): no regression over "
+                   f"{100 * UNCONTENDED_LIMIT:g}%.")
+        out.append("")
+        out.append("| benchmark | before | after | change | met? |")
+        out.append("| --- | ---: | ---: | ---: | --- |")
+        for name in UNCONTENDED:
+            a, b = val.get(name), before.get(name)
+            if a is None or not b:
+                continue
+            change = a / b - 1
+            verdict = ("met" if change <= UNCONTENDED_LIMIT
+                       else "**missed**")
+            out.append(f"| {name} | {fmt(b, 3)} | {fmt(a, 3)} "
+                       f"| {100 * change:+.1f}% | {verdict} |")
+        out.append("")
+    return "\n".join(out) + "\n"
 
 
 def fmt(x, digits=2):
@@ -172,7 +329,7 @@ def markdown(doc, values, extra, runs):
         cells = [fmt(val.get(f"{shape}/{p}")) for p in PATHS]
         out.append(f"| {shape} | " + " | ".join(cells) + " |")
     out.append("")
-    out.append("The same as ratios to the floor (contended2 is per thread, "
+    out.append("The same as ratios to the floor (contendedN is per thread, "
                "in real time; the floor is single-threaded):")
     out.append("")
     out.append("| shape | " + " | ".join(p + " / floor" for p in PATHS) + " |")
@@ -199,52 +356,10 @@ def markdown(doc, values, extra, runs):
                 out.append(f"| {p} | {fmt(v)} | {fmt(v - alloc)} |")
         out.append("")
 
-    out.append("| target | measured | met? |")
-    out.append("| --- | ---: | --- |")
-    for label, num, den, limit, kind in TARGETS:
-        a, b = val.get(num), val.get(den)
-        if a is None or b is None or b == 0:
-            out.append(f"| {label} | - | not measured |")
-            continue
-        ratio = a / b
-        met = ratio <= limit if kind == "le" else ratio >= limit
-        # Three decimals, so that a ratio just over a limit does not print
-        # as the limit itself.
-        shown = f"{ratio:.3f}x" if kind == "le" else f"{ratio:.2f}x faster"
-        verdict = "met" if met else "**missed**"
-        # A two-thread result says nothing about contention unless the
-        # threads ran at the same time.
-        if num.startswith("contended2/"):
-            par = [statistics.median(parallelism(r) for r in runs[n])
-                   for n in (num, den) if runs.get(n)]
-            if par and min(par) < 1.5:
-                verdict += (" (but the threads mostly took turns on one CPU, "
-                            f"parallelism {min(par):.2f}: not a contention "
-                            "result)")
-        out.append(f"| {label} | {shown} | {verdict} |")
+    out += target_table(TARGETS, val, runs)
+    out.append("The contended shapes have a part of their own, with their "
+               "spread and their targets.")
     out.append("")
-
-    c2 = [p for p in PATHS if f"contended2/{p}" in runs]
-    if c2:
-        out.append("contended2, every repetition. *Parallelism* is CPU time "
-                   "over real time: 1.0 when the two threads took turns on "
-                   "one CPU (no contention is possible then), 2.0 when they "
-                   "ran in parallel throughout. *Contended* is the share of "
-                   "enters that found the other thread owning the lock "
-                   "(the runtime's count; pthread has none).")
-        out.append("")
-        out.append("| path | ns per pair (parallelism, contended) |")
-        out.append("| --- | --- |")
-        for p in c2:
-            cells = []
-            for r in sorted(runs[f"contended2/{p}"],
-                            key=lambda r: r["ns_per_pair"]):
-                c = r.get("contended_per_pair")
-                cells.append(f"{fmt(r['ns_per_pair'])} ({parallelism(r):.2f}"
-                             + ("" if c is None else f", {100 * c:.2g}%")
-                             + ")")
-            out.append(f"| {p} | " + ", ".join(cells) + " |")
-        out.append("")
 
     out.append("<details><summary>Every benchmark: median, min and max over "
                "the repetitions, and the other counters</summary>")
@@ -492,9 +607,30 @@ def plot(doc, values, path):
     fig.savefig(path)
 
 
+def load(paths):
+    """The documents in `paths`, merged: the first one's context, every
+    one's benchmarks."""
+    doc = None
+    for path in paths:
+        with open(path) as f:
+            text = f.read()
+        # Tolerate text before the JSON (e.g. stderr mixed into a log).
+        d = json.loads(text[text.index("{"):])
+        if doc is None:
+            doc = d
+        else:
+            doc["benchmarks"] = doc.get("benchmarks", []) + d.get(
+                "benchmarks", [])
+    return doc
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("json", help="jitlock-bench --benchmark_format=json output")
+    ap.add_argument("json", nargs="+",
+                    help="jitlock-bench --benchmark_format=json output")
+    ap.add_argument("--baseline", nargs="+",
+                    help="the same from the build before a change, for the "
+                    "uncontended before/after comparison")
     ap.add_argument("--markdown", help="write the markdown here (default stdout)")
     ap.add_argument("--update", help="replace the marked part of this file")
     ap.add_argument("--png", help="write the plot here")
@@ -502,11 +638,9 @@ def main():
     if args.png:
         ensure_matplotlib()
 
-    with open(args.json) as f:
-        text = f.read()
-    # Tolerate text before the JSON (e.g. stderr mixed into a log).
-    doc = json.loads(text[text.index("{"):])
+    doc = load(args.json)
     values, extra, runs = collect(doc)
+    baseline = collect(load(args.baseline))[0] if args.baseline else None
     sp_runs = collect_safepoints(doc)
     if not values and not sp_runs:
         print("bench-report: no jitlock-bench results in the input",
@@ -514,8 +648,13 @@ def main():
         return 1
     # (marker tag, markdown) for each part the input has results for.
     parts = []
-    if values:
+    # The main part wants a full run, which always has the floor: a run of
+    # a few shapes (e.g. the uncontended before/after runs) leaves it be.
+    if "floor" in values:
         parts.append(("bench-report", markdown(doc, values, extra, runs)))
+    if any(n.split("/")[0] in CONTENDED for n in runs):
+        parts.append(("bench-report:contention",
+                      markdown_contention(doc, values, runs, baseline)))
     if sp_runs:
         parts.append(("bench-report:safepoints",
                       markdown_safepoints(doc, sp_runs)))
@@ -533,7 +672,7 @@ def main():
         else:
             sys.stdout.write(md)
     if args.png:
-        if values:
+        if parts and parts[0][0] == "bench-report":
             plot(doc, values, args.png)
         else:
             print("bench-report: no locking results, no plot",

@@ -5,7 +5,8 @@
     bench-smoke-check.py results.json          # or - for stdin
 
 With --bench it runs every benchmark for a minimal time
-(--benchmark_min_time=0.01 --benchmark_format=json) and checks the output;
+(--benchmark_min_time=0.01 --benchmark_format=json, and two repetitions of
+each contended shape instead of ten) and checks the output;
 otherwise it checks JSON that jitlock-bench wrote. It checks that
 
   * every expected benchmark reported, without an error;
@@ -45,9 +46,11 @@ SHAPE_PATHS = {
     "inflated-table": ["llvm", "asmjit", "runtime"],
     "churn": ["llvm", "asmjit", "runtime", "heavy", "pthread", "alloc"],
     "contended2": ["llvm", "asmjit", "runtime", "heavy", "pthread"],
+    "contended4": ["llvm", "asmjit", "runtime", "heavy", "pthread"],
+    "contended8": ["llvm", "asmjit", "runtime", "heavy", "pthread"],
     "elided": ["llvm", "llvm-noelide"],
 }
-LOCKING = ["floor", "floor/lockstack"] + [
+LOCKING = ["floor", "floor/lockstack", "floor/cas-store"] + [
     f"{shape}/{path}" for shape, paths in SHAPE_PATHS.items() for path in paths
 ]
 # Threads inflating heavy monitors at once, under each storage: checked as
@@ -181,12 +184,15 @@ def main():
     ap.add_argument("json", nargs="?", help="jitlock-bench JSON output, or -")
     ap.add_argument("--bench", help="run this jitlock-bench binary first")
     ap.add_argument("--min-time", default="0.01", help="--benchmark_min_time")
+    ap.add_argument("--contended-repetitions", default="2",
+                    help="--jitlock-contended-repetitions")
     args = ap.parse_args()
 
     if args.bench:
         cmd = [
             args.bench,
             f"--benchmark_min_time={args.min_time}",
+            f"--jitlock-contended-repetitions={args.contended_repetitions}",
             "--benchmark_format=json",
         ]
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)

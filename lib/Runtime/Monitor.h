@@ -34,6 +34,7 @@
 #ifndef JITLOCK_RUNTIME_MONITOR_H
 #define JITLOCK_RUNTIME_MONITOR_H
 
+#include "AdaptiveSpin.h"
 #include "Thread.h"
 
 #include <atomic>
@@ -149,6 +150,12 @@ public:
     Recursions.store(Recursions.load(std::memory_order_relaxed) + 1,
                      std::memory_order_relaxed);
   }
+
+  /// Line 2 still: how long the next contended enter spins before it
+  /// parks, in rounds (AdaptiveSpin.h), written by contending enterers.
+  /// Relaxed: a lost update only makes one guess worse. A reused monitor keeps
+  /// its previous object's budget, which spin::budget clamps.
+  std::atomic<uint32_t> SpinBudget{spin::InitialBudget};
 };
 
 /// Every live monitor, for GC roots, owner scans, deflation and shutdown.

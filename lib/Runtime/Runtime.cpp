@@ -234,6 +234,7 @@ static void detachLocked(jitlock_thread &T) {
   releaseFreeMonitors(T);
   T.MonitorBase = 0;
   T.Attached = 0;
+  waitForOwnerPeeks();
 }
 
 /// Detaches an OS thread that exits while attached, releasing what it holds

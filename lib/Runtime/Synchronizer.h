@@ -170,6 +170,11 @@ unsigned releaseAllLocks(jitlock_thread &T);
 /// Whether `T` holds any lock, fast or inflated.
 bool holdsAnyLock(jitlock_thread &T);
 
+/// For a thread that detaches, holding no lock: returns once no spinner can
+/// still be reading its state, which it read while the thread owned a
+/// monitor (the thread's storage goes away when it exits).
+void waitForOwnerPeeks();
+
 // Deflation (Deflation.cpp).
 
 /// A5: gives `Obj` its header back from `M`, whose deflation has won (A3),

@@ -157,6 +157,9 @@ KernelFn kernelOf(const KernelSet &Set, Kernel K, std::string &Why) {
 /// The configuration every run uses, apart from the locking mode: the
 /// defaults, with --jitlock-spin-limit applied.
 extern jitlock_rt_config BaseConfig;
+/// The repetitions of every contendedN run, whatever
+/// --benchmark_repetitions says (--jitlock-contended-repetitions).
+extern uint32_t ContendedRepetitions;
 /// Where a Setup callback's failure waits for the run to report it.
 extern std::string SetupError;
 /// The two objects of the single-threaded runs.

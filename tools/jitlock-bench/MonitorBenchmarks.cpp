@@ -17,6 +17,7 @@
 namespace jitlock::bench {
 
 jitlock_rt_config BaseConfig;
+uint32_t ContendedRepetitions = 10;
 std::string SetupError;
 alignas(64) Object Objs[2];
 LlvmKernels *LlvmFor[3];
@@ -77,6 +78,8 @@ enum class Shape {
   Inflated,
   Churn,
   Contended2,
+  Contended4,
+  Contended8,
   Elided
 };
 enum class Path {
@@ -106,10 +109,29 @@ const char *shapeName(Shape S) {
     return "churn";
   case Shape::Contended2:
     return "contended2";
+  case Shape::Contended4:
+    return "contended4";
+  case Shape::Contended8:
+    return "contended8";
   case Shape::Elided:
     return "elided";
   }
   return "?";
+}
+
+/// The threads that share the object of a contendedN shape; 0 for the
+/// single-threaded shapes.
+int contendingThreads(Shape S) {
+  switch (S) {
+  case Shape::Contended2:
+    return 2;
+  case Shape::Contended4:
+    return 4;
+  case Shape::Contended8:
+    return 8;
+  default:
+    return 0;
+  }
 }
 
 const char *pathName(Path P) {
@@ -151,7 +173,7 @@ struct Case {
 };
 
 /// ns_per_pair: the benchmark's time (CPU time, or real time for
-/// contended2) divided by the pairs done. As a counter: Pairs * 1e-9, a rate
+/// contendedN) divided by the pairs done. As a counter: Pairs * 1e-9, a rate
 /// (divided by the time in seconds), inverted. With threads, kAvgThreads
 /// divides the summed pairs by the thread count: the time per pair that
 /// each thread sees, as JMH reports @Threads runs.
@@ -266,12 +288,12 @@ void runSingle(benchmark::State &St, const Case &C) {
   St.counters["monitors_alive"] = double(End.monitors_alive);
 }
 
-/// contended2: one shared object, reset by the Setup callback before the
+/// contendedN: one shared object, reset by the Setup callback before the
 /// threads start.
 alignas(64) Object Shared;
 std::atomic<int> Finished{0};
 
-/// The runtime's counters when the run started (for contended2's deltas).
+/// The runtime's counters when the run started (for contendedN's deltas).
 jitlock_rt_stats StartStats;
 
 /// What every run starts from, besides the locking mode.
@@ -348,7 +370,7 @@ void runContended(benchmark::State &St, const Case &C) {
     Error = "jitlock_rt_attach failed";
   if (!Error.empty()) {
     // The empty loop still passes the start and stop barriers, which the
-    // other thread waits at.
+    // other threads wait at.
     St.SkipWithError(Error.c_str());
     for (auto _ : St) {
     }
@@ -377,8 +399,8 @@ void runContended(benchmark::State &St, const Case &C) {
               ", expected " + std::to_string(Expected);
     jitlock_rt_stats End{};
     jitlock_rt_get_stats(&End);
-    // How the contention was resolved, per pair of either thread: the
-    // enters that found another owner, and those that parked. (The pthread
+    // How the contention was resolved, per pair of any thread: the enters
+    // that found another owner, and those that parked. (The pthread
     // path does not go through the runtime: nothing to count.)
     if (const double All = double(Expected); All && C.P != Path::Pthread) {
       St.counters["contended_per_pair"] =
@@ -442,10 +464,13 @@ void registerMonitorBenchmarks() {
     if (!C.Fn && C.Unavailable.empty())
       C.Unavailable = "no kernel";
     benchmark::internal::Benchmark *B;
-    if (S == Shape::Contended2) {
+    if (int Threads = contendingThreads(S)) {
       B = benchmark::RegisterBenchmark(
           Name.c_str(), [C](benchmark::State &St) { runContended(St, C); });
-      B->Threads(2)->UseRealTime();
+      // Contention swings from run to run with the scheduler: always
+      // several repetitions, which bench-report.py gives as median and IQR.
+      B->Threads(Threads)->UseRealTime()->Repetitions(
+          int(ContendedRepetitions));
     } else {
       B = benchmark::RegisterBenchmark(
           Name.c_str(), [C](benchmark::State &St) { runSingle(St, C); });
@@ -469,7 +494,8 @@ void registerMonitorBenchmarks() {
   Add(Shape::Simple, Path::FloorCasStore, "floor/cas-store");
   const Path Locking[] = {Path::Llvm, Path::Asmjit, Path::Runtime, Path::Heavy};
   for (Shape S : {Shape::Simple, Shape::Recursive, Shape::Serial,
-                  Shape::Inflated, Shape::Churn, Shape::Contended2}) {
+                  Shape::Inflated, Shape::Churn, Shape::Contended2,
+                  Shape::Contended4, Shape::Contended8}) {
     for (Path P : Locking) {
       // An inflated object is what heavy locking makes of every object: the
       // heavy path of `inflated` would be inflated/llvm again.
@@ -486,7 +512,7 @@ void registerMonitorBenchmarks() {
               std::string("inflated-") + storageName(Storage) + "/" +
                   pathName(P),
               Storage);
-    if (S == Shape::Simple || S == Shape::Churn || S == Shape::Contended2)
+    if (S == Shape::Simple || S == Shape::Churn || contendingThreads(S))
       Add(S, Path::Pthread, std::string(shapeName(S)) + "/pthread");
     if (S == Shape::Churn)
       Add(S, Path::Alloc, "churn/alloc");

@@ -14,7 +14,7 @@
 //   heavy    shapes.ll lowered for heavy monitors, on the runtime configured
 //            JITLOCK_LOCKING_HEAVY: every enter of an object without a
 //            monitor inflates it (the scheme lightweight locking replaces)
-//   pthread  a pthread_mutex_t per object (simple, contended2, churn)
+//   pthread  a pthread_mutex_t per object (simple, contendedN, churn)
 //   alloc    churn only: the allocator and the "GC" without any lock, so that
 //            the locking cost of churn can be read off
 //
@@ -34,7 +34,10 @@
 //
 // Besides ns_per_pair every single-threaded run reports inflations_per_pair
 // (from the runtime's statistics) and monitors_alive after the final
-// deflation; contended2 reports monitors_alive after both threads detached.
+// deflation; contendedN reports monitors_alive after every thread detached.
+// contended2, contended4 and contended8 share one object among 2, 4 or 8
+// threads and always run with repetitions (--jitlock-contended-repetitions,
+// default 10): their spread is part of the result.
 // Each run checks its payload counts and the runtime's return codes and fails
 // (SkipWithError) when they are wrong.
 //
@@ -117,6 +120,12 @@ jitlock::tools::NumberOpt SpinLimit(
              "before it parks (default: the runtime's, 64)"),
     cl::value_desc("N"), cl::cat(BenchCategory));
 
+jitlock::tools::NumberOpt ContendedReps(
+    "jitlock-contended-repetitions",
+    cl::desc("Repetitions of each contendedN benchmark, which always repeat "
+             "(default 10)"),
+    cl::value_desc("N"), cl::cat(BenchCategory));
+
 cl::opt<std::string> PollLoop(
     "jitlock-poll-loop",
     cl::desc("Run poll/P's loop once for N iterations, then exit (instruction "
@@ -158,6 +167,13 @@ std::optional<PollLoopSpec> checkOptions() {
           "--jitlock-spin-limit needs a number from 0 to 4294967295",
           ExitUsage);
     BaseConfig.spin_limit = uint32_t(SpinLimit);
+  }
+  if (ContendedReps.getNumOccurrences()) {
+    if (ContendedReps < 1 || ContendedReps > 1000)
+      jitlock::tools::exitWithUsageError(
+          "--jitlock-contended-repetitions needs a number from 1 to 1000",
+          ExitUsage);
+    ContendedRepetitions = uint32_t(ContendedReps);
   }
   if (!PollLoop.getNumOccurrences())
     return std::nullopt;
@@ -282,7 +298,7 @@ int main(int Argc, char **Argv) {
 
   // glibc skips the lock prefix of pthread_mutex_lock/unlock while the
   // process has never had a second thread; a managed runtime always has
-  // several, and contended2 starts one anyway. Start one now, so that every
+  // several, and contendedN starts more anyway. Start one now, so that every
   // pthread run measures the atomic path.
   std::thread([] {}).join();
   if (__libc_single_threaded) {
