@@ -69,7 +69,8 @@ foreach(lib rt_aarch64 aarch64_harness aarch64_stackbang_harness
 endforeach()
 list(APPEND JITLOCK_AARCH64_OUTPUTS
   "${JITLOCK_AARCH64_DIR}/jitlock-aarch64-probe"
-  "${JITLOCK_AARCH64_DIR}/jitlock-a64-emitter-tests")
+  "${JITLOCK_AARCH64_DIR}/jitlock-a64-emitter-tests"
+  "${JITLOCK_AARCH64_DIR}/jitlock-a64-exit-race-test")
 ExternalProject_Add(jitlock_aarch64_cross
   SOURCE_DIR "${PROJECT_SOURCE_DIR}/cmake/aarch64-cross"
   BINARY_DIR "${JITLOCK_AARCH64_DIR}"
