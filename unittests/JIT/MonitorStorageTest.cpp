@@ -13,14 +13,14 @@
 #include "jitlock/Passes.h"
 #include "jitlock/jitlock_rt.h"
 
+#include "DeflationWait.h"
+
 #include "llvm/Support/raw_ostream.h"
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cstdio>
 #include <string>
-#include <thread>
 
 using namespace jitlock;
 using namespace llvm;
@@ -86,16 +86,8 @@ TEST_P(MonitorStorageTest, ExampleUnderTheDeflationThread) {
     EO.Threads = Threads;
     EO.Iterations = C.Iterations;
     auto R = runExample(**S, EO);
-    // A run can end before the thread's first period does: give it up to
-    // 10 s for one cycle (this thread is not attached, so no handshake waits
-    // for it).
-    for (int Ms = 0; Ms < 10000; ++Ms) {
-      jitlock_deflation_stats Now{};
-      jitlock_rt_get_deflation_stats(&Now);
-      if (Now.thread_cycles > D0.thread_cycles)
-        break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
+    EXPECT_TRUE(jitlock_test::waitForDeflationCycle(D0.thread_cycles))
+        << "the deflation thread ran no cycle in 10 s";
     ASSERT_EQ(jitlock_rt_stop_deflation(), JITLOCK_OK);
     ASSERT_TRUE(!!R) << toString(R.takeError());
     EXPECT_TRUE(R->ok()) << (R->Problems.empty() ? "" : R->Problems[0]);

@@ -25,6 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../Runtime/Watchdog.h"
+#include "DeflationWait.h"
 
 #include "jitlock/JIT.h"
 #include "jitlock/Passes.h"
@@ -451,6 +452,8 @@ void runUnderSafepoints(const char *Example, bool DeflationThread = false) {
     EXPECT_GT(Taken, 0u);
   }
   if (DeflationThread) {
+    EXPECT_TRUE(jitlock_test::waitForDeflationCycle(D0.thread_cycles))
+        << "the deflation thread ran no cycle in 10 s";
     ASSERT_EQ(jitlock_rt_stop_deflation(), JITLOCK_OK);
     jitlock_deflation_stats D1{};
     jitlock_rt_get_deflation_stats(&D1);
