@@ -100,24 +100,17 @@ private:
     return B.CreateICmpEQ(B.CreateAnd(H, L.lock_mask),
                           B.getInt64(L.monitor_value), "jitlock.is.monitor");
   }
-  FunctionCallee slowPath(bool Enter) {
-    // int jitlock_rt_monitor_enter/exit_slow(jitlock_thread *, void *)
+  /// int <Name>(jitlock_thread *, void *): the runtime's slow paths.
+  FunctionCallee runtimeEntry(StringRef Name) {
     FunctionCallee F =
-        M.getOrInsertFunction(Enter ? "jitlock_rt_monitor_enter_slow"
-                                    : "jitlock_rt_monitor_exit_slow",
-                              FunctionType::get(I32, {Ptr, Ptr}, false));
+        M.getOrInsertFunction(Name, FunctionType::get(I32, {Ptr, Ptr}, false));
     if (auto *Fn = dyn_cast<Function>(F.getCallee()))
       Fn->setDoesNotThrow();
     return F;
   }
-  FunctionCallee exitQueuedPath() {
-    // int jitlock_rt_monitor_exit_queued_slow(jitlock_thread *, void *)
-    FunctionCallee F =
-        M.getOrInsertFunction("jitlock_rt_monitor_exit_queued_slow",
-                              FunctionType::get(I32, {Ptr, Ptr}, false));
-    if (auto *Fn = dyn_cast<Function>(F.getCallee()))
-      Fn->setDoesNotThrow();
-    return F;
+  FunctionCallee slowPath(bool Enter) {
+    return runtimeEntry(Enter ? "jitlock_rt_monitor_enter_slow"
+                              : "jitlock_rt_monitor_exit_slow");
   }
   /// The slow block: the runtime call, from the state before the attempt,
   /// then back to Done.
@@ -470,7 +463,8 @@ void MonitorLowering::lowerExit(CallBase &CB) {
 
   emitSlowCall(B, Slow, Done, /*Enter=*/false, Thread, Obj);
   B.SetInsertPoint(Queued);
-  createCallIn(B, exitQueuedPath(), {Thread, Obj}, Pad)
+  createCallIn(B, runtimeEntry("jitlock_rt_monitor_exit_queued_slow"),
+               {Thread, Obj}, Pad)
       ->addFnAttr(Attribute::Cold);
   B.CreateBr(Done);
 
