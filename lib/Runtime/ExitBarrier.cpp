@@ -15,6 +15,11 @@ namespace jitlock {
 
 static long membarrier(int Cmd) { return syscall(__NR_membarrier, Cmd, 0, 0); }
 
+/// What JITLOCK_EXIT_AUTO means in this process.
+static uint32_t autoExit() {
+  return membarrierAvailable() ? JITLOCK_EXIT_STORE : JITLOCK_EXIT_FENCE;
+}
+
 bool membarrierAvailable() {
   static const bool Available = [] {
     long Supported = membarrier(MEMBARRIER_CMD_QUERY);
@@ -29,7 +34,7 @@ uint32_t resolveInflatedExit(uint32_t Requested, int &Status) {
   Status = JITLOCK_OK;
   switch (Requested) {
   case JITLOCK_EXIT_AUTO:
-    return membarrierAvailable() ? JITLOCK_EXIT_STORE : JITLOCK_EXIT_FENCE;
+    return autoExit();
   case JITLOCK_EXIT_STORE:
     if (membarrierAvailable())
       return JITLOCK_EXIT_STORE;
@@ -46,9 +51,7 @@ uint32_t inflatedExit() {
   // here, once, for a process that never configures.
   if (Config.inflated_exit != JITLOCK_EXIT_AUTO)
     return Config.inflated_exit;
-  static const uint32_t Default =
-      membarrierAvailable() ? JITLOCK_EXIT_STORE : JITLOCK_EXIT_FENCE;
-  return Default;
+  return autoExit();
 }
 
 void joinBarrier() {
