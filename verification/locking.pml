@@ -491,66 +491,52 @@ inline n3() {
   queued = (mon[m].nentry != 0)      /* N3: load the entry count */
 }
 
-/* XQ, wakeSuccessor: released, and threads are queued. Takes the monitor
- * back to hand it over or to wake the head, unless someone else has it. */
+/* XQ, wakeSuccessor, under the queue lock: unless nobody is queued on
+ * monitor m or m has an owner again (whose N3 sees the count; a deflater's
+ * marker, whose abort runs XQ), wakes the head to compete, or hands m to a
+ * head that lost too often (CAS owner 0 -> head). XQ never owns m. Called
+ * by an exit that found the count nonzero, by a joiner's J3 and by a
+ * deflater's abort. */
 inline wakeSuccessor() {
-  do
-  :: atomic { sbDrain(t) }           /* a locked instruction drains first */
-     atomic {                        /* XQ: CAS owner 0 -> self, acquire */
+  atomic {
+    qLock();
+    if
+    :: mon[m].nentry > 0 && mon[m].owner == 0 ->
+       heir = mon[m].entry[0];
+       grant = COMPETE
+    :: else -> qUnlock()
+    fi
+  }
+  if
+  :: grant != 0 ->
+     atomic {
        if
-       :: mon[m].owner == 0 -> mon[m].owner = ENC(t); taken = true
-       :: else -> taken = false
-       fi
+       :: wake[heir] == COMPETE ->   /* a barger won */
+          countLoss(heir)
+       :: else -> skip
+       fi;
+       if
+       :: handoff[heir] && mon[m].owner == 0 ->   /* CAS owner 0 -> heir */
+          qRemove(ENTRYQ, heir);
+          mon[m].owner = ENC(heir);
+          grant = GRANTED
+       :: else -> skip               /* compete */
+       fi;
+       wake[heir] = grant;           /* the wake-up, under the queue lock */
+       qUnlock()
      }
-     if
-     :: !taken ->
-        /* Another owner, whose N3 sees the count; or the deflater, whose
-         * abort wakes the head. */
-        break
-     :: else ->
-        atomic {
-          qLock();
-          taken = false;
-          if
-          :: mon[m].nentry == 0 ->   /* a woken head won meanwhile */
-             qUnlock()
-          :: else ->
-             heir = mon[m].entry[0];
-             if
-             :: wake[heir] == COMPETE ->     /* a barger won */
-                countLoss(heir)
-             :: else -> skip
-             fi;
-             if
-             :: handoff[heir] ->     /* direct handoff */
-                qRemove(ENTRYQ, heir);
-                mon[m].owner = ENC(heir);
-                grant = GRANTED
-             :: else ->              /* free it; the head stays counted */
-                mon[m].owner = 0;
-                grant = COMPETE
-             fi
-          fi
-        }
-        if
-        :: grant == 0 ->
-           n3();                     /* release again: releaseFindsQueued */
-           if
-           :: queued -> queued = false
-           :: else -> break
-           fi
-        :: else ->
-           atomic {                  /* the wake-up, under the queue lock */
-             wake[heir] = grant;
-             qUnlock()
-           }
-           wakeAll(heir);            /* the last touch of the heir's node */
-           heir = 0;
-           grant = 0;
-           break
-        fi
-     fi
-  od
+     wakeAll(heir);                  /* the last touch of the heir's node */
+     heir = 0;
+     grant = 0
+  :: else -> skip
+  fi
+}
+
+/* XQ from a thread's release: the queue lock's locked instruction drains
+ * the thread's store buffer first. */
+inline releaseXQ() {
+  atomic { sbDrain(t) }
+  wakeSuccessor()
 }
 
 /* The end of a release: the buffer drains at the latest here, before the
@@ -562,33 +548,12 @@ inline releaseEnd() {
 inline releaseMonitor() {
   n3();
   if
-  :: queued -> queued = false; wakeSuccessor()
+  :: queued -> queued = false; releaseXQ()
   :: else -> skip
   fi;
   releaseEnd()
 }
 
-/* wakeQueueHead: wakes the entry queue's head of monitor k to compete, if
- * it sleeps (the deflater's abort). */
-inline wakeQueueHead(k) {
-  atomic {
-    mon[k].qlock == 0 -> mon[k].qlock = 1;
-    if
-    :: mon[k].nentry > 0 && wake[mon[k].entry[0]] == SLEEP ->
-       heir = mon[k].entry[0];
-       wake[heir] = COMPETE;
-       grant = COMPETE
-    :: else -> skip
-    fi;
-    mon[k].qlock = 0
-  }
-  if
-  :: grant == COMPETE -> wakeAll(heir)
-  :: else -> skip
-  fi;
-  heir = 0;
-  grant = 0
-}
 
 /*===========================================================================
  * Parking in the entry queue: waitInEntryQueue, enterQueued.
@@ -697,7 +662,7 @@ inline enterQueued() {
 #else
      w = mon[m].owner;               /* J3 */
      if
-     :: w == 0 -> wakeQueueHead(m)   /* as the exit that missed us would */
+     :: w == 0 -> wakeSuccessor()    /* XQ, as the exit that missed us would */
      :: else -> skip                 /* w's exit sees the count */
      fi;
      w = 0;
@@ -906,7 +871,7 @@ inline exitQueued() {
      m = MON_OF(h);
      queued = (mon[m].nentry != 0);
      if
-     :: queued -> queued = false; wakeSuccessor()
+     :: queued -> queued = false; releaseXQ()
      :: else -> skip
      fi
   :: else -> skip
@@ -1284,7 +1249,7 @@ inline deflateIfIdle(k) {
         :: ok ->                     /* the full fence, then the count */
            ok = false;
            if
-           :: mon[k].nentry != 0 -> wakeQueueHead(k)
+           :: mon[k].nentry != 0 -> m = k; wakeSuccessor()
            :: else -> skip
            fi
         :: else -> skip
@@ -1309,6 +1274,7 @@ inline deflateIfIdle(k) {
  * reuses it. */
 active proctype Deflater() {
   byte k, sweeps, heir, grant;
+  byte m, i;                         /* the abort's XQ (wakeSuccessor) */
   bool ok, any;
 end:
   do

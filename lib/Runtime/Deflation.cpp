@@ -101,7 +101,7 @@ static void abortDeflation(Monitor &M) {
   // queue to us. The fence pairs with J2, as an exit's barrier does.
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (M.EntryCount.load(std::memory_order_relaxed) != 0)
-    wakeQueueHead(M);
+    wakeSuccessor(M);
 }
 
 /// A1-A3 and A5 for one monitor, under the registry lock. True when `M`'s

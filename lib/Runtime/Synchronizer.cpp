@@ -63,21 +63,21 @@
 //       joiner's count. Either the joiner or the exiter sees the other.
 //       An entry count that stays nonzero needs no second barrier: any exit
 //       after the first one's sees it.
-//   XQ  exit_queued (wakeSuccessor): while m.entry_count != 0, CAS m.owner
-//       0 -> self. Failing on another thread: that owner's N3 comes later
-//       and sees the count; done. Failing on DEFLATER: the deflater aborts
-//       (its A2 sees the count) and its abort takes the duty; done.
-//       Winning: hand over or wake the queue's head as described under
-//       "Parking and fairness", which releases m again.
+//   XQ  exit_queued (wakeSuccessor), under m's queue lock: if the queue is
+//       empty, or m.owner is not 0, done: another thread's N3 comes later
+//       and sees the count, and a deflater (DEFLATER) aborts, since its A2
+//       sees the count, and its abort runs XQ. Otherwise hand m to the
+//       head (CAS m.owner 0 -> head) or wake the head to compete, as
+//       described under "Parking and fairness". XQ never owns m itself.
 // Joining the entry queue, in the runtime (enterQueued):
 //   J1  under m's queue lock, unless m can be taken or its deflation
 //       cancelled (A4): append self; m.entry_count += 1.
 //   J2  the joiner's half of the exit barrier: membarrier (store), or a
 //       full fence (fence).
-//   J3  o = load m.owner. If o == 0, wake the queue's head to compete (it
-//       may be this thread), as the exit that missed the count would have;
-//       if o is DEFLATER, the abort wakes the head. Then sleep until woken:
-//       a later owner's exit sees the count.
+//   J3  o = load m.owner. If o == 0, XQ (the head it wakes may be this
+//       thread), as the exit that missed the count would have; if o is
+//       DEFLATER, the abort runs XQ. Then sleep until woken: a later
+//       owner's exit sees the count.
 //
 // Heavy mode (Config.locking_mode == JITLOCK_LOCKING_HEAVY), runtime enter:
 //   H1  after E1-E3, if h's bits are 01: create a monitor owned by self
@@ -112,8 +112,7 @@
 //       cancelled the deflation (A4) and owns m: the deflater takes back the
 //       contention that enterer added for it. If it succeeds, then after a
 //       full fence, a nonzero entry count means an exit's XQ may have found
-//       DEFLATER and left: the abort wakes the queue's head to compete, as
-//       that exit would have.
+//       DEFLATER and left: the abort runs XQ, as that exit would have.
 // The enterer's side, in the runtime (enterMonitor):
 //   A4  before it spins, queues or touches a DEFLATER owner, an enterer adds
 //       one to m.contentions. A negative result: A3 has won. It takes the
@@ -202,12 +201,12 @@
 // queue, where every exit would have to wake someone and hand over. Spins
 // cut short leave the budget alone. Whatever the spin did, barging and
 // handoff are as follows. Joining the queue (J1-J3 above) makes the owner's
-// N3 see a nonzero entry count so that its exit comes here (XQ). That exit,
-// owning the monitor again, frees it and wakes the queue's head to compete
-// for it; a running thread may barge in first, which keeps the lock moving
-// instead of convoying through sleeping threads. Once barging threads have
-// beaten the head MaxLossesBeforeHandoff times, the next exit makes the head
-// the owner before waking it. So a parked thread waits for at most the
+// N3 see a nonzero entry count so that its exit comes here (XQ). XQ wakes
+// the queue's head to compete for the free monitor; a running thread may
+// barge in first, which keeps the lock moving instead of convoying through
+// sleeping threads. Once barging threads have beaten the head
+// MaxLossesBeforeHandoff times, the next XQ makes the head the owner before
+// waking it. So a parked thread waits for at most the
 // threads queued ahead of it plus a bounded number of barging acquisitions
 // each, whatever the scheduler does.
 //
@@ -489,15 +488,15 @@ static void enterQueued(jitlock_thread &T, Monitor &M) {
   markBlocked(T, &M);
   joinBarrier(); // J2
   // J3: an exit that released before the barrier may have missed our count
-  // and woken nobody. Wake the head in its place (this thread, if it is
-  // the head), so that the queue stays first in line.
+  // and woken nobody. Run its XQ (the head woken may be this thread), so
+  // that the queue stays first in line.
   if (M.Owner.load(std::memory_order_relaxed) == 0)
-    wakeQueueHead(M);
+    wakeSuccessor(M);
   waitInEntryQueue(T, M);
   markUnblocked(T);
 }
 
-static void releaseMonitor(Monitor &M, jitlock_thread &Self);
+static void releaseMonitor(Monitor &M);
 
 /// `T` has just taken `M`, found through `Obj`'s header. Keeps it if the
 /// header still names it. For a caller that a handshake covers it always
@@ -507,7 +506,7 @@ static void releaseMonitor(Monitor &M, jitlock_thread &Self);
 static bool keepIfInstalled(jitlock_thread &T, Monitor &M, void *Obj) {
   if (storage::names(Obj, M))
     return true;
-  releaseMonitor(M, T);
+  releaseMonitor(M);
   return false;
 }
 
@@ -805,69 +804,48 @@ static bool releaseFindsQueued(Monitor &M) {
   return M.EntryCount.load(std::memory_order_relaxed) != 0;
 }
 
-/// XQ: `Self` released `M` and found threads queued. Takes `M` back to hand
-/// it over or to wake the head, unless someone else holds it now.
-static void wakeSuccessor(Monitor &M, jitlock_thread &Self) {
-  for (;;) {
-    uintptr_t Free = 0;
-    if (!M.Owner.compare_exchange_strong(Free, owner::encode(&Self),
-                                         std::memory_order_acquire,
-                                         std::memory_order_relaxed))
-      return; // Another owner's N3 sees the count; a deflater's abort does.
-    M.QueueLock.lock();
-    QueueNode *Heir = M.EntryHead;
-    if (!Heir) {
-      // The queue emptied meanwhile (a woken head won): release again.
-      M.QueueLock.unlock();
-      if (!releaseFindsQueued(M))
-        return;
-      continue;
-    }
-    // Still competing from an earlier exit: someone barged in meanwhile.
-    if (Heir->Wakeup.load(std::memory_order_relaxed) == QueueNode::Compete)
-      Heir->HandoffWanted = ++Heir->Losses >= MaxLossesBeforeHandoff;
-    uint32_t Wake;
-    if (Heir->HandoffWanted) {
-      // The head lost too often: make it the owner before it even wakes.
-      M.unlink(*Heir);
-      M.Owner.store(owner::encode(Heir->Thread), std::memory_order_release);
-      Wake = QueueNode::Granted;
-    } else {
-      // Free the monitor and wake the head to compete: a running thread may
-      // take it meanwhile, which avoids a convoy of handoffs to sleeping
-      // threads. The head stays queued, so the count stays nonzero and
-      // whoever wins sees it on exit.
-      M.Owner.store(0, std::memory_order_release);
-      Wake = QueueNode::Compete;
-    }
-    // Stored under the queue lock: a head that lost a race resets it to
-    // Sleep under the same lock, so this wake-up cannot be overwritten
-    // unseen.
-    Heir->Wakeup.store(Wake, std::memory_order_release);
+/// XQ: wakes `M`'s queue head, or hands `M` to it, unless `M` has an owner
+/// again (whose own N3 sees the count) or nobody is queued. Called by an
+/// exit that released `M` and found threads queued, by a joiner that found
+/// `M` free after its barrier (J3), and by a deflater that aborted (the
+/// exit may have found its marker and left).
+void wakeSuccessor(Monitor &M) {
+  M.QueueLock.lock();
+  QueueNode *Heir = M.EntryHead;
+  if (!Heir || M.Owner.load(std::memory_order_relaxed) != 0) {
     M.QueueLock.unlock();
-    // A granted heir may return and reuse its node as soon as it sees the
-    // store, so the wake-up is the last thing that touches it.
-    wakeAll(Heir->Wakeup);
     return;
   }
+  // Still competing from an earlier wake-up: someone barged in meanwhile.
+  if (Heir->Wakeup.load(std::memory_order_relaxed) == QueueNode::Compete)
+    Heir->HandoffWanted = ++Heir->Losses >= MaxLossesBeforeHandoff;
+  // The head lost too often: make it the owner before it even wakes
+  // (acq_rel: it takes over from the last owner's release). Otherwise, or
+  // if a barging thread got in first, wake it to compete: a running thread
+  // may take the monitor meanwhile, which avoids a convoy of handoffs to
+  // sleeping threads, and the head stays counted for that owner's exit.
+  uint32_t Wake = QueueNode::Compete;
+  uintptr_t Free = 0;
+  if (Heir->HandoffWanted &&
+      M.Owner.compare_exchange_strong(Free, owner::encode(Heir->Thread),
+                                      std::memory_order_acq_rel,
+                                      std::memory_order_relaxed)) {
+    M.unlink(*Heir);
+    Wake = QueueNode::Granted;
+  }
+  // Stored under the queue lock: a head that lost a race resets it to
+  // Sleep under the same lock, so this wake-up cannot be overwritten unseen.
+  Heir->Wakeup.store(Wake, std::memory_order_release);
+  M.QueueLock.unlock();
+  // A granted heir may return and reuse its node as soon as it sees the
+  // store, so the wake-up is the last thing that touches it.
+  wakeAll(Heir->Wakeup);
 }
 
 /// Releases a monitor whose last hold `Self` gives up.
-static void releaseMonitor(Monitor &M, jitlock_thread &Self) {
+static void releaseMonitor(Monitor &M) {
   if (releaseFindsQueued(M))
-    wakeSuccessor(M, Self);
-}
-
-void wakeQueueHead(Monitor &M) {
-  M.QueueLock.lock();
-  QueueNode *Head = M.EntryHead;
-  bool Wake =
-      Head && Head->Wakeup.load(std::memory_order_relaxed) == QueueNode::Sleep;
-  if (Wake)
-    Head->Wakeup.store(QueueNode::Compete, std::memory_order_release);
-  M.QueueLock.unlock();
-  if (Wake)
-    wakeAll(Head->Wakeup);
+    wakeSuccessor(M);
 }
 
 void exitQueued(jitlock_thread &T, void *Obj) {
@@ -879,7 +857,7 @@ void exitQueued(jitlock_thread &T, void *Obj) {
   uint64_t H = loadStableHeader(Obj);
   if (Monitor *M = monitorOfHeader(Obj, H))
     if (M->EntryCount.load(std::memory_order_relaxed) != 0)
-      wakeSuccessor(*M, T);
+      wakeSuccessor(*M);
 }
 
 void exitMonitor(Monitor &M, jitlock_thread &Owner) {
@@ -888,7 +866,7 @@ void exitMonitor(Monitor &M, jitlock_thread &Owner) {
     setRecursions(M, R - 1);
     return;
   }
-  releaseMonitor(M, Owner);
+  releaseMonitor(M);
 }
 
 void unlockUnlisted(jitlock_thread &T, void *Obj) {
@@ -1108,7 +1086,7 @@ int wait(jitlock_thread &T, void *Obj, bool Timed, uint64_t TimeoutNs) {
 
   uint64_t SavedRecursions = M->Recursions.load(std::memory_order_relaxed);
   setRecursions(*M, 0);
-  releaseMonitor(*M, T);
+  releaseMonitor(*M);
 
   // A notify moves the node to the entry queue without waking it; the first
   // wake-up comes from an exit, exactly as for a thread that queued to enter.
@@ -1310,7 +1288,7 @@ unsigned releaseAllLocks(jitlock_thread &T) {
     if (!Owned)
       break;
     setRecursions(*Owned, 0);
-    releaseMonitor(*Owned, T);
+    releaseMonitor(*Owned);
     ++Released;
   }
   return Released;

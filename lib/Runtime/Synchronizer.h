@@ -159,9 +159,12 @@ void exitMonitor(Monitor &M, jitlock_thread &Owner);
 /// threads queued on it.
 void exitQueued(jitlock_thread &T, void *Obj);
 
-/// Wakes the entry queue's head, if it sleeps, to compete for `M`: what a
-/// deflation that aborted after an exit's XQ found DEFLATER owes the queue.
-void wakeQueueHead(Monitor &M);
+/// XQ: wakes the entry queue's head to compete for `M`, or hands `M` to a
+/// head that lost too often, unless `M` is owned or nobody is queued. For an
+/// exit that found threads queued after its release, a joiner that found
+/// `M` free (J3), and a deflation that aborted (an exit's XQ may have found
+/// its marker and left the queue to it).
+void wakeSuccessor(Monitor &M);
 
 /// Releases every lock `T` holds (an OS thread exiting while attached).
 /// Returns how many lock stack entries and monitors it released.
