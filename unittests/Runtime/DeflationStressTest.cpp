@@ -54,46 +54,6 @@ using namespace jitlock_test;
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
-
-uint64_t envU64(const char *Name, uint64_t Default) {
-  const char *V = std::getenv(Name);
-  return V && *V ? std::strtoull(V, nullptr, 0) : Default;
-}
-
-uint64_t seedFromEnv(const char *Test) {
-  uint64_t Seed = envU64(
-      "JITLOCK_DEFLATION_SEED",
-      uint64_t(std::chrono::system_clock::now().time_since_epoch().count()));
-  std::printf("%s seed=%" PRIu64 " (JITLOCK_DEFLATION_SEED)\n", Test, Seed);
-  std::fflush(stdout);
-  return Seed;
-}
-
-/// What compiled code does at a poll: test the armed bit, then call.
-void poll(jitlock_thread *T, const jitlock_rt_layout &L) {
-  auto *Word = reinterpret_cast<std::atomic<uint64_t> *>(
-      reinterpret_cast<char *>(T) + L.poll_word_offset);
-  if (Word->load(std::memory_order_relaxed) & L.poll_armed_bit)
-    jitlock_rt_safepoint_poll(T);
-}
-
-jitlock_deflation_stats deflationStats() {
-  jitlock_deflation_stats S{};
-  jitlock_rt_get_deflation_stats(&S);
-  return S;
-}
-
 /// Aborts with `Why` when `Progress` stops moving for `Limit` seconds, after
 /// `Dump` has printed what the test knows. A hang cannot be unwound.
 class Watchdog {
@@ -190,7 +150,7 @@ public:
       } else {
         jitlock_rt_deflate_idle(); // A mutator as a deflater, holding nothing.
       }
-      poll(T, S.Layout);
+      pollAsCompiledCode(T, S.Layout);
       S.Progress.fetch_add(1, std::memory_order_relaxed);
     }
     EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
@@ -354,7 +314,8 @@ private:
 };
 
 TEST(DeflationStressTest, ExtremeDeflation) {
-  const uint64_t Seed = seedFromEnv("DeflationStressTest.ExtremeDeflation");
+  const uint64_t Seed = seedFromEnv("DeflationStressTest.ExtremeDeflation",
+                                    "JITLOCK_DEFLATION_SEED");
   const uint64_t Iterations = kSanitized ? 30000 : 100000;
   const uint64_t StrokesEach = Iterations / 8;
   StorageScope Storage;
@@ -471,7 +432,8 @@ constexpr uint64_t kSoftLimit = 2 * kThreshold;
 constexpr uint64_t kBound = kSoftLimit + kChurnThreads * kBatch;
 
 TEST(DeflationStressTest, ChurnKeepsLiveMonitorsBounded) {
-  const uint64_t Seed = seedFromEnv("DeflationStressTest.Churn");
+  const uint64_t Seed =
+      seedFromEnv("DeflationStressTest.Churn", "JITLOCK_DEFLATION_SEED");
   const uint64_t Total = 1000000;
   StorageScope Storage;
   ASSERT_TRUE(Storage.configured());
@@ -567,7 +529,7 @@ TEST(DeflationStressTest, ChurnKeepsLiveMonitorsBounded) {
             ASSERT_EQ(jitlock_rt_monitor_enter(T, Theirs), JITLOCK_OK);
             ASSERT_EQ(jitlock_rt_monitor_exit(T, Theirs), JITLOCK_OK);
           }
-        poll(T, Layout);
+        pollAsCompiledCode(T, Layout);
         Progress.fetch_add(1, std::memory_order_relaxed);
       }
     }

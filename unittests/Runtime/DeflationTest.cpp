@@ -387,12 +387,6 @@ TEST_F(DeflationTest, RestoreLocksAfterDeflation) {
 using HashHook = HookScope<jitlock::IdentityHashStage, void *>;
 using DeflaterHook = HookScope<jitlock::DeflationStage, jitlock::Monitor &>;
 
-inline jitlock_deflation_stats deflationStats() {
-  jitlock_deflation_stats s{};
-  jitlock_rt_get_deflation_stats(&s);
-  return s;
-}
-
 // A4, cancel: an enterer finds the deflater's marker in the owner word (after
 // A1, before A3), takes the monitor from it and releases it again; the
 // deflation gives up, the monitor stays the object's and still works.
@@ -582,14 +576,6 @@ TEST_F(DeflationTest, InsideASafepointNoHandshake) {
 
 //===-- The deflation thread ---------------------------------------------===//
 
-jitlock_deflation_policy policy(uint32_t periodMs, uint64_t threshold) {
-  jitlock_deflation_policy p;
-  jitlock_rt_default_deflation_policy(&p);
-  p.period_ms = periodMs;
-  p.idle_threshold = threshold;
-  return p;
-}
-
 TEST_F(DeflationTest, ThreadMisuseIsRefused) {
   MisuseLog log;
   jitlock_rt_config cfg;
@@ -598,12 +584,12 @@ TEST_F(DeflationTest, ThreadMisuseIsRefused) {
   cfg.misuse_ctx = &log;
   reconfigure(cfg);
   EXPECT_EQ(jitlock_rt_stop_deflation(), JITLOCK_ESTATE) << "not running";
-  jitlock_deflation_policy p = policy(10, 10);
+  jitlock_deflation_policy p = deflationPolicy(10, 10);
   p.struct_size = 0;
   EXPECT_EQ(jitlock_rt_start_deflation(&p), JITLOCK_EINVAL);
-  p = policy(3600 * 1000 + 1, 10);
+  p = deflationPolicy(3600 * 1000 + 1, 10);
   EXPECT_EQ(jitlock_rt_start_deflation(&p), JITLOCK_EINVAL);
-  p = policy(0, 0);
+  p = deflationPolicy(0, 0);
   EXPECT_EQ(jitlock_rt_start_deflation(&p), JITLOCK_EINVAL);
   EXPECT_EQ(deflationStats().thread_running, 0u);
   EXPECT_EQ(log.count(), 4u);
@@ -653,7 +639,8 @@ TEST_F(DeflationTest, ThreadDeflatesOnItsThresholdAndOnItsPeriod) {
     SCOPED_TRACE(byThreshold ? "threshold 8" : "period 5 ms");
     constexpr int kObjs = 8;
     jitlock_deflation_stats s0 = deflationStats();
-    jitlock_deflation_policy p = byThreshold ? policy(0, kObjs) : policy(5, 0);
+    jitlock_deflation_policy p =
+        byThreshold ? deflationPolicy(0, kObjs) : deflationPolicy(5, 0);
     ASSERT_EQ(jitlock_rt_start_deflation(&p), JITLOCK_OK);
     std::vector<Obj *> objs;
     for (int i = 0; i < kObjs; ++i) {
@@ -685,7 +672,7 @@ TEST_F(DeflationTest, ThreadDeflatesOnItsThresholdAndOnItsPeriod) {
     EXPECT_EQ(stats().monitors_alive, 0u);
   }
   // Below the threshold and with no period, nothing happens.
-  jitlock_deflation_policy p = policy(0, 1000);
+  jitlock_deflation_policy p = deflationPolicy(0, 1000);
   ASSERT_EQ(jitlock_rt_start_deflation(&p), JITLOCK_OK);
   Obj *o = newObj();
   inflateIdle(o);
@@ -709,7 +696,7 @@ TEST(DeflationExitTest, ExitWithTheThreadRunningIsClean) {
         jitlock_rt_monitor_enter(t, &o);
         jitlock_rt_wait_timed(t, &o, 0);
         jitlock_rt_monitor_exit(t, &o);
-        jitlock_deflation_policy p = policy(1, 1);
+        jitlock_deflation_policy p = deflationPolicy(1, 1);
         if (jitlock_rt_start_deflation(&p) != JITLOCK_OK)
           std::_Exit(3);
         std::exit(0);

@@ -42,34 +42,6 @@ constexpr unsigned kThreads = 8;
 /// Index storage's capacity in these tests: a few batches per thread.
 constexpr uint32_t kIndexCapacity = 256;
 
-uint64_t seedFromEnv(const char *test) {
-  const char *v = std::getenv("JITLOCK_FREELIST_SEED");
-  uint64_t seed =
-      v && *v
-          ? std::strtoull(v, nullptr, 0)
-          : uint64_t(
-                std::chrono::system_clock::now().time_since_epoch().count());
-  std::printf("%s seed=%" PRIu64 " (JITLOCK_FREELIST_SEED)\n", test, seed);
-  std::fflush(stdout);
-  return seed;
-}
-
-/// What compiled code does at a poll: test the armed bit, then call.
-void poll(jitlock_thread *t, const jitlock_rt_layout &l) {
-  auto *word = reinterpret_cast<std::atomic<uint64_t> *>(
-      reinterpret_cast<char *>(t) + l.poll_word_offset);
-  if (word->load(std::memory_order_relaxed) & l.poll_armed_bit)
-    jitlock_rt_safepoint_poll(t);
-}
-
-jitlock_deflation_policy policy(uint32_t periodMs, uint64_t threshold) {
-  jitlock_deflation_policy p;
-  jitlock_rt_default_deflation_policy(&p);
-  p.period_ms = periodMs;
-  p.idle_threshold = threshold;
-  return p;
-}
-
 class FreeListTest : public RuntimeTest {
 protected:
   // Heavy mode, so that every enter of an object without a monitor
@@ -126,7 +98,8 @@ protected:
 // threshold and every millisecond. A monitor handed to two threads at once
 // shows up as a held object whose monitor names another object or owner.
 TEST_F(FreeListTest, ConcurrentChurnNeverSharesAMonitor) {
-  const uint64_t seed = seedFromEnv("FreeListTest.ConcurrentChurn");
+  const uint64_t seed =
+      seedFromEnv("FreeListTest.ConcurrentChurn", "JITLOCK_FREELIST_SEED");
   // Index: the threads' objects and the shared ones fit the region with
   // room to spare for the monitors a cycle deflated and has not freed yet,
   // so no inflation may fail, however the free monitors are spread.
@@ -142,7 +115,7 @@ TEST_F(FreeListTest, ConcurrentChurnNeverSharesAMonitor) {
       all.push_back(v.emplace_back(newObj()));
   const jitlock::FreeListFigures f0 = jitlock::freeListFigures();
   const jitlock_rt_stats s0 = stats();
-  jitlock_deflation_policy p = policy(1, 16);
+  jitlock_deflation_policy p = deflationPolicy(1, 16);
   ASSERT_EQ(jitlock_rt_start_deflation(&p), JITLOCK_OK);
 
   std::atomic<uint64_t> violations{0}, failures{0};
@@ -167,7 +140,7 @@ TEST_F(FreeListTest, ConcurrentChurnNeverSharesAMonitor) {
         }
         std::mt19937_64 rng(seed + ti);
         for (unsigned i = 0; i < iters; ++i) {
-          poll(t, layout);
+          pollAsCompiledCode(t, layout);
           Obj *o =
               rng() % 8 == 0 ? shared[rng() % kShared] : own[ti][rng() % kOwn];
           if (jitlock_rt_monitor_enter(t, o) != JITLOCK_OK) {
@@ -229,7 +202,8 @@ TEST_F(FreeListTest, ConcurrentChurnNeverSharesAMonitor) {
 TEST_F(FreeListTest, IndexFailsOnlyWhenEveryMonitorIsInUse) {
   if (!isIndex())
     GTEST_SKIP() << "only index storage has a capacity";
-  const uint64_t seed = seedFromEnv("FreeListTest.IndexFull");
+  const uint64_t seed =
+      seedFromEnv("FreeListTest.IndexFull", "JITLOCK_FREELIST_SEED");
   const uint64_t steals0 = jitlock::freeListFigures().Steals;
   constexpr unsigned kHeld = kIndexCapacity / kThreads;
   std::vector<std::vector<Obj *>> held(kThreads);
@@ -261,7 +235,7 @@ TEST_F(FreeListTest, IndexFailsOnlyWhenEveryMonitorIsInUse) {
               failures.fetch_add(1);
           if (rng() % 2)
             jitlock_rt_deflate_idle();
-          poll(t, layout);
+          pollAsCompiledCode(t, layout);
         }
         {
           NativeScope wait(t);

@@ -22,6 +22,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <functional>
@@ -102,6 +103,60 @@ inline jitlock_rt_stats stats() {
 }
 
 inline const char *st(int rc) { return jitlock_rt_status_name(rc); }
+
+inline jitlock_deflation_stats deflationStats() {
+  jitlock_deflation_stats s{};
+  jitlock_rt_get_deflation_stats(&s);
+  return s;
+}
+
+// A deflation policy with this period and idle threshold.
+inline jitlock_deflation_policy deflationPolicy(uint32_t periodMs,
+                                                uint64_t threshold) {
+  jitlock_deflation_policy p;
+  jitlock_rt_default_deflation_policy(&p);
+  p.period_ms = periodMs;
+  p.idle_threshold = threshold;
+  return p;
+}
+
+// Whether this build runs under ASan or TSan: stress tests scale down.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
+// The environment variable `name` as a number, or `fallback`.
+inline uint64_t envU64(const char *name, uint64_t fallback) {
+  const char *v = std::getenv(name);
+  return v && *v ? std::strtoull(v, nullptr, 0) : fallback;
+}
+
+// A stress test's seed: `envName` when set (to replay a run), else the
+// clock; printed, with the variable that replays it.
+inline uint64_t seedFromEnv(const char *test, const char *envName) {
+  uint64_t seed = envU64(
+      envName,
+      uint64_t(std::chrono::system_clock::now().time_since_epoch().count()));
+  std::printf("%s seed=%llu (%s)\n", test, (unsigned long long)seed, envName);
+  std::fflush(stdout);
+  return seed;
+}
+
+// What compiled code does at a poll: test the armed bit, then call.
+inline void pollAsCompiledCode(jitlock_thread *t, const jitlock_rt_layout &l) {
+  auto *word = reinterpret_cast<std::atomic<uint64_t> *>(
+      reinterpret_cast<char *>(t) + l.poll_word_offset);
+  if (word->load(std::memory_order_relaxed) & l.poll_armed_bit)
+    jitlock_rt_safepoint_poll(t);
+}
 
 // Deadline generous enough for TSan/ASan on a loaded two-core box.
 constexpr std::chrono::seconds kDeadline{30};

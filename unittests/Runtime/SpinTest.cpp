@@ -30,16 +30,6 @@ namespace spin = jitlock::spin;
 
 namespace {
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
-
 /// Limits worth checking: none, below, at and above the floor, the default,
 /// and the largest.
 constexpr uint32_t kLimits[] = {0, 1, 3, 4, 5, 7, 64, 1000, UINT32_MAX};
