@@ -173,6 +173,10 @@ void setupLightweight(const benchmark::State &);
 int setRuntimeConfig(uint32_t Mode, uint32_t Storage);
 /// "pointer", "index", "table".
 const char *storageName(uint32_t Storage);
+/// The Teardown callback of a benchmark that configured another storage or
+/// locking mode: back to lightweight locking with pointer storage, so that a
+/// filtered run order cannot leave the runtime configured for the next one.
+void restoreDefaultConfig(const benchmark::State &);
 
 /// Registers the monitor shapes through every path (floor first), then the
 /// safepoint benchmarks; the names are what scripts/bench-*.py and

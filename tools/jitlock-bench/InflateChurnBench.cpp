@@ -71,13 +71,6 @@ template <uint32_t Storage> void setup(const benchmark::State &) {
   jitlock_rt_get_stats(&R.StartStats);
 }
 
-void teardown(const benchmark::State &) {
-  if (int RC = setRuntimeConfig(JITLOCK_LOCKING_LIGHTWEIGHT,
-                                JITLOCK_MONITORS_POINTER))
-    SetupError = std::string("cannot restore lightweight pointer storage: ") +
-                 jitlock_rt_status_name(RC);
-}
-
 void runInflateChurn(benchmark::State &St) {
   Run &R = Current;
   std::string Error = R.Error;
@@ -173,7 +166,7 @@ void registerInflateChurnBenchmarks() {
         ->Threads(Inflaters)
         ->UseManualTime()
         ->Setup(Setup)
-        ->Teardown(teardown);
+        ->Teardown(restoreDefaultConfig);
   };
   Add(JITLOCK_MONITORS_POINTER, setup<JITLOCK_MONITORS_POINTER>);
   Add(JITLOCK_MONITORS_INDEX, setup<JITLOCK_MONITORS_INDEX>);

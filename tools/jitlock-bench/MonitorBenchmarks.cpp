@@ -306,6 +306,14 @@ void resetShared() {
 
 } // namespace
 
+void restoreDefaultConfig(const benchmark::State &) {
+  if (int RC = setRuntimeConfig(JITLOCK_LOCKING_LIGHTWEIGHT,
+                                JITLOCK_MONITORS_POINTER))
+    SetupError = std::string("cannot restore lightweight locking with "
+                             "pointer storage: ") +
+                 jitlock_rt_status_name(RC);
+}
+
 void setupLightweight(const benchmark::State &) {
   int RC =
       setRuntimeConfig(JITLOCK_LOCKING_LIGHTWEIGHT, JITLOCK_MONITORS_POINTER);
@@ -328,15 +336,6 @@ template <uint32_t Storage> void setupStorage(const benchmark::State &) {
   resetShared();
 }
 
-/// Back to pointer storage, so that a filtered run order cannot leave it
-/// configured for a benchmark that expects pointer.
-void teardownStorage(const benchmark::State &) {
-  if (int RC = setRuntimeConfig(JITLOCK_LOCKING_LIGHTWEIGHT,
-                                JITLOCK_MONITORS_POINTER))
-    SetupError = std::string("cannot restore pointer storage: ") +
-                 jitlock_rt_status_name(RC);
-}
-
 void setupHeavy(const benchmark::State &) {
   int RC = setRuntimeConfig(JITLOCK_LOCKING_HEAVY, JITLOCK_MONITORS_POINTER);
   SetupError = RC == JITLOCK_OK ? ""
@@ -346,15 +345,6 @@ void setupHeavy(const benchmark::State &) {
   if (RC == JITLOCK_OK && currentLockingMode() != JITLOCK_LOCKING_HEAVY)
     SetupError = "the runtime did not switch to heavy locking";
   resetShared();
-}
-
-/// Back to the default, so that a filtered run order cannot leave the
-/// runtime heavy for a lightweight benchmark.
-void teardownHeavy(const benchmark::State &) {
-  if (int RC = setRuntimeConfig(JITLOCK_LOCKING_LIGHTWEIGHT,
-                                JITLOCK_MONITORS_POINTER))
-    SetupError = std::string("cannot restore lightweight locking: ") +
-                 jitlock_rt_status_name(RC);
 }
 
 void runContended(benchmark::State &St, const Case &C) {
@@ -476,11 +466,13 @@ void registerMonitorBenchmarks() {
           Name.c_str(), [C](benchmark::State &St) { runSingle(St, C); });
     }
     if (P == Path::Heavy)
-      B->Setup(setupHeavy)->Teardown(teardownHeavy);
+      B->Setup(setupHeavy)->Teardown(restoreDefaultConfig);
     else if (Storage == JITLOCK_MONITORS_INDEX)
-      B->Setup(setupStorage<JITLOCK_MONITORS_INDEX>)->Teardown(teardownStorage);
+      B->Setup(setupStorage<JITLOCK_MONITORS_INDEX>)
+          ->Teardown(restoreDefaultConfig);
     else if (Storage == JITLOCK_MONITORS_TABLE)
-      B->Setup(setupStorage<JITLOCK_MONITORS_TABLE>)->Teardown(teardownStorage);
+      B->Setup(setupStorage<JITLOCK_MONITORS_TABLE>)
+          ->Teardown(restoreDefaultConfig);
     else
       B->Setup(setupLightweight);
   };

@@ -107,15 +107,12 @@ template <uint32_t Storage> void setup(const benchmark::State &) {
               jitlock_rt_status_name(RC);
 }
 
-void teardown(const benchmark::State &) {
+void teardown(const benchmark::State &St) {
   jitlock_deflation_stats D{};
   jitlock_rt_get_deflation_stats(&D);
   if (D.thread_running)
     jitlock_rt_stop_deflation();
-  if (int RC = setRuntimeConfig(JITLOCK_LOCKING_LIGHTWEIGHT,
-                                JITLOCK_MONITORS_POINTER))
-    SetupError = std::string("cannot restore pointer storage: ") +
-                 jitlock_rt_status_name(RC);
+  restoreDefaultConfig(St);
 }
 
 void runPhilosophers(benchmark::State &St, uint32_t Storage) {
