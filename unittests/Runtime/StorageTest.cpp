@@ -55,6 +55,17 @@ protected:
   }
 
   // The monitor the runtime finds for `o`, which must be inflated.
+  // `a` inflated and idle, and its monitor in `w`'s cache (an enter and
+  // exit on the worker fill it); returns the monitor. Table storage.
+  jitlock::Monitor *cachedOnWorker(Obj *a, Worker &w) {
+    inflateIdle(a);
+    jitlock_thread *wt = w.thread();
+    w.call([&] {
+      ASSERT_EQ(jitlock_rt_monitor_enter(wt, a), JITLOCK_OK);
+      ASSERT_EQ(jitlock_rt_monitor_exit(wt, a), JITLOCK_OK);
+    });
+    return monitorOf(a);
+  }
   static jitlock::Monitor *monitorOf(const Obj *o) {
     uint64_t h = o->hdr();
     return (h & kLockMask) == kMonitor ? jitlock::storage::monitorFor(o, h)
@@ -381,43 +392,30 @@ TEST_F(StorageTest, DeflationDropsCachedMonitorsBeforeReuse) {
 // monitor. An enter through it goes to the runtime (its owner is the
 // deflater's marker), which must not trust the entry, helps the restore and
 // locks the object afresh. Forced with the deflation hook.
-jitlock_thread *gHookThread = nullptr;
-Worker *gHookWorker = nullptr;
-Obj *gHookObj = nullptr;
-int gHookRc = -1;
-char *gHookCached = nullptr;
-jitlock_rt_layout gHookLayout;
-
 TEST_F(StorageTest, StaleCacheEntryBeforeTheHandshakeIsNotTrusted) {
   useStorage(JITLOCK_MONITORS_TABLE);
   Obj *a = newObj();
-  inflateIdle(a);
-  jitlock::Monitor *m = monitorOf(a);
   Worker w;
   jitlock_thread *t = w.thread();
-  w.call([&] {
-    ASSERT_EQ(jitlock_rt_monitor_enter(t, a), JITLOCK_OK);
-    ASSERT_EQ(jitlock_rt_monitor_exit(t, a), JITLOCK_OK);
-  });
-  gHookThread = t;
-  gHookWorker = &w;
-  gHookObj = a;
-  gHookLayout = l;
-  jitlock::DeflationTestHook = [](jitlock::DeflationStage stage,
-                                  jitlock::Monitor &) {
-    if (stage != jitlock::DeflationStage::Decided)
-      return;
-    // A3 has won, A5 not yet run: the worker's cache still names m.
-    gHookWorker->call([] {
-      gHookCached =
-          inlineMonitor(gHookLayout, gHookThread, gHookObj, gHookObj->hdr());
-      gHookRc = jitlock_rt_monitor_enter(gHookThread, gHookObj);
-    });
-  };
-  EXPECT_EQ(jitlock_rt_deflate_idle(), 1u);
-  jitlock::DeflationTestHook = nullptr;
-  EXPECT_EQ(gHookCached, reinterpret_cast<char *>(m));
-  EXPECT_EQ(gHookRc, JITLOCK_OK);
+  jitlock::Monitor *m = cachedOnWorker(a, w);
+  int rc = -1;
+  char *cached = nullptr;
+  {
+    HookScope<jitlock::DeflationStage, jitlock::Monitor &> hook(
+        jitlock::DeflationTestHook,
+        [&](jitlock::DeflationStage stage, jitlock::Monitor &) {
+          if (stage != jitlock::DeflationStage::Decided)
+            return;
+          // A3 has won, A5 not yet run: the worker's cache still names m.
+          w.call([&] {
+            cached = inlineMonitor(l, t, a, a->hdr());
+            rc = jitlock_rt_monitor_enter(t, a);
+          });
+        });
+    EXPECT_EQ(jitlock_rt_deflate_idle(), 1u);
+  }
+  EXPECT_EQ(cached, reinterpret_cast<char *>(m));
+  EXPECT_EQ(rc, JITLOCK_OK);
   jitlock_lock_info i = inspect(a);
   EXPECT_EQ(i.owner, t) << describe(a);
   EXPECT_EQ(i.state, JITLOCK_STATE_FAST) << "the enterer restored the header "
@@ -437,14 +435,9 @@ TEST_F(StorageTest, StaleCacheEntryBeforeTheHandshakeIsNotTrusted) {
 TEST_F(StorageTest, StaleCacheEntryAfterReinflationIsNotTrusted) {
   useStorage(JITLOCK_MONITORS_TABLE);
   Obj *a = newObj();
-  inflateIdle(a);
-  jitlock::Monitor *m = monitorOf(a);
   Worker w;
   jitlock_thread *t = w.thread();
-  w.call([&] {
-    ASSERT_EQ(jitlock_rt_monitor_enter(t, a), JITLOCK_OK);
-    ASSERT_EQ(jitlock_rt_monitor_exit(t, a), JITLOCK_OK);
-  });
+  jitlock::Monitor *m = cachedOnWorker(a, w);
   std::atomic<bool> started{false}, go{false};
   int rc = -1;
   char *cachedBefore = nullptr, *cachedAfter = nullptr;
