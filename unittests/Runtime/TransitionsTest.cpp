@@ -583,6 +583,11 @@ TEST_F(TransitionsTest, ContentionCounters) {
       EXPECT_EQ(jitlock_rt_monitor_exit(w.thread(), a), JITLOCK_OK);
     });
     ASSERT_TRUE(waitEntryQueued(a)) << describe(a);
+    // Queued is not yet parked: a joiner counts itself before its barrier
+    // and its re-check of the owner (J1-J3), and an exit meanwhile would
+    // let it take the monitor without sleeping.
+    ASSERT_TRUE(waitUntil([&] { return stats().parks > s0.parks; }))
+        << describe(a);
     ASSERT_EQ(exit(a), JITLOCK_OK);
     ASSERT_TRUE(w.join());
     // Read while the worker is still attached and after it detached: the
