@@ -135,7 +135,9 @@ static inline int jitlock_rt_version_compatible(void) {
 
 /* Called on every misuse before the error code is returned (or, for misuse
  * from compiled code under JITLOCK_MISUSE_ABORT, before the abort). `obj`
- * may be null. Must not call back into the runtime. */
+ * may be null. Must not call back into the runtime. No runtime lock is held
+ * while it runs, so a stack overflow inside it, within a guarded call,
+ * recovers like one in the code that misused the runtime. */
 typedef void (*jitlock_misuse_fn)(void *ctx, jitlock_status status,
                                   jitlock_thread *thread, void *obj,
                                   const char *what);
@@ -454,7 +456,10 @@ typedef void (*jitlock_root_fn)(void *ctx, void **slot, uint32_t kind,
 /* Enumerates lock stack entries of every attached thread and the object of
  * every monitor, exactly: it runs inside a safepoint, the caller's own if it
  * holds one, else one it takes for the call (an attached caller counts as
- * stopped meanwhile). `fn` must not call back into the runtime. */
+ * stopped meanwhile). `fn` must not call back into the runtime. It runs with
+ * no runtime lock held but that safepoint: a stack overflow inside it,
+ * within a guarded call, abandons the enumeration (the roots visited keep
+ * what `fn` stored) and releases a safepoint the call took. */
 void jitlock_rt_enumerate_roots(jitlock_root_fn fn, void *ctx);
 
 /*===-- Monitor deflation ------------------------------------------------===*/

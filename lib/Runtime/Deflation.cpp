@@ -307,10 +307,12 @@ int stopDeflationThread() {
     return misuse(JITLOCK_ESTATE, nullptr, nullptr,
                   "stopping the deflation thread while holding a safepoint or "
                   "inside a handshake (it may be waiting for either)");
-  std::lock_guard<std::mutex> Guard(ControlMutex);
-  if (!DeflationThread)
+  std::unique_lock<std::mutex> Guard(ControlMutex);
+  if (!DeflationThread) {
+    Guard.unlock(); // A stack overflow in the handler would leave it held.
     return misuse(JITLOCK_ESTATE, nullptr, nullptr,
                   "stopping the deflation thread, which is not running");
+  }
   endThreadLocked(/*DeadlineNs=*/0, /*AtExit=*/false);
   return JITLOCK_OK;
 }
@@ -341,10 +343,12 @@ int jitlock_rt_start_deflation(const jitlock_deflation_policy *Requested) {
   if (inHandshake())
     return misuse(JITLOCK_ESTATE, nullptr, nullptr,
                   "starting the deflation thread from inside a handshake");
-  std::lock_guard<std::mutex> Guard(ControlMutex);
-  if (DeflationThread)
+  std::unique_lock<std::mutex> Guard(ControlMutex);
+  if (DeflationThread) {
+    Guard.unlock(); // A stack overflow in the handler would leave it held.
     return misuse(JITLOCK_ESTATE, nullptr, nullptr,
                   "starting the deflation thread, which is running already");
+  }
   if (!ExitHandlerInstalled)
     ExitHandlerInstalled = std::atexit(stopAtExit) == 0;
   Running.store(true, std::memory_order_release);

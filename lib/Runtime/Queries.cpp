@@ -258,10 +258,19 @@ void jitlock_rt_enumerate_roots(jitlock_root_fn Fn, void *Ctx) {
     for (unsigned I = 0, E = LS.size(); I != E; ++I)
       Fn(Ctx, &T.LockStackSlots[I], JITLOCK_ROOT_LOCK_STACK, &T);
   });
-  forEachMonitor([&](Monitor &M) {
-    Fn(Ctx, &M.Object, JITLOCK_ROOT_MONITOR,
-       owner::threadOf(M.Owner.load(std::memory_order_relaxed)));
-  });
+  // `Fn` runs outside the monitor registry's lock: a stack overflow inside
+  // it abandons these frames, and recovery (jitlock_rt_call_guarded)
+  // releases the safepoint they hold but no lock taken here. The monitors
+  // are collected first; inside the safepoint none is freed or registered:
+  // deflation holds the operation lock, and only stopped threads inflate.
+  // The buffer is static, guarded by the safepoint, so that an abandoned
+  // call leaks nothing.
+  static std::vector<Monitor *> Monitors;
+  Monitors.clear();
+  forEachMonitor([](Monitor &M) { Monitors.push_back(&M); });
+  for (size_t I = 0; I < Monitors.size(); ++I)
+    Fn(Ctx, &Monitors[I]->Object, JITLOCK_ROOT_MONITOR,
+       owner::threadOf(Monitors[I]->Owner.load(std::memory_order_relaxed)));
   // The table is keyed by object address: a moving collector moved keys.
   if (storage::isTable())
     storage::followMovedObjects();

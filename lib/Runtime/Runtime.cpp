@@ -159,7 +159,17 @@ namespace {
 /// The registry lock for the scope, taken as detail::lockThreadRegistry does.
 struct RegistryGuard {
   RegistryGuard() { detail::lockThreadRegistry(); }
-  ~RegistryGuard() { detail::unlockThreadRegistry(); }
+  ~RegistryGuard() {
+    if (Held)
+      detail::unlockThreadRegistry();
+  }
+  /// Before a misuse report: a stack overflow in the handler abandons this
+  /// frame, and nothing would unlock the registry then.
+  void unlock() {
+    Held = false;
+    detail::unlockThreadRegistry();
+  }
+  bool Held = true;
   RegistryGuard(const RegistryGuard &) = delete;
   RegistryGuard &operator=(const RegistryGuard &) = delete;
 };
@@ -391,9 +401,11 @@ int jitlock_rt_configure(const jitlock_rt_config *In) {
     return misuse(JITLOCK_ESTATE, nullptr, nullptr,
                   "configure while the deflation thread runs");
   RegistryGuard Guard;
-  if (!Threads.empty())
+  if (!Threads.empty()) {
+    Guard.unlock();
     return misuse(JITLOCK_ESTATE, nullptr, nullptr,
                   "configure while threads are attached");
+  }
   // Headers that name monitors are read as the storage says: it changes
   // only while no monitor is in memory.
   bool StorageChanges = Cfg->monitor_storage != Config.monitor_storage ||
@@ -433,9 +445,11 @@ int jitlock_rt_shutdown(void) {
   }
   // Held throughout, so that no thread attaches and inflates meanwhile.
   RegistryGuard Guard;
-  if (!Threads.empty())
+  if (!Threads.empty()) {
+    Guard.unlock();
     return misuse(JITLOCK_ESTATE, nullptr, nullptr,
                   "shutdown while threads are attached");
+  }
   freeAllMonitors();
   return JITLOCK_OK;
 }

@@ -591,6 +591,18 @@ TEST_F(StackBangTest, FatalFaultsKillTheProcess) {
               ": the overflow handler returned (sp 0x");
 }
 
+TEST_F(StackBangTest, OverflowInAHandshakeOperationIsFatal) {
+  // Its requester waits for it to complete, holding the operation lock:
+  // recovery cannot give either back, and says so.
+  ChildResult R = runChild("handshake-op-overflow");
+  SCOPED_TRACE(R.describe());
+  EXPECT_TRUE(R.signaled(SIGABRT));
+  EXPECT_NE(R.Output.find("jitlock: fatal: a stack overflow abandoned a "
+                          "handshake operation, which cannot be completed"),
+            std::string::npos);
+  EXPECT_EQ(R.Output.find("child survived"), std::string::npos);
+}
+
 TEST_F(StackBangTest, OtherFaultsGoToThePreviousHandler) {
   ChildResult R = runChild("wild-write");
   SCOPED_TRACE(R.describe());
@@ -992,6 +1004,15 @@ void childThread() {
           CheckedRecursion R;
           R.Self = static_cast<jitlock_thread *>(P);
           checkedRecurse(R, 0);
+        },
+        Self, nullptr);
+  } else if (Scenario == "handshake-op-overflow") {
+    jitlock_rt_call_guarded(
+        Self,
+        [](void *P) {
+          jitlock_rt_handshake(
+              static_cast<jitlock_thread *>(P),
+              [](void *, jitlock_thread *) { nativeRecurse(0, ~0u); }, nullptr);
         },
         Self, nullptr);
   } else if (Scenario == "wild-write" || Scenario == "chained-handler") {

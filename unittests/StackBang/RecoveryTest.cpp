@@ -1,0 +1,213 @@
+//===- RecoveryTest.cpp - Overflows where recovery must clean up more -----===//
+//
+// A stack overflow may abandon frames that are not the guarded code's own:
+// a user callback the runtime runs (a root enumeration's, the misuse
+// handler). Recovery must leave no runtime lock held. A phase that hangs (the bug: a lock the abandoned frames
+// held) ends the process through a watchdog, with the phase's name.
+//
+//===----------------------------------------------------------------------===//
+#include "Recursion.h"
+#include "StackBangTestUtil.h"
+
+#include "../Runtime/Watchdog.h"
+
+#include <chrono>
+
+using namespace stackbang_test;
+using jitlock_test::Watchdog;
+
+namespace {
+
+constexpr std::chrono::seconds kPhaseLimit{30};
+
+void onStuck(const std::string &Phase) {
+  fprintf(stderr, "stuck in phase: %s\n", Phase.c_str());
+  fflush(stderr);
+}
+
+/// What a callback that overflows does: native code with no stack check,
+/// which calls nothing of the runtime, as the callbacks' rules ask.
+void overflowNatively() { nativeRecurse(0, ~0u); }
+
+/// Whether another thread can take the thread registry now: it attaches,
+/// locks a fresh object through a monitor and detaches.
+void anotherThreadLocks(Obj *O) {
+  runOnThread(kStackSize, [O] {
+    jitlock_thread *T = jitlock_rt_attach();
+    ASSERT_NE(T, nullptr);
+    inflate(T, O);
+    EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Root enumeration callbacks
+//===----------------------------------------------------------------------===//
+
+struct RootOverflow {
+  jitlock_thread *Self;
+  uint32_t Kind; // the root kind whose callback overflows
+  unsigned Calls = 0;
+  static void root(void *Ctx, void **, uint32_t Kind, jitlock_thread *) {
+    auto *R = static_cast<RootOverflow *>(Ctx);
+    if (Kind != R->Kind)
+      return;
+    ++R->Calls;
+    overflowNatively();
+  }
+  static void run(void *Ctx) {
+    jitlock_rt_enumerate_roots(&root, Ctx);
+    ADD_FAILURE() << "the callback returned";
+  }
+};
+
+struct RootCount {
+  size_t LockStack = 0, Monitor = 0;
+  static void root(void *Ctx, void **, uint32_t Kind, jitlock_thread *) {
+    auto *C = static_cast<RootCount *>(Ctx);
+    ++(Kind == JITLOCK_ROOT_MONITOR ? C->Monitor : C->LockStack);
+  }
+};
+
+TEST_F(StackBangTest, OverflowInARootCallbackLeavesNoLockHeld) {
+  Obj *Fast = newObj(), *Inflated = newObj();
+  std::vector<Obj *> Later = newObjs(4);
+  runOnThread(kStackSize, [&] {
+    Watchdog W(kPhaseLimit, "attach", onStuck);
+    jitlock_thread *Self = jitlock_rt_attach();
+    inflate(Self, Inflated);
+    // Held before the guarded call: a lock stack root the call keeps.
+    ASSERT_EQ(jitlock_rt_monitor_enter(Self, Fast), JITLOCK_OK);
+    unsigned Round = 0;
+    for (uint32_t Kind : {JITLOCK_ROOT_MONITOR, JITLOCK_ROOT_LOCK_STACK}) {
+      SCOPED_TRACE("the callback overflows on root kind " +
+                   std::to_string(Kind));
+      W.phase("guarded root enumeration, kind " + std::to_string(Kind));
+      RootOverflow R{Self, Kind};
+      jitlock_guarded_result Result{};
+      ASSERT_EQ(jitlock_rt_call_guarded(Self, &RootOverflow::run, &R, &Result),
+                JITLOCK_ESTACK_OVERFLOW);
+      EXPECT_EQ(R.Calls, 1u);
+      EXPECT_EQ(Result.overflow.from_signal, 1u);
+      EXPECT_EQ(Result.released_count, 0u);
+      // The safepoint is over and the caller runs managed code again.
+      EXPECT_EQ(jitlock_rt_in_safepoint(), 0);
+      EXPECT_EQ(jitlock_rt_thread_state(Self), int(JITLOCK_THREAD_MANAGED));
+      EXPECT_EQ(ownerOf(Fast), Self);
+      expectZonesProtected(stackInfo(Self));
+
+      // Everything the enumeration locked is free again: the monitor
+      // registry (another enumeration, another inflation), the thread
+      // registry and the operation lock (another thread's safepoint).
+      W.phase("after the overflow, kind " + std::to_string(Kind));
+      RootCount C;
+      jitlock_rt_enumerate_roots(&RootCount::root, &C);
+      EXPECT_EQ(C.LockStack, 1u);
+      EXPECT_GE(C.Monitor, 1u);
+      inflate(Self, Later[Round++]);
+      anotherThreadLocks(Later[Round++]);
+    }
+    ASSERT_EQ(jitlock_rt_monitor_exit(Self, Fast), JITLOCK_OK);
+    EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// The misuse handler
+//===----------------------------------------------------------------------===//
+
+/// Set on the thread whose misuse handler is to overflow.
+thread_local bool OverflowInHandler = false;
+thread_local unsigned HandlerCalls = 0;
+
+void overflowingHandler(void *, jitlock_status, jitlock_thread *, void *,
+                        const char *) {
+  if (!OverflowInHandler)
+    return;
+  ++HandlerCalls;
+  OverflowInHandler = false;
+  overflowNatively();
+}
+
+/// One misuse whose report may come while the runtime holds a lock, and a
+/// check that whatever it held is free again.
+struct MisuseCase {
+  const char *Name;
+  std::function<void()> Before;
+  std::function<int()> Misuse;
+  std::function<void()> After;
+};
+
+struct MisuseCall {
+  const MisuseCase *Case;
+  int Rc = -1;
+  static void run(void *Ctx) {
+    auto *C = static_cast<MisuseCall *>(Ctx);
+    OverflowInHandler = true;
+    C->Rc = C->Case->Misuse();
+    OverflowInHandler = false;
+  }
+};
+
+TEST_F(StackBangTest, OverflowInTheMisuseHandlerLeavesNoLockHeld) {
+  jitlock_rt_config Cfg;
+  jitlock_rt_default_config(&Cfg);
+  Cfg.misuse_handler = &overflowingHandler;
+  ASSERT_EQ(jitlock_rt_configure(&Cfg), JITLOCK_OK);
+  // A period so long that the thread only waits to be stopped.
+  jitlock_deflation_policy Policy;
+  jitlock_rt_default_deflation_policy(&Policy);
+  Policy.period_ms = 3600 * 1000;
+  Policy.idle_threshold = 0;
+  std::vector<Obj *> Objs = newObjs(16);
+  size_t NextObj = 0;
+  auto ThreadRegistryFree = [&] {
+    jitlock_rt_stats S;
+    jitlock_rt_get_stats(&S);
+    anotherThreadLocks(Objs[NextObj++]);
+  };
+  const MisuseCase Cases[] = {
+      {"configure while attached (thread registry)", nullptr,
+       [&] { return jitlock_rt_configure(&Cfg); }, ThreadRegistryFree},
+      {"shutdown while attached (thread registry)", nullptr,
+       [] { return jitlock_rt_shutdown(); }, ThreadRegistryFree},
+      {"stop the deflation thread, not running (its control lock)", nullptr,
+       [] { return jitlock_rt_stop_deflation(); },
+       [&] {
+         EXPECT_EQ(jitlock_rt_start_deflation(&Policy), JITLOCK_OK);
+         EXPECT_EQ(jitlock_rt_stop_deflation(), JITLOCK_OK);
+       }},
+      {"start the deflation thread, running (its control lock)",
+       [&] { EXPECT_EQ(jitlock_rt_start_deflation(&Policy), JITLOCK_OK); },
+       [&] { return jitlock_rt_start_deflation(&Policy); },
+       [] { EXPECT_EQ(jitlock_rt_stop_deflation(), JITLOCK_OK); }},
+      {"exit by a non-owner (no lock)", nullptr,
+       [&] { return jitlock_rt_monitor_exit(jitlock_rt_current(), Objs[15]); },
+       ThreadRegistryFree},
+  };
+  runOnThread(kStackSize, [&] {
+    Watchdog W(kPhaseLimit, "attach", onStuck);
+    jitlock_thread *Self = jitlock_rt_attach();
+    for (const MisuseCase &Case : Cases) {
+      SCOPED_TRACE(Case.Name);
+      W.phase(std::string("before: ") + Case.Name);
+      if (Case.Before)
+        Case.Before();
+      W.phase(std::string("overflow: ") + Case.Name);
+      HandlerCalls = 0;
+      MisuseCall Call{&Case};
+      jitlock_guarded_result Result{};
+      EXPECT_EQ(jitlock_rt_call_guarded(Self, &MisuseCall::run, &Call, &Result),
+                JITLOCK_ESTACK_OVERFLOW);
+      EXPECT_EQ(HandlerCalls, 1u);
+      EXPECT_EQ(Call.Rc, -1) << "the misuse returned: the handler did not "
+                                "overflow";
+      EXPECT_EQ(Result.overflow.from_signal, 1u);
+      W.phase(std::string("after: ") + Case.Name);
+      Case.After();
+    }
+    EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+  });
+}
+
+} // namespace
