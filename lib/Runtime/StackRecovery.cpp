@@ -148,6 +148,26 @@ static size_t releaseHoldsSince(jitlock_thread &T,
   return Released;
 }
 
+/// XR: the exits that an overflow may have abandoned between N3's release
+/// and their exit_queued call (code without a stack check, or the glue
+/// frame of the call) owe their queues an XQ, and recovery, which cannot
+/// tell which monitors they released, runs it for every monitor that is
+/// free with threads queued. The fence stands in for the exit barrier the
+/// abandoned N3 did not reach: a joiner's J1 count is seen here, or its J3
+/// sees the release and runs XQ itself.
+static void wakeAbandonedQueues() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (monitorsAlive() == 0)
+    return;
+  // Under the registry lock, which keeps each monitor registered, hence not
+  // reused, while XQ reads it; a deflater's sweep runs XQ there too.
+  forEachMonitor([](Monitor &M) {
+    if (M.EntryCount.load(std::memory_order_relaxed) != 0 &&
+        M.Owner.load(std::memory_order_relaxed) == 0)
+      wakeSuccessor(M);
+  });
+}
+
 /// The landing of an overflow in jitlock_rt_call_guarded's frame.
 static int recover(jitlock_thread &T, GuardedCall &C,
                    jitlock_guarded_result *R) {
@@ -162,6 +182,7 @@ static int recover(jitlock_thread &T, GuardedCall &C,
   }
   reprotect(S);
   size_t Released = releaseHoldsSince(T, C.Before, R);
+  wakeAbandonedQueues();
   if (R) {
     R->overflow = C.Overflow;
     R->released_count = Released;

@@ -79,6 +79,21 @@
 //       DEFLATER, the abort runs XQ. Then sleep until woken: a later
 //       owner's exit sees the count.
 //
+// Recovery from a stack overflow (StackRecovery.cpp):
+//   XR  an overflow may abandon an inflated exit after N3's release and
+//       before its exit_queued call (in code without a stack check, or in
+//       the glue frame of the call): the monitor is free, so no hold of it
+//       is left to release, and the queue's XQ is lost with the frames.
+//       After releasing the abandoned holds, recovery runs a full fence
+//       (the exit barrier N3 did not reach: a joiner's J1 count is seen, or
+//       its J3 sees the release and runs XQ itself) and then XQ for every
+//       registered monitor that is free with a nonzero entry count. It
+//       cannot tell which monitors the abandoned frames released, and need
+//       not: XQ is correct for any monitor at any time, as J3 and the
+//       deflater's abort already run it on exits they cannot see. For a
+//       monitor nobody owes an XQ, it wakes a head that competes and, at
+//       worst, sleeps again (one more loss towards its handoff).
+//
 // Heavy mode (Config.locking_mode == JITLOCK_LOCKING_HEAVY), runtime enter:
 //   H1  after E1-E3, if h's bits are 01: create a monitor owned by self
 //       (recursions 0, displaced header h) and CAS header h -> monitor|10,

@@ -2,7 +2,9 @@
 //
 // A stack overflow may abandon frames that are not the guarded code's own:
 // a user callback the runtime runs (a root enumeration's, the misuse
-// handler). Recovery must leave no runtime lock held. A phase that hangs (the bug: a lock the abandoned frames
+// handler), or an inflated exit between its release (N3) and its
+// exit_queued call. Recovery must leave no runtime lock held and no queued
+// thread stranded. A phase that hangs (the bug: a lock the abandoned frames
 // held) ends the process through a watchdog, with the phase's name.
 //
 //===----------------------------------------------------------------------===//
@@ -205,6 +207,110 @@ TEST_F(StackBangTest, OverflowInTheMisuseHandlerLeavesNoLockHeld) {
       EXPECT_EQ(Result.overflow.from_signal, 1u);
       W.phase(std::string("after: ") + Case.Name);
       Case.After();
+    }
+    EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// An overflow between an inflated exit's release and its exit_queued call
+//===----------------------------------------------------------------------===//
+
+/// Inside the guarded call: enters the inflated `O`, lets the contenders
+/// go, waits until they all sleep in its entry queue, releases `O` as N3
+/// does (which finds them queued) and overflows before exit_queued, as code
+/// without a stack check, or the glue frame of the call, would.
+struct ReleaseThenOverflow {
+  jitlock_thread *Self;
+  Obj *O;
+  const std::vector<jitlock_thread *> *Queued;
+  std::atomic<bool> *Go;
+  bool allAsleep(jitlock_lock_info &I) const {
+    jitlock_rt_inspect(O, &I);
+    if (I.entry_queued < Queued->size())
+      return false;
+    for (jitlock_thread *T : *Queued)
+      if (jitlock_rt_thread_state(T) != int(JITLOCK_THREAD_BLOCKED))
+        return false;
+    return true;
+  }
+  static void run(void *Ctx) {
+    auto *R = static_cast<ReleaseThenOverflow *>(Ctx);
+    ASSERT_EQ(jitlock_rt_monitor_enter(R->Self, R->O), JITLOCK_OK);
+    R->Go->store(true);
+    jitlock_lock_info I{};
+    auto End = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!R->allAsleep(I)) {
+      ASSERT_LT(std::chrono::steady_clock::now(), End)
+          << "the contenders never slept in the entry queue";
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    ASSERT_EQ(I.owner, R->Self);
+    ASSERT_EQ(I.holds, 1u);
+    // N3's release store, on the monitor pointer storage names.
+    uint64_t H = R->O->header.load(std::memory_order_relaxed);
+    ASSERT_EQ(H & 3, layout().monitor_value);
+    auto *Owner = reinterpret_cast<std::atomic<uintptr_t> *>(
+        H - layout().monitor_value + layout().monitor_owner_offset);
+    Owner->store(0, std::memory_order_release);
+    jitlock_rt_stack_bang(R->Self, stackInfo(R->Self).safe_limit);
+    ADD_FAILURE() << "no overflow";
+  }
+};
+
+TEST_F(StackBangTest, OverflowAfterAnInflatedReleaseWakesTheQueue) {
+  constexpr unsigned kRounds = 10, kContenders = 3;
+  Obj *O = newObj();
+  runOnThread(kStackSize, [&] {
+    Watchdog W(kPhaseLimit, "attach", onStuck);
+    jitlock_thread *Self = jitlock_rt_attach();
+    inflate(Self, O);
+    for (unsigned Round = 0; Round < kRounds; ++Round) {
+      SCOPED_TRACE("round " + std::to_string(Round));
+      W.phase("round " + std::to_string(Round));
+      std::atomic<bool> Go{false};
+      std::atomic<unsigned> Attached{0}, Done{0};
+      std::vector<jitlock_thread *> Queued(kContenders);
+      std::vector<std::thread> Contenders;
+      for (unsigned I = 0; I < kContenders; ++I)
+        Contenders.emplace_back([&, I] {
+          jitlock_thread *T = jitlock_rt_attach();
+          Queued[I] = T;
+          Attached.fetch_add(1);
+          while (!Go.load())
+            std::this_thread::yield();
+          EXPECT_EQ(jitlock_rt_monitor_enter(T, O), JITLOCK_OK);
+          O->payload += 1; // under the lock: not atomic
+          EXPECT_EQ(jitlock_rt_monitor_exit(T, O), JITLOCK_OK);
+          EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+          Done.fetch_add(1);
+        });
+      while (Attached.load() != kContenders)
+        std::this_thread::yield();
+      uint64_t Before = O->payload;
+      ReleaseThenOverflow R{Self, O, &Queued, &Go};
+      jitlock_guarded_result Result{};
+      EXPECT_EQ(
+          jitlock_rt_call_guarded(Self, &ReleaseThenOverflow::run, &R, &Result),
+          JITLOCK_ESTACK_OVERFLOW);
+      EXPECT_EQ(Result.released_count, 0u) << "N3 released the only hold";
+      // Each contender gets the monitor in turn, although nobody ran the
+      // XQ the abandoned exit owed its queue.
+      auto End = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (Done.load() != kContenders &&
+             std::chrono::steady_clock::now() < End)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      EXPECT_EQ(Done.load(), kContenders)
+          << "queued threads stranded after the overflow";
+      // Run that XQ by hand, to finish the round anyway.
+      while (Done.load() != kContenders) {
+        jitlock_rt_monitor_exit_queued_slow(Self, O);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      for (std::thread &T : Contenders)
+        T.join();
+      EXPECT_EQ(O->payload, Before + kContenders);
+      EXPECT_EQ(ownerOf(O), nullptr);
     }
     EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
   });
