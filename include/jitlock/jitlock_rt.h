@@ -290,7 +290,11 @@ uint64_t jitlock_rt_thread_id(const jitlock_thread *thread);
 /* The complete operations, for interpreters and embedders: misuse (`self`
  * not the calling, attached thread: JITLOCK_ENOT_ATTACHED; a null object:
  * JITLOCK_ENULL; an exit of an object `self` does not hold:
- * JITLOCK_ENOT_OWNER) returns its status and changes nothing. */
+ * JITLOCK_ENOT_OWNER) returns its status and changes nothing. An enter (or
+ * a wait) that sleeps is safe meanwhile, and a moving collector may move
+ * `obj` then (jitlock_rt_enumerate_roots): it returns holding the object at
+ * its new address, which is what the caller's references hold after the
+ * collection, and the matching exit names that address. */
 
 int jitlock_rt_monitor_enter(jitlock_thread *self, void *obj);
 int jitlock_rt_monitor_exit(jitlock_thread *self, void *obj);
@@ -450,7 +454,11 @@ typedef enum jitlock_root_kind {
   JITLOCK_ROOT_MONITOR = 1     /* a monitor's object field */
 } jitlock_root_kind;
 /* `slot` holds an object pointer; a moving collector may store the object's
- * new address into it. For monitor roots it must also move the header. */
+ * new address into it. For monitor roots it must also move the header. The
+ * dead copy's header may then hold anything: a thread that slept in the
+ * runtime for the object (to enter it, or in a wait) follows the monitor
+ * root, not the address it was called with, and returns holding the object
+ * at its new address. */
 typedef void (*jitlock_root_fn)(void *ctx, void **slot, uint32_t kind,
                                 jitlock_thread *thread);
 /* Enumerates lock stack entries of every attached thread and the object of

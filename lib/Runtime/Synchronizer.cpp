@@ -163,6 +163,22 @@
 // or blocked), where it runs no inline code. In the runtime, a thread that
 // blocks (parks) holding m's address is in m's queues or counted in
 // m.contentions, which A2 and A3 refuse.
+// Moving collectors (jitlock_rt_enumerate_roots). A collector moves objects
+// only inside a safepoint, through the roots: lock stack slots and each
+// monitor's object field, m.object. A thread that sleeps in the runtime for
+// obj (parked in the entry queue, in the wait set, or notified) is safe, so
+// obj may move meanwhile; the collector rewrites m.object, not the address
+// the thread was called with, which then names a dead copy.
+//   MC1 an enterer counted in m.contentions (A4) checks once, with no poll
+//       since its header load, that obj's header names m (a caller no
+//       handshake covers may have found m deflated and reused). From then
+//       on m is obj's monitor wherever obj moves (no deflation passes A3,
+//       so m is not reused), and once it owns m it keeps m without reading
+//       the header at the old address: the enter returns owning m, whose
+//       object is obj's new address, which the caller's own references hold
+//       after the collection. A waiter re-enters m itself and needs nothing
+//       more. Only an uncounted M1 that took m at once checks the header
+//       after the acquisition (keepIfInstalled): it never slept.
 // Readers that a handshake does not cover, because they may run on a thread
 // that is not attached (an identity hash, a hash peek, the queries), check
 // m.generation (MonitorRead in Synchronizer.h):
@@ -751,11 +767,18 @@ static void enterCounted(jitlock_thread &T, Monitor &M) {
 
 /// The contended part of enterMonitor, counted in `M.Contentions` (A4):
 /// spin, then queue, until `T` owns `M`. False when a deflation of `M` has
-/// won; `Obj`'s header is restored then, and the caller starts over.
+/// won (`Obj`'s header is restored then), or `M` is no longer `Obj`'s: the
+/// caller starts over. True when `T` owns `M`, whose object may have moved
+/// meanwhile (MC1).
 static bool enterContended(jitlock_thread &T, Monitor &M, void *Obj) {
   if (M.Contentions.fetch_add(1, std::memory_order_acq_rel) < 0) {
     M.Contentions.fetch_sub(1, std::memory_order_relaxed);
     restoreHeader(M, Obj); // A5, in case the deflater is not there yet.
+    return false;
+  }
+  // MC1: counted, M stays Obj's monitor wherever a collector moves Obj.
+  if (!storage::names(Obj, M)) {
+    M.Contentions.fetch_sub(1, std::memory_order_release);
     return false;
   }
   if (!M.isDeflating())
@@ -778,11 +801,13 @@ bool enterMonitor(jitlock_thread &T, Monitor &M, void *Obj) {
       M.addRecursion();
       return true;
     }
+    // MC1: `T` may have slept while `Obj` moved to M.Object, leaving a dead
+    // copy at `Obj` whose header must not be read.
     if (!enterContended(T, M, Obj))
       return false;
-  }
-  if (!keepIfInstalled(T, M, Obj))
+  } else if (!keepIfInstalled(T, M, Obj)) {
     return false;
+  }
   bump(T.Stats.MonitorEnters);
   return true;
 }

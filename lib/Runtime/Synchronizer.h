@@ -135,7 +135,8 @@ bool takeInstalledMonitor(jitlock_thread &T, Monitor &M, void *Obj);
 /// or cancelling a deflation of `M` in progress (A4). Returns false, holding
 /// nothing more, when a deflation of `M` has won (`Obj`'s header is then
 /// restored) or `M` is no longer `Obj`'s: the caller starts over from the
-/// header.
+/// header. True when `T` owns `M`, whose object is `Obj` at its current
+/// address: a collector may have moved it while `T` slept (MC1).
 bool enterMonitor(jitlock_thread &T, Monitor &M, void *Obj);
 
 /// H1: installs a new monitor `M` owned by `T` on an object whose header is
