@@ -603,6 +603,16 @@ TEST_F(StackBangTest, OverflowInAHandshakeOperationIsFatal) {
   EXPECT_EQ(R.Output.find("child survived"), std::string::npos);
 }
 
+TEST_F(StackBangTest, OverflowInADeadlockCallbackRecovers) {
+  // Two threads deadlock for good, so the scenario runs in a child, which
+  // exits without cleaning up.
+  ChildResult R = runChild("deadlock-callback-overflow");
+  SCOPED_TRACE(R.describe());
+  EXPECT_TRUE(WIFEXITED(R.Status) && WEXITSTATUS(R.Status) == 0);
+  EXPECT_NE(R.Output.find("deadlock found again after the overflow"),
+            std::string::npos);
+}
+
 TEST_F(StackBangTest, OtherFaultsGoToThePreviousHandler) {
   ChildResult R = runChild("wild-write");
   SCOPED_TRACE(R.describe());
@@ -979,6 +989,47 @@ void previousHandler(int) {
   _exit(42);
 }
 
+/// Deadlocks two threads, then overflows inside the deadlock finder's
+/// callback; the finder must work again afterwards.
+void deadlockCallbackOverflow(jitlock_thread *Self) {
+  alarm(30); // a lock the overflow left held would hang the child
+  static Obj X, Y;
+  static std::atomic<int> Holding{0};
+  for (int I = 0; I < 2; ++I)
+    std::thread([I] {
+      jitlock_thread *T = jitlock_rt_attach();
+      Obj *First = I ? &Y : &X, *Second = I ? &X : &Y;
+      jitlock_rt_monitor_enter(T, First);
+      Holding.fetch_add(1);
+      while (Holding.load() != 2)
+        std::this_thread::yield();
+      jitlock_rt_monitor_enter(T, Second); // never returns
+    }).detach();
+  for (int Try = 0; jitlock_rt_find_deadlocks(nullptr, nullptr) != 1; ++Try) {
+    if (Try == 30000) {
+      dprintf(1, "no deadlock formed\n");
+      _exit(4);
+    }
+    usleep(1000);
+  }
+  jitlock_guarded_result R{};
+  int Rc = jitlock_rt_call_guarded(
+      Self,
+      [](void *) {
+        jitlock_rt_find_deadlocks([](void *, size_t, jitlock_thread *const *,
+                                     void *const *) { nativeRecurse(0, ~0u); },
+                                  nullptr);
+      },
+      nullptr, &R);
+  if (Rc != JITLOCK_ESTACK_OVERFLOW) {
+    dprintf(1, "guarded call returned %d\n", Rc);
+    _exit(5);
+  }
+  if (jitlock_rt_find_deadlocks(nullptr, nullptr) == 1)
+    dprintf(1, "deadlock found again after the overflow\n");
+  _exit(0);
+}
+
 void childThread() {
   jitlock_thread *Self = jitlock_rt_attach();
   jitlock_stack_info I{};
@@ -1015,6 +1066,8 @@ void childThread() {
               [](void *, jitlock_thread *) { nativeRecurse(0, ~0u); }, nullptr);
         },
         Self, nullptr);
+  } else if (Scenario == "deadlock-callback-overflow") {
+    deadlockCallbackOverflow(Self);
   } else if (Scenario == "wild-write" || Scenario == "chained-handler") {
     if (I.protected_zones)
       dprintf(1, "backstop installed\n");
