@@ -467,7 +467,8 @@ typedef void (*jitlock_root_fn)(void *ctx, void **slot, uint32_t kind,
  * stopped meanwhile). `fn` must not call back into the runtime. It runs with
  * no runtime lock held but that safepoint: a stack overflow inside it,
  * within a guarded call, abandons the enumeration (the roots visited keep
- * what `fn` stored) and releases a safepoint the call took. */
+ * what `fn` stored, and the runtime follows the objects moved so far) and
+ * releases a safepoint the call took. */
 void jitlock_rt_enumerate_roots(jitlock_root_fn fn, void *ctx);
 
 /*===-- Monitor deflation ------------------------------------------------===*/

@@ -13,6 +13,7 @@
 #include "StackGuard.h"
 
 #include "Monitor.h"
+#include "MonitorStorage.h"
 #include "Safepoint.h"
 #include "Synchronizer.h"
 
@@ -246,6 +247,11 @@ int jitlock_rt_call_guarded(jitlock_thread *Self, void (*Fn)(void *), void *Arg,
     Fn(Arg);
     return JITLOCK_OK;
   }
+  // A root enumeration abandoned in its callbacks: what they moved so far
+  // keeps its monitor roots, and table storage follows them, still inside
+  // the enumeration's safepoint (released just below if the call took it).
+  if (takeAbandonedRootVisit() && holdsSafepoint() && storage::isTable())
+    storage::followMovedObjects();
   unwindOperations(EntryOperations);
   restoreThreadState(*Self, EntryState);
   return recover(*Self, C, Result);

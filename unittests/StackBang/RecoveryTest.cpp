@@ -114,6 +114,69 @@ TEST_F(StackBangTest, OverflowInARootCallbackLeavesNoLockHeld) {
   });
 }
 
+/// Moves monitor roots, as a moving collector does, and overflows right
+/// after the first move.
+struct MoveThenOverflow {
+  std::vector<std::pair<Obj *, Obj *>> To; // old copy, new copy
+  Obj *First = nullptr;
+  static void root(void *Ctx, void **Slot, uint32_t Kind, jitlock_thread *) {
+    auto *M = static_cast<MoveThenOverflow *>(Ctx);
+    if (Kind != JITLOCK_ROOT_MONITOR)
+      return;
+    for (auto [From, Copy] : M->To)
+      if (*Slot == From) {
+        Copy->header.store(From->header.load());
+        From->header.store(kUnlocked);
+        *Slot = Copy;
+        M->First = From;
+        overflowNatively();
+      }
+  }
+  static void run(void *Ctx) {
+    jitlock_rt_enumerate_roots(&root, Ctx);
+    ADD_FAILURE() << "the callback returned";
+  }
+};
+
+TEST_F(StackBangTest, OverflowInARootCallbackKeepsMovedObjectsLockable) {
+  // Table storage keys its monitors by object address: the objects moved
+  // before the overflow must be found at their new addresses.
+  for (uint32_t Storage : {JITLOCK_MONITORS_POINTER, JITLOCK_MONITORS_INDEX,
+                           JITLOCK_MONITORS_TABLE}) {
+    SCOPED_TRACE("monitor storage " + std::to_string(Storage));
+    jitlock_rt_config Cfg;
+    jitlock_rt_default_config(&Cfg);
+    Cfg.monitor_storage = Storage;
+    ASSERT_EQ(jitlock_rt_configure(&Cfg), JITLOCK_OK);
+    Obj *A = newObj(), *B = newObj(), *A2 = newObj(), *B2 = newObj();
+    MoveThenOverflow Mover;
+    Mover.To = {{A, A2}, {B, B2}};
+    runOnThread(kStackSize, [&] {
+      Watchdog W(kPhaseLimit, "attach", onStuck);
+      jitlock_thread *Self = jitlock_rt_attach();
+      inflate(Self, A);
+      inflate(Self, B);
+      ASSERT_EQ(jitlock_rt_monitor_enter(Self, A), JITLOCK_OK);
+      W.phase("overflow after a move, storage " + std::to_string(Storage));
+      ASSERT_EQ(jitlock_rt_call_guarded(Self, &MoveThenOverflow::run, &Mover,
+                                        nullptr),
+                JITLOCK_ESTACK_OVERFLOW);
+      ASSERT_NE(Mover.First, nullptr);
+      Obj *CurA = Mover.First == A ? A2 : A;
+      Obj *CurB = Mover.First == B ? B2 : B;
+      W.phase("locking after the overflow, storage " + std::to_string(Storage));
+      EXPECT_EQ(ownerOf(CurA), Self);
+      EXPECT_EQ(jitlock_rt_monitor_exit(Self, CurA), JITLOCK_OK);
+      anotherThreadLocks(CurA);
+      anotherThreadLocks(CurB);
+      EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+    });
+    ASSERT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
+    EXPECT_EQ(Mover.First->header.load(), kUnlocked)
+        << "shutdown wrote to the dead copy";
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // The misuse handler
 //===----------------------------------------------------------------------===//
