@@ -178,6 +178,17 @@ TEST_F(MovingCollectorTest, ParkedEntererOwnsTheMovedObject) {
   enterAcrossAMove(Hold::Monitor, /*OwnerRuns=*/false);
 }
 
+TEST_F(MovingCollectorTest, ParkedEntererOwnsTheMovedObjectInHeavyMode) {
+  // Every enter inflates (H1): the object is always held through a monitor.
+  jitlock_rt_config Cfg;
+  jitlock_rt_default_config(&Cfg);
+  Cfg.spin_limit = 0;
+  Cfg.locking_mode = JITLOCK_LOCKING_HEAVY;
+  reconfigure(Cfg);
+  enterAcrossAMove(Hold::Monitor, /*OwnerRuns=*/false);
+  enterAcrossAMove(Hold::Monitor, /*OwnerRuns=*/true);
+}
+
 TEST_F(MovingCollectorTest, SpinningEntererOwnsTheMovedObject) {
   // The owner runs, so the enterer spins (as long as its budget lasts),
   // until the collector's safepoint sends it to park.
