@@ -73,7 +73,7 @@ struct RootCount {
 
 TEST_F(StackBangTest, OverflowInARootCallbackLeavesNoLockHeld) {
   Obj *Fast = newObj(), *Inflated = newObj();
-  std::vector<Obj *> Later = newObjs(4);
+  std::vector<Obj *> Later = newObjs(5);
   runOnThread(kStackSize, [&] {
     Watchdog W(kPhaseLimit, "attach", onStuck);
     jitlock_thread *Self = jitlock_rt_attach();
@@ -109,6 +109,23 @@ TEST_F(StackBangTest, OverflowInARootCallbackLeavesNoLockHeld) {
       inflate(Self, Later[Round++]);
       anotherThreadLocks(Later[Round++]);
     }
+    // Inside the caller's own safepoint, which the overflow leaves held.
+    W.phase("guarded root enumeration inside the caller's safepoint");
+    ASSERT_EQ(jitlock_rt_enter_native(Self), JITLOCK_OK);
+    ASSERT_EQ(jitlock_rt_safepoint_begin(), JITLOCK_OK);
+    RootOverflow R{Self, JITLOCK_ROOT_MONITOR};
+    EXPECT_EQ(jitlock_rt_call_guarded(Self, &RootOverflow::run, &R, nullptr),
+              JITLOCK_ESTACK_OVERFLOW);
+    EXPECT_EQ(jitlock_rt_in_safepoint(), 1);
+    EXPECT_EQ(jitlock_rt_thread_state(Self), int(JITLOCK_THREAD_NATIVE));
+    RootCount C;
+    jitlock_rt_enumerate_roots(&RootCount::root, &C);
+    EXPECT_EQ(C.LockStack, 1u);
+    EXPECT_EQ(jitlock_rt_safepoint_end(), JITLOCK_OK);
+    ASSERT_EQ(jitlock_rt_leave_native(Self), JITLOCK_OK);
+    W.phase("after the overflow inside the caller's safepoint");
+    anotherThreadLocks(Later[Round++]);
+
     ASSERT_EQ(jitlock_rt_monitor_exit(Self, Fast), JITLOCK_OK);
     EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
   });
