@@ -149,14 +149,10 @@ static size_t releaseHoldsSince(jitlock_thread &T,
   return Released;
 }
 
-/// XR: the exits that an overflow may have abandoned between N3's release
-/// and their exit_queued call (code without a stack check, or the glue
-/// frame of the call) owe their queues an XQ, and recovery, which cannot
-/// tell which monitors they released, runs it for every monitor that is
-/// free with threads queued. The fence stands in for the exit barrier the
-/// abandoned N3 did not reach: a joiner's J1 count is seen here, or its J3
-/// sees the release and runs XQ itself.
+/// XR: the XQ an exit abandoned between N3 and its exit_queued call owed,
+/// run for every free monitor with threads queued.
 static void wakeAbandonedQueues() {
+  // The exit barrier the abandoned N3 did not reach.
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (monitorsAlive() == 0)
     return;
