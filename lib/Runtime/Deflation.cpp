@@ -55,17 +55,22 @@ constexpr jitlock_deflation_policy DefaultPolicy = {
 // One monitor: A1-A3, then A5
 //===----------------------------------------------------------------------===//
 
+static void runDeflationHook(DeflationStage Stage, Monitor &M);
+
 namespace jitlock {
 
 void restoreHeader(Monitor &M, void *Obj) {
   // A5. Seal: a hash install that read the unsealed word fails its CAS and
   // starts over from the object's header, where the hash then goes.
   uint64_t D = M.DisplacedHeader.load(std::memory_order_acquire);
+#ifndef JITLOCK_MUTATE_A5_SEAL // scripts/mutate.sh
   while (header::isUnlocked(D) &&
          !M.DisplacedHeader.compare_exchange_weak(
              D, header::withLockBits(D, header::LockedValue),
              std::memory_order_acq_rel, std::memory_order_acquire)) {
   }
+#endif
+  runDeflationHook(DeflationStage::Sealed, M);
   // Sealed, the word never changes again: every helper writes the same.
   storage::unpublish(M, Obj, header::withLockBits(D, header::UnlockedValue));
 }
@@ -100,8 +105,10 @@ static void abortDeflation(Monitor &M) {
   // An exit between A1 and here found DEFLATER in its XQ and left the
   // queue to us. The fence pairs with J2, as an exit's barrier does.
   std::atomic_thread_fence(std::memory_order_seq_cst);
+#ifndef JITLOCK_MUTATE_ABORT_XQ // scripts/mutate.sh
   if (M.EntryCount.load(std::memory_order_relaxed) != 0)
     wakeSuccessor(M);
+#endif
 }
 
 /// A1-A3 and A5 for one monitor, under the registry lock. True when `M`'s
@@ -111,6 +118,7 @@ static bool deflateIfIdle(Monitor &M) {
   // on is not idle, whoever owns it: left alone without a CAS.
   if (M.EntryCount.load(std::memory_order_relaxed) != 0)
     return false;
+  runDeflationHook(DeflationStage::Checked, M);
   uintptr_t Free = 0;
   if (!M.Owner.compare_exchange_strong(Free, owner::DeflaterMarker,
                                        std::memory_order_acquire,
@@ -172,7 +180,9 @@ static size_t runCycle(uint64_t &Busy) {
   if (InSafepoint) {
     forEachThread([](jitlock_thread &T) { storage::dropCache(T); });
   } else {
+#ifndef JITLOCK_MUTATE_A6 // scripts/mutate.sh
     jitlock_rt_handshake_all(handshakeForDeflation, nullptr);
+#endif
     Handshakes.fetch_add(1, std::memory_order_relaxed);
   }
   storage::freeRetiredArrays(Retired);

@@ -429,6 +429,8 @@ static void waitInEntryQueue(jitlock_thread &T, Monitor &M) {
     }
     if (Wake == QueueNode::Granted)
       break; // The exiting owner unlinked us and made us the owner.
+    if (JoinHook Hook = JoinTestHook.load(std::memory_order_relaxed))
+      Hook(JoinStage::Woken, M);
     // Compete. Under the queue lock, so that an exit cannot free the monitor
     // and wake us between a lost race and going back to sleep.
     M.QueueLock.lock();
@@ -826,6 +828,9 @@ void wakeSuccessor(Monitor &M) {
   // sleeping threads, and the head stays counted for that owner's exit.
   uint32_t Wake = QueueNode::Compete;
   uintptr_t Free = 0;
+#ifdef JITLOCK_MUTATE_HANDOFF // scripts/mutate.sh
+  Heir->HandoffWanted = false;
+#endif
   if (Heir->HandoffWanted &&
       M.Owner.compare_exchange_strong(Free, owner::encode(Heir->Thread),
                                       std::memory_order_acq_rel,

@@ -183,7 +183,9 @@ TEST_P(ExitRaceTest, ExitBetweenTheJoinersCheckAndItsCount) {
 
   std::atomic<int> stage{0}; // 1: the joiner is in the gap; 2: exited
   HookScope<jitlock::JoinStage, jitlock::Monitor &> hook(
-      jitlock::JoinTestHook, [&](jitlock::JoinStage, jitlock::Monitor &) {
+      jitlock::JoinTestHook, [&](jitlock::JoinStage at, jitlock::Monitor &) {
+        if (at != jitlock::JoinStage::FoundOwned)
+          return;
         stage = 1;
         while (stage.load() != 2)
           std::this_thread::yield();
