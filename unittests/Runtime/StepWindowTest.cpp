@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <functional>
 #include <thread>
+#include <vector>
 
 using namespace jitlock_test;
 
@@ -267,7 +268,7 @@ TEST_F(StepWindowTest, AbortedDeflationWakesTheQueueAnExitLeftToIt) {
 // object, not its own.
 TEST_F(StepWindowTest, HandshakeKeepsAMonitorFromReuseUntilInlineEnterEnds) {
   ASSERT_TRUE(configure());
-  Obj *o = newObj(), *other = newObj();
+  Obj *o = newObj();
   inflate(o, /*keepHeld=*/false);
   char *m = monitorOf(o);
   ASSERT_NE(m, nullptr);
@@ -277,6 +278,7 @@ TEST_F(StepWindowTest, HandshakeKeepsAMonitorFromReuseUntilInlineEnterEnds) {
   std::atomic<int> wStage{0}; // 1: header loaded; 2: go on to the CAS
   std::atomic<bool> inlineTook{false}, holdsOwn{false};
   std::atomic<char *> found{nullptr};
+  std::atomic<Obj *> other{nullptr}; // the object that m went to
   w.post([&] {
     // A runtime call on o first, as earlier code would have made: under
     // table storage it fills W's monitor cache, which inline code probes.
@@ -306,7 +308,7 @@ TEST_F(StepWindowTest, HandshakeKeepsAMonitorFromReuseUntilInlineEnterEnds) {
       ownerWord(wm).store(0, std::memory_order_release);
       std::atomic_thread_fence(std::memory_order_seq_cst);
       if (entryCount(wm).load(std::memory_order_relaxed))
-        jitlock_rt_monitor_exit_queued_slow(wt, other);
+        jitlock_rt_monitor_exit_queued_slow(wt, other.load());
     } else {
       EXPECT_EQ(jitlock_rt_monitor_exit(wt, o), JITLOCK_OK);
     }
@@ -315,16 +317,23 @@ TEST_F(StepWindowTest, HandshakeKeepsAMonitorFromReuseUntilInlineEnterEnds) {
   ASSERT_EQ(found.load(), m) << "inline code did not find o's monitor";
 
   size_t deflated = 0;
-  std::atomic<char *> reused{nullptr};
+  std::vector<Obj *> candidates;
+  for (int i = 0; i < 64; ++i)
+    candidates.push_back(newObj());
   d.post([&] {
     jitlock_thread *dt = d.thread();
     deflated = jitlock_rt_deflate_idle();
-    // The thread that ran the cycle keeps what it freed: its next inflation
-    // takes m.
-    EXPECT_EQ(jitlock_rt_monitor_enter(dt, other), JITLOCK_OK);
-    EXPECT_EQ(jitlock_rt_wait_timed(dt, other, 0), JITLOCK_ETIMEDOUT);
-    EXPECT_EQ(jitlock_rt_monitor_exit(dt, other), JITLOCK_OK);
-    reused = monitorOf(other);
+    // Inflations until one reuses m (the thread that ran the cycle keeps
+    // what it freed, so its first one does).
+    for (Obj *c : candidates) {
+      EXPECT_EQ(jitlock_rt_monitor_enter(dt, c), JITLOCK_OK);
+      EXPECT_EQ(jitlock_rt_wait_timed(dt, c, 0), JITLOCK_ETIMEDOUT);
+      EXPECT_EQ(jitlock_rt_monitor_exit(dt, c), JITLOCK_OK);
+      if (monitorOf(c) == m) {
+        other = c;
+        break;
+      }
+    }
   });
   {
     // Safe meanwhile, so that only W holds the handshake up.
@@ -336,15 +345,15 @@ TEST_F(StepWindowTest, HandshakeKeepsAMonitorFromReuseUntilInlineEnterEnds) {
     ASSERT_TRUE(d.join());
   }
   EXPECT_EQ(deflated, 1u);
-  ASSERT_EQ(reused.load(), m)
-      << "the interleaving did not happen: the other object did not get m";
+  ASSERT_NE(other.load(), nullptr)
+      << "the interleaving did not happen: no other object got m";
   EXPECT_FALSE(inlineTook.load())
       << "inline M1's CAS took m after m was deflated and reused for another "
          "object: the deflater freed it before its handshake reached the "
          "thread (A6)";
   EXPECT_TRUE(holdsOwn.load()) << "W's enter did not give it its own object";
   EXPECT_EQ(inspect(o).owner, nullptr) << describe(o);
-  EXPECT_EQ(inspect(other).owner, nullptr) << describe(other);
+  EXPECT_EQ(inspect(other.load()).owner, nullptr) << describe(other.load());
 }
 
 //===----------------------------------------------------------------------===//
