@@ -93,7 +93,9 @@ static void abortDeflation(Monitor &M) {
   uintptr_t Marker = owner::DeflaterMarker;
   if (!M.Owner.compare_exchange_strong(Marker, 0, std::memory_order_release,
                                        std::memory_order_relaxed)) {
-    M.Contentions.fetch_sub(1, std::memory_order_relaxed);
+    // Release, against the enterer's acq_rel A4 count: the take-back cannot
+    // come before that count ("Abort:" in Synchronizer.cpp).
+    M.Contentions.fetch_sub(1, std::memory_order_release);
     Cancelled.fetch_add(1, std::memory_order_relaxed);
     return;
   }
