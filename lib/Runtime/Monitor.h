@@ -233,7 +233,7 @@ uint64_t freeEpoch();
 /// Whether monitors became free since `EpochSeen`: worth another try.
 bool deflateForSpace(uint64_t EpochSeen);
 /// For tests only: called by a deflation cycle outside a safepoint between
-/// its sweep and its handshake (A6), with no lock held.
+/// its sweep and its handshake (A6), holding only the cycle lock.
 extern std::atomic<void (*)()> CycleSweptTestHook;
 /// Registered monitors: installed in a header, or about to be.
 uint64_t monitorsAlive();

@@ -352,7 +352,9 @@ static uint32_t lockBlocked(std::mutex &M) {
 
 void lockWhileSafe(std::mutex &M) {
   // No safepoint or handshake is in progress while we hold the operation
-  // lock, so T1's check finds nothing; it is made for form's sake.
+  // lock, so T1's check finds nothing; it is made for form's sake. Holding
+  // the deflation cycle lock, we may stop or run a handshake here: neither
+  // ever waits for that lock.
   if (lockBlocked(M) != ~0u)
     pollSlowPath(*currentThread());
 }

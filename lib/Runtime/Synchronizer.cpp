@@ -140,7 +140,8 @@
 //   A6  unregister m (the sweep), then run a handshake with every thread
 //       (jitlock_rt_handshake_all), and only then put m on the free list,
 //       from which the next inflation reuses it. Inside a safepoint every
-//       other thread is stopped or safe already: m is freed at once.
+//       other thread is stopped or safe already: m is freed at once, and so
+//       is what a cycle outside it swept and has not freed yet.
 // Why the inline paths need no change: they CAS an owner word only 0 ->
 // self (M1), store 0 only over self (N2 checked it, N3), and trust a
 // recursion count only beside owner == self (M2, N2). DEFLATER is nonzero
