@@ -16,7 +16,6 @@
 #include "jitlock/Deopt.h"
 
 #include <cstdio>
-#include <cstring>
 
 using namespace jitlock::deopt;
 
@@ -28,10 +27,13 @@ std::string hex(uint64_t V) {
   return Buf;
 }
 
-uint64_t readWord(uint64_t Addr) {
-  uint64_t V;
-  std::memcpy(&V, reinterpret_cast<const void *>(Addr), sizeof(V));
-  return V;
+/// One word of the stack. Past the compiled frames the chain may run
+/// through frames without a frame pointer, whose rbp can point anywhere on
+/// the stack, e.g. into a sanitizer's redzone between another frame's
+/// locals: harmless to read, and not the program's access.
+__attribute__((no_sanitize("address", "thread"))) uint64_t
+readWord(uint64_t Addr) {
+  return *reinterpret_cast<const volatile uint64_t *>(Addr);
 }
 
 } // namespace
@@ -50,13 +52,15 @@ bool jitlock::deopt::walkCompiledFrames(const jitlock_thread *Thread,
     Error = "the thread is not attached";
     return false;
   }
+  // Not in the guard zones, which may be unreadable.
+  uint64_t Low = Stack.protected_zones ? Stack.reserved_top : Stack.end;
   auto OnStack = [&](uint64_t FP) {
-    return FP % 8 == 0 && FP >= Stack.end && FP + 16 <= Stack.base;
+    return FP % 8 == 0 && FP >= Low && FP + 16 <= Stack.base;
   };
   if (!OnStack(FramePointer)) {
     Error = "frame pointer " + hex(FramePointer) +
-            " is not on the thread's stack [" + hex(Stack.end) + ", " +
-            hex(Stack.base) + ")";
+            " is not on the thread's stack [" + hex(Low) + ", " +
+            hex(Stack.base) + ") outside its guard zones";
     return false;
   }
   constexpr unsigned RBP = 6, RSP = 7;

@@ -196,6 +196,22 @@ TEST_F(ElidedHoldsTest, BadInputIsRefused) {
   EXPECT_NE(Error.find("not on the thread's stack"), std::string::npos)
       << Error;
   EXPECT_FALSE(holdsWithElided(self, 0x1000, A, H, Error));
+  // A frame pointer in a thread's protected guard zones, which a read
+  // would fault on.
+  std::thread([&] {
+    jitlock_thread *T = jitlock_rt_attach();
+    ASSERT_NE(T, nullptr);
+    jitlock_stack_info Info{};
+    ASSERT_EQ(jitlock_rt_stack_info(T, &Info), JITLOCK_OK);
+    // (Only where they are protected: a read elsewhere would not fault.)
+    if (Info.protected_zones) {
+      std::string E;
+      SourceHolds Ignored;
+      EXPECT_FALSE(holdsWithElided(T, Info.end + 64, A, Ignored, E));
+      EXPECT_NE(E.find("outside its guard zones"), std::string::npos) << E;
+    }
+    EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+  }).join();
   // No thread, no object.
   EXPECT_FALSE(holdsWithElided(nullptr, 0, A, H, Error));
   EXPECT_FALSE(currentHoldsWithElided(nullptr, H, Error));
