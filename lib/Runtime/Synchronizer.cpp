@@ -110,9 +110,14 @@
 //       later count reads negative.
 //   Abort: CAS m.owner DEFLATER -> 0, release. If that fails an enterer
 //       cancelled the deflation (A4) and owns m: the deflater takes back the
-//       contention that enterer added for it. If it succeeds, then after a
-//       full fence, a nonzero entry count means an exit's XQ may have found
-//       DEFLATER and left: the abort runs XQ, as that exit would have.
+//       contention that enterer added for it, with a release: an A4 count
+//       (acq_rel) that read the take-back would make it happen before the
+//       cancel that the failed CAS read, so the take-back follows the
+//       canceller's own count and never turns it negative. (Acquire on the
+//       failed CAS would pair with nothing: the cancel is no release.) If
+//       the CAS succeeds, then after a full fence, a nonzero entry count
+//       means an exit's XQ may have found DEFLATER and left: the abort runs
+//       XQ, as that exit would have.
 // The enterer's side, in the runtime (enterMonitor):
 //   A4  before it spins, queues or touches a DEFLATER owner, an enterer adds
 //       one to m.contentions. A negative result: A3 has won. It takes the
@@ -135,7 +140,8 @@
 //   A6  unregister m (the sweep), then run a handshake with every thread
 //       (jitlock_rt_handshake_all), and only then put m on the free list,
 //       from which the next inflation reuses it. Inside a safepoint every
-//       other thread is stopped or safe already: m is freed at once.
+//       other thread is stopped or safe already: m is freed at once, and so
+//       is what a cycle outside it swept and has not freed yet.
 // Why the inline paths need no change: they CAS an owner word only 0 ->
 // self (M1), store 0 only over self (N2 checked it, N3), and trust a
 // recursion count only beside owner == self (M2, N2). DEFLATER is nonzero

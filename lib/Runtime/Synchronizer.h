@@ -185,10 +185,6 @@ void waitForOwnerPeeks();
 /// found M deflated through `Obj`'s header.
 void restoreHeader(Monitor &M, void *Obj);
 
-/// Runs a deflation cycle for an inflation that found the index region full,
-/// unless the caller is a handshake operation, which may not: whether it ran.
-bool deflateForSpace();
-
 /// For tests only, as IdentityHashTestHook: called by a thread joining a
 /// monitor's entry queue (J1) once it found the monitor owned, under the
 /// queue lock and before it counts itself, so that a test can run the
