@@ -57,10 +57,11 @@
 //       Why no waiter is stranded: a joiner does J1 (entry_count += 1),
 //       J2 (barrier), J3 (load m.owner; sleep only if it is a thread). The
 //       barrier's fence lands in the exiter's instruction stream either
-//       before its store of 0, and then J3 sees 0 (or a later owner, whose
-//       own exit comes later still) and competes instead of sleeping; or
-//       after the store, and then also before its load, which sees the
-//       joiner's count. Either the joiner or the exiter sees the other.
+//       after its store of 0, which J3 then sees (or a later owner, whose
+//       own exit comes later still), so the joiner competes instead of
+//       sleeping; or before the store, and so also before its load, which
+//       then sees the joiner's count. Either the joiner or the exiter sees
+//       the other.
 //       An entry count that stays nonzero needs no second barrier: any exit
 //       after the first one's sees it.
 //   XQ  exit_queued (wakeSuccessor), under m's queue lock: if the queue is
