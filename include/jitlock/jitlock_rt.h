@@ -555,7 +555,7 @@ int jitlock_rt_safepoint_begin(void);
  * JITLOCK_ESTATE when the caller holds no safepoint, or calls it from inside
  * the runtime (a root enumeration or deflation callback). A guarded call
  * whose fn took a safepoint and overflowed releases it; a thread that exits
- * holding one releases it (and reports JITLOCK_ESTATE). */
+ * holding one, attached or not, releases it (and reports JITLOCK_ESTATE). */
 int jitlock_rt_safepoint_end(void);
 /* Whether the calling thread holds a safepoint. */
 int jitlock_rt_in_safepoint(void);

@@ -57,10 +57,11 @@
 //       Why no waiter is stranded: a joiner does J1 (entry_count += 1),
 //       J2 (barrier), J3 (load m.owner; sleep only if it is a thread). The
 //       barrier's fence lands in the exiter's instruction stream either
-//       before its store of 0, and then J3 sees 0 (or a later owner, whose
-//       own exit comes later still) and competes instead of sleeping; or
-//       after the store, and then also before its load, which sees the
-//       joiner's count. Either the joiner or the exiter sees the other.
+//       after its store of 0, which J3 then sees (or a later owner, whose
+//       own exit comes later still), so the joiner competes instead of
+//       sleeping; or before the store, and so also before its load, which
+//       then sees the joiner's count. Either the joiner or the exiter sees
+//       the other.
 //       An entry count that stays nonzero needs no second barrier: any exit
 //       after the first one's sees it.
 //   XQ  exit_queued (wakeSuccessor), under m's queue lock: if the queue is
@@ -125,9 +126,14 @@
 //       later count reads negative.
 //   Abort: CAS m.owner DEFLATER -> 0, release. If that fails an enterer
 //       cancelled the deflation (A4) and owns m: the deflater takes back the
-//       contention that enterer added for it. If it succeeds, then after a
-//       full fence, a nonzero entry count means an exit's XQ may have found
-//       DEFLATER and left: the abort runs XQ, as that exit would have.
+//       contention that enterer added for it, with a release: an A4 count
+//       (acq_rel) that read the take-back would make it happen before the
+//       cancel that the failed CAS read, so the take-back follows the
+//       canceller's own count and never turns it negative. (Acquire on the
+//       failed CAS would pair with nothing: the cancel is no release.) If
+//       the CAS succeeds, then after a full fence, a nonzero entry count
+//       means an exit's XQ may have found DEFLATER and left: the abort runs
+//       XQ, as that exit would have.
 // The enterer's side, in the runtime (enterMonitor):
 //   A4  before it spins, queues or touches a DEFLATER owner, an enterer adds
 //       one to m.contentions. A negative result: A3 has won. It takes the
@@ -150,7 +156,8 @@
 //   A6  unregister m (the sweep), then run a handshake with every thread
 //       (jitlock_rt_handshake_all), and only then put m on the free list,
 //       from which the next inflation reuses it. Inside a safepoint every
-//       other thread is stopped or safe already: m is freed at once.
+//       other thread is stopped or safe already: m is freed at once, and so
+//       is what a cycle outside it swept and has not freed yet.
 // Why the inline paths need no change: they CAS an owner word only 0 ->
 // self (M1), store 0 only over self (N2 checked it, N3), and trust a
 // recursion count only beside owner == self (M2, N2). DEFLATER is nonzero
@@ -460,6 +467,8 @@ static void waitInEntryQueue(jitlock_thread &T, Monitor &M) {
     }
     if (Wake == QueueNode::Granted)
       break; // The exiting owner unlinked us and made us the owner.
+    if (JoinHook Hook = JoinTestHook.load(std::memory_order_relaxed))
+      Hook(JoinStage::Woken, M);
     // Compete. Under the queue lock, so that an exit cannot free the monitor
     // and wake us between a lost race and going back to sleep.
     M.QueueLock.lock();
@@ -866,6 +875,9 @@ void wakeSuccessor(Monitor &M) {
   // sleeping threads, and the head stays counted for that owner's exit.
   uint32_t Wake = QueueNode::Compete;
   uintptr_t Free = 0;
+#ifdef JITLOCK_MUTATE_HANDOFF // scripts/mutate.sh
+  Heir->HandoffWanted = false;
+#endif
   if (Heir->HandoffWanted &&
       M.Owner.compare_exchange_strong(Free, owner::encode(Heir->Thread),
                                       std::memory_order_acq_rel,
