@@ -40,10 +40,16 @@
  *   SEEDED_BUG=6     a joiner skips J3's re-check of the owner word
  *   SEEDED_BUG=7     (CONCURRENT) abortDeflation does not wake the entry
  *                    queue's head when the entry count is nonzero
+ *   SEEDED_BUG=8     (INTERRUPT) a waiter that a notify chose returns
+ *                    interrupted when its flag is set, and drops the
+ *                    notification (nobody passes it on)
  *   HEAVY=1          the heavy-monitor locking mode: enter() takes an
  *                    unlocked object by H1, inline code still by E5 (H2)
  *   CONCURRENT=1     deflation runs concurrently (Deflater) instead of
  *                    inside safepoints (VMThread)
+ *   INTERRUPT=1      (NTHREADS=2) a waiter and a notifier, and an
+ *                    Interrupter that interrupts the waiter once, at any
+ *                    time (W1-W3, I1-I2)
  *   MAX_LOSSES=n     MaxLossesBeforeHandoff (16 in the runtime)
  *   SPIN_TRIES=n     probes of the owner word before queueing (spin_limit)
  */
@@ -62,6 +68,9 @@
 #endif
 #ifndef CONCURRENT
 #define CONCURRENT 0
+#endif
+#ifndef INTERRUPT
+#define INTERRUPT 0
 #endif
 #ifndef SWEEPS
 #define SWEEPS 2         /* the Deflater's sweeps (CONCURRENT) */
@@ -85,8 +94,9 @@
 #define NOTIFY_ALL 8   /* flag = true; notifyAll(OBJ) */
 #define HASH 9         /* identityHash(OBJ) */
 #define TIMED_WAIT_FLAG 10  /* while (!flag) wait_timed(OBJ) */
+#define IWAIT 11       /* one wait(OBJ), which an interrupt may end */
 #define IS_WAIT(o) ((o) == WAIT_FLAG || (o) == TIMED_WAIT || \
-                    (o) == TIMED_WAIT_FLAG)
+                    (o) == TIMED_WAIT_FLAG || (o) == IWAIT)
 #define IS_FLAG_WAIT(o) ((o) == WAIT_FLAG || (o) == TIMED_WAIT_FLAG)
 #define SCRIPT_LEN 8
 
@@ -155,6 +165,7 @@ byte hdr = UNLOCKED;     /* OBJ's header word */
 #define SLEEP 0
 #define GRANTED 1
 #define COMPETE 2
+#define INTERRUPTED 3    /* an interrupter found the thread in the wait set */
 #define NOWHERE 0
 #define ENTRYQ 1
 #define WAITSET 2
@@ -163,6 +174,9 @@ bit sleeping[NTHREADS];  /* in FUTEX_WAIT on its own Wakeup word */
 byte where[NTHREADS];    /* Node.Queue */
 byte losses[NTHREADS];   /* Node.Losses, counted up to MAX_LOSSES */
 bit handoff[NTHREADS];   /* Node.HandoffWanted */
+/* The thread's interrupt flag (jitlock_thread::Interrupted). WaitingOn is
+ * where[t] == WAITSET: with one monitor, "the wait set it names". */
+bit intr[NTHREADS];
 
 /*---------------------------------------------------------------------------
  * THE STORE BUFFER. N3's release store of owner 0 may stay in the exiting
@@ -235,6 +249,10 @@ bool ghosted;            /* a freed monitor was reused for another object */
 byte holds[NTHREADS];
 bool flag;               /* WAIT_FLAG's condition; read and set holding OBJ */
 bool hashGiven;          /* an identity hash of OBJ was handed out */
+/* Notifications a notify delivered (it moved a waiter) that no normal
+ * return from wait has consumed yet, and who was moved. */
+byte owed;
+bit notified[NTHREADS];
 byte finished;           /* threads at the end of their script */
 
 /*---------------------------------------------------------------------------
@@ -1024,15 +1042,51 @@ inline waitJoin() {
   releaseMonitor();
   atomic { qLock(); joinQueue(WAITSET); qUnlock() }
 #else
-  atomic {                           /* join the wait set... */
+  atomic {                           /* W1: join the wait set... */
     qLock();
-    joinQueue(WAITSET);
+    if
+    :: intr[t] ->                    /* ...unless interrupted already */
+       intr[t] = 0;
+       interrupted = true;
+       holds[t] = savedHolds
+    :: else -> joinQueue(WAITSET)
+    fi;
     qUnlock();
     saved = mon[m].rec;              /* ...then release fully */
-    mon[m].rec = 0
+    if
+    :: !interrupted -> mon[m].rec = 0
+    :: else -> skip
+    fi
   }
-  doRelease = true
+  if
+  :: !interrupted -> doRelease = true
+  :: else -> skip
+  fi
 #endif
+}
+
+/* W3 under the queue lock: still in the wait set (WaitingOn is m), it
+ * decides: interrupted if the flag is set, timed out once the deadline
+ * passed. Notified meanwhile, it resets an interrupter's Wakeup. */
+inline waitDecide(expired) {
+  atomic {
+    qLock();
+    if
+    :: where[t] == WAITSET && intr[t] ->
+       intr[t] = 0;
+       qRemove(WAITSET, t);
+       interrupted = true
+    :: where[t] == WAITSET && !intr[t] && expired ->
+       qRemove(WAITSET, t);
+       timedOut = true
+    :: else -> skip
+    fi;
+    if
+    :: !interrupted && !timedOut && wake[t] == INTERRUPTED -> wake[t] = SLEEP
+    :: else -> skip
+    fi;
+    qUnlock()
+  }
 }
 
 /* Sleeps in the wait set until a notify moved us to the entry queue and an
@@ -1046,18 +1100,18 @@ inline waitPark() {
      park(timed);
      if
      :: !inTime ->
-        atomic {
-          qLock();
-          if
-          :: where[t] == WAITSET -> qRemove(WAITSET, t); timedOut = true
-          :: else -> skip
-          fi;
-          qUnlock()
-        }
+        waitDecide(true);
         if
-        :: timedOut -> break
+        :: timedOut || interrupted -> break
         :: else -> timed = false     /* notified: the monitor is on its way */
         fi
+     :: else -> skip
+     fi;
+     wk = wake[t]
+  :: wk == INTERRUPTED ->
+     waitDecide(false);
+     if
+     :: interrupted -> break
      :: else -> skip
      fi;
      wk = wake[t]
@@ -1068,7 +1122,20 @@ inline waitPark() {
   timed = false;
   if
   :: timedOut -> timedOut = false; slow = true; wantMonitor = true
-  :: else -> waitInEntryQueue()
+  :: interrupted -> slow = true; wantMonitor = true
+  :: else ->
+     waitInEntryQueue();
+#if SEEDED_BUG == 8
+     /* SEEDED BUG: the interrupt wins over the notify that chose this
+      * waiter, which is not passed on. */
+     atomic {
+       if
+       :: intr[t] -> intr[t] = 0; interrupted = true
+       :: else -> skip
+       fi
+     }
+#endif
+     skip
   fi
 }
 
@@ -1079,8 +1146,12 @@ inline notifyQueues() {
     do
     :: mon[m].nwait > 0 ->
        heir = mon[m].waits[0];
-       qRemove(WAITSET, heir);
+       qRemove(WAITSET, heir);       /* W2 (WaitingOn cleared) */
        qAppend(ENTRYQ, heir);
+#if INTERRUPT
+       notified[heir] = 1;
+       owed++;
+#endif
        heir = 0;
        if
        :: op == NOTIFY -> break
@@ -1365,15 +1436,58 @@ end:
                       OBJ_MON.rec == 0 && OBJ_MON.nentry == 0 && \
                       OBJ_MON.nwait == 0))
 
+/* Every notification a notify delivered was consumed by a normal return:
+ * none was lost to an interrupt. */
+#if INTERRUPT
+#define NOTIFY_KEPT (finished < NTHREADS || owed == 0)
+#else
+#define NOTIFY_KEPT true
+#endif
+
 active proctype Invariants() {
 end:
   atomic {
-    !(MUTEX && HASH_KEPT && FREE_AT_END) ->
+    !(MUTEX && HASH_KEPT && FREE_AT_END && NOTIFY_KEPT) ->
     assert(MUTEX);
     assert(HASH_KEPT);
-    assert(FREE_AT_END)
+    assert(FREE_AT_END);
+    assert(NOTIFY_KEPT)
   }
 }
+
+#if INTERRUPT
+/*===========================================================================
+ * jitlock_rt_interrupt (interrupt in Synchronizer.cpp), by a thread of its
+ * own, once, for the waiter (thread 0), at any time: before, during or
+ * after its wait.
+ *===========================================================================*/
+inline interruptThread(w) {
+  intr[w] = 1;                       /* I1 */
+  atomic {                           /* I2 (I1's WaitingOn load folded in:
+                                      * with one monitor it is m, and a
+                                      * waiter not in the wait set sees the
+                                      * flag at W1 or W3) */
+    qLock();
+    if
+    :: where[w] == WAITSET && intr[w] && wake[w] == SLEEP ->
+       wake[w] = INTERRUPTED;
+       poke = true
+    :: else -> skip
+    fi;
+    qUnlock()
+  }
+  if
+  :: poke -> wakeAll(w); poke = false
+  :: else -> skip
+  fi
+}
+
+active proctype Interrupter() {
+  byte m;                            /* the one monitor, mon[0] */
+  bool poke;
+  interruptThread(0)
+}
+#endif
 
 /*===========================================================================
  * THE SCRIPTS. A Mutator runs its script one operation at a time and is at
@@ -1390,7 +1504,7 @@ proctype Mutator(byte t) {
   byte ls[LSMAX], lsn;               /* the lock stack */
   byte h, m, w, r, d, wk, heir, grant, holdsN, saved, savedHolds, i, j;
   bool cas, taken, entered, gaveUp, cancelled, queued, exited, ownsIt;
-  bool fixIt, inTime, timed, timedOut;
+  bool fixIt, inTime, timed, timedOut, interrupted;
   bool slow, wantMonitor, exitSlow, needOwner, doRelease, waiting;
 
   capacity = capacities[t];
@@ -1446,7 +1560,7 @@ endPoll:
      :: else -> skip
      fi;
      if
-     :: waiting -> waitPark()
+     :: waiting && !interrupted -> waitPark()
      :: else -> skip
      fi;
      if
@@ -1466,6 +1580,15 @@ endPoll:
        :: op == ENTER -> holds[t]++
        :: else -> skip
        fi;
+       if
+       :: op == IWAIT && !interrupted ->  /* no spurious return */
+          assert(notified[t]);
+          notified[t] = 0;
+          owed--                     /* a notification consumed */
+       :: op == IWAIT && interrupted -> notified[t] = 0
+       :: else -> skip
+       fi;
+       interrupted = false;
        if
        :: !IS_FLAG_WAIT(op) -> step++   /* else check the flag again */
        :: else -> skip
@@ -1498,7 +1621,15 @@ inline setScript(who, cap, s0, s1, s2, s3, s4, s5, s6) {
 
 init {
   atomic {
-#if NTHREADS == 2
+#if INTERRUPT
+    /* A waiter that holds OBJ twice and is interrupted once (Interrupter),
+     * whenever: before its wait, in the wait set, once notified, after.
+     * A notify that chose it must be consumed by a normal return; an
+     * interrupted wait re-enters with both holds. */
+    setScript(0, 2, ENTER, ENTER, IWAIT, EXIT, EXIT, END, END);
+    /* The notify, and an enter after it that may find OBJ deflated. */
+    setScript(1, 2, ENTER, NOTIFY, EXIT, ENTER, EXIT, END, END);
+#elif NTHREADS == 2
     /* The waiter: recursion on the lock stack, a full lock stack (E2),
      * then a wait that saves two recursions. */
     setScript(0, 2, ENTER, ENTER, ENTER, WAIT_FLAG, EXIT, EXIT, EXIT);

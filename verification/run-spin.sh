@@ -23,6 +23,8 @@
 #   two-threads-fence       the same with the fence exit (EXIT_FENCE)
 #   three-threads           3 threads: safety
 #   three-threads-liveness  3 threads: liveness (minutes; not run by CTest)
+#   interrupt               2 threads (a waiter, a notifier) and an
+#                           interrupter: safety and liveness
 #   heavy                   2 threads, the heavy locking mode: safety and
 #                           liveness
 #   concurrent              2 threads and the concurrent deflation thread:
@@ -31,7 +33,8 @@
 #   concurrent-liveness     the same: liveness (many minutes; not run by CTest)
 #   seeded-bugs             each seeded bug must be found: as a lost wake-up
 #                           (1-3, 6, 7; 7 in the concurrent configuration)
-#                           or as a broken assertion (4-5, concurrent)
+#                           or as a broken assertion (4-5, concurrent; 8,
+#                           interrupt)
 #
 # A safety check looks for assertion violations (mutual exclusion, the
 # hash, the final state, the runtime's own asserted facts) and invalid end
@@ -80,6 +83,9 @@ three-threads)
   checks=("three-threads|-DNTHREADS=3|safety|pass") ;;
 three-threads-liveness)
   checks=("three-threads|-DNTHREADS=3|liveness|pass") ;;
+interrupt)
+  checks=("interrupt|-DNTHREADS=2 -DINTERRUPT=1|safety|pass"
+          "interrupt|-DNTHREADS=2 -DINTERRUPT=1|liveness|pass") ;;
 heavy)
   checks=("heavy|-DNTHREADS=2 -DHEAVY=1|safety|pass"
           "heavy|-DNTHREADS=2 -DHEAVY=1|liveness|pass") ;;
@@ -96,7 +102,8 @@ seeded-bugs)
           "seeded-bug-4|-DNTHREADS=2 -DCONCURRENT=1 -DSEEDED_BUG=4|safety|assert"
           "seeded-bug-5|-DNTHREADS=2 -DCONCURRENT=1 -DSEEDED_BUG=5|safety|assert"
           "seeded-bug-6|-DNTHREADS=2 -DSEEDED_BUG=6|safety|end"
-          "seeded-bug-7|-DNTHREADS=2 -DCONCURRENT=1 -DSEEDED_BUG=7|safety|end") ;;
+          "seeded-bug-7|-DNTHREADS=2 -DCONCURRENT=1 -DSEEDED_BUG=7|safety|end"
+          "seeded-bug-8|-DNTHREADS=2 -DINTERRUPT=1 -DSEEDED_BUG=8|safety|assert") ;;
 *) echo "run-spin: unknown configuration '$config'" >&2; usage ;;
 esac
 
@@ -120,19 +127,22 @@ if $trail; then
     echo "== $name ($mode): the counterexample"
     # Each step that reads or writes shared state, with the thread (T<i> is
     # Mutator(i)) and the line of locking.pml; the start of each operation
-    # is named. Steps on a thread's own variables are left out.
+    # is named. Steps on a thread's own variables are left out. Mutator(0)
+    # runs after the active processes (the Interrupter too, if any) and init.
+    first=3
+    [[ $defines != *INTERRUPT=1* ]] || first=4
     (cd "$dir" && "$spin" $defines -t -p -l locking.pml) |
-      awk -v names="ENTER EXIT ENTER_PRIV EXIT_PRIV WAIT_FLAG TIMED_WAIT NOTIFY NOTIFY_ALL HASH TIMED_WAIT_FLAG" '
+      awk -v first="$first" -v names="ENTER EXIT ENTER_PRIV EXIT_PRIV WAIT_FLAG TIMED_WAIT NOTIFY NOTIFY_ALL HASH TIMED_WAIT_FLAG IWAIT" '
         BEGIN { split(names, opname, " ") }
         # A step: "N: proc P (Name:1) locking.pml:L (state S) [statement]".
         match($0, /^ *[0-9]+:[ \t]+proc +[0-9]+ \([A-Za-z]+/) {
           step = $1; sub(/:$/, "", step)
           pid = $3; proc = $4; sub(/^\(/, "", proc); sub(/:.*/, "", proc)
-          who = proc == "Mutator" ? "T" (pid - 3) : proc
+          who = proc == "Mutator" ? "T" (pid - first) : proc
           line = $5; sub(/.*:/, "", line)
           stmt = $0; sub(/^[^[]*\[/, "", stmt); sub(/\]$/, "", stmt)
           if (proc != "init" &&
-              stmt ~ /hdr|mon\[|wake\[|sleeping\[|where\[|losses\[|handoff\[|holds\[|flag|hashGiven|sbFull\[|sbDrain/)
+              stmt ~ /hdr|mon\[|wake\[|sleeping\[|where\[|losses\[|handoff\[|holds\[|flag|hashGiven|sbFull\[|sbDrain|intr\[|owed|notified\[/)
             printf "%5d  %-8s line %-5d %s\n", step, who, line, stmt
           next
         }
@@ -140,7 +150,7 @@ if $trail; then
         match($0, /Mutator\([0-9]+\):op = [1-9][0-9]*$/) {
           p = $0; sub(/.*Mutator\(/, "", p); sub(/\).*/, "", p)
           k = $0; sub(/.*= /, "", k)
-          if (k != current[p]) printf "%5d  %-8s begins %s\n", step, "T" (p - 3), opname[k]
+          if (k != current[p]) printf "%5d  %-8s begins %s\n", step, "T" (p - first), opname[k]
           current[p] = k
         }
         /Mutator\([0-9]+\):op = 0$/ { p = $0; sub(/.*Mutator\(/, "", p); sub(/\).*/, "", p); current[p] = 0 }'

@@ -51,10 +51,13 @@ typedef enum jitlock_status {
                                   e.g. shutdown with threads attached */
   JITLOCK_ESTACK_OVERFLOW = 9, /* a guarded call overflowed its stack and
                                   was abandoned (jitlock_rt_call_guarded) */
-  JITLOCK_ENOMEM = 10          /* index monitor storage: every monitor of
+  JITLOCK_ENOMEM = 10,         /* index monitor storage: every monitor of
                                   monitor_capacity is in use, even after a
                                   deflation; the inflating operation
                                   changed nothing */
+  JITLOCK_EINTERRUPTED = 11    /* a wait ended by jitlock_rt_interrupt; the
+                                  monitor is held again and the thread's
+                                  interrupt flag is cleared */
 } jitlock_status;
 
 /* Returns a static, human-readable name such as "JITLOCK_ENOT_OWNER". */
@@ -106,7 +109,7 @@ const char *jitlock_rt_status_name(int status);
  *     (as from a struct nobody initialized): refused with JITLOCK_EINVAL, the
  *     misuse handler told the sizes, and nothing else of the struct read or
  *     written. */
-#define JITLOCK_RT_ABI_VERSION 5u
+#define JITLOCK_RT_ABI_VERSION 6u
 #define JITLOCK_RT_ABI_MINOR 0u
 #define JITLOCK_RT_MAX_STRUCT_SIZE 4096u
 
@@ -336,15 +339,47 @@ int jitlock_rt_monitor_exit_queued_slow(jitlock_thread *self, void *obj);
 
 /* Waits until notified. Returns JITLOCK_OK only after a notify chose this
  * waiter: there are no spurious returns. The monitor is re-acquired with the
- * same recursion depth before returning. */
+ * same recursion depth before returning, whatever the status. Returns
+ * JITLOCK_EINTERRUPTED, with the thread's interrupt flag cleared, when the
+ * flag was set before the call (then the monitor is never released) or is
+ * set by jitlock_rt_interrupt while the thread is still in the wait set. A
+ * waiter that a notify chose before the interrupt reached it returns
+ * JITLOCK_OK with the flag still set (so no notification is ever lost to an
+ * interrupt), and its next wait returns JITLOCK_EINTERRUPTED at once. */
 int jitlock_rt_wait(jitlock_thread *self, void *obj);
 /* As jitlock_rt_wait, but returns JITLOCK_ETIMEDOUT when `timeout_ns` passes
- * first. A timeout of 0 times out at once (after releasing and reacquiring). */
+ * first. A timeout of 0 times out at once (after releasing and reacquiring).
+ * An interrupt found in the wait set when the timeout passes wins:
+ * JITLOCK_EINTERRUPTED. */
 int jitlock_rt_wait_timed(jitlock_thread *self, void *obj, uint64_t timeout_ns);
 /* Wakes the longest waiter / every waiter. On an object that `self` holds
  * fast-locked these are no-ops: a fast-locked object has no waiters. */
 int jitlock_rt_notify(jitlock_thread *self, void *obj);
 int jitlock_rt_notify_all(jitlock_thread *self, void *obj);
+
+/* Interrupts, as Java's Thread.interrupt and .NET's Thread.Interrupt need
+ * them. Each attached thread has an interrupt flag, clear at attach.
+ *
+ * Sets `thread`'s interrupt flag and, if it waits in jitlock_rt_wait or
+ * _wait_timed and no notify chose it yet, ends that wait with
+ * JITLOCK_EINTERRUPTED. Interrupts do not count: a second one before the
+ * flag is consumed changes nothing. Any thread may call it, attached or not,
+ * in any state; it never blocks for long (it takes the thread registry and
+ * the monitor's queue lock briefly). JITLOCK_ENOT_ATTACHED (and the misuse
+ * handler) for a null or detached `thread`: the pointer is only compared
+ * with the attached threads, never read, so a thread that detached or exited
+ * is safe to name. But a jitlock_thread lives in its OS thread's TLS, which
+ * a thread created later may get: the embedder must not interrupt a thread
+ * it knows to have detached (a VM forgets the pointer at detach, under its
+ * own lock), as for jitlock_rt_thread_state. */
+int jitlock_rt_interrupt(jitlock_thread *thread);
+/* 1 when `thread`'s interrupt flag is set, 0 when not, -1 when `thread` is
+ * not attached. A snapshot for another thread. Leaves the flag alone. */
+int jitlock_rt_is_interrupted(const jitlock_thread *thread);
+/* Clears the calling thread's interrupt flag and returns 1 if it was set,
+ * 0 if not (Java's Thread.interrupted()). -1, with JITLOCK_ENOT_ATTACHED
+ * to the misuse handler, when `self` is not the calling, attached thread. */
+int jitlock_rt_clear_interrupt(jitlock_thread *self);
 
 /*===-- Identity hash ----------------------------------------------------===*/
 

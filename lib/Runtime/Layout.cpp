@@ -181,6 +181,8 @@ void jitlock_rt_print_layout(FILE *Out) {
       FIELD(jitlock_thread, Node.Next, "other threads (queue lock)"),
       FIELD(jitlock_thread, Node.Prev, "other threads (queue lock)"),
       FIELD(jitlock_thread, Node.Thread, "owner"),
+      FIELD(jitlock_thread, WaitingOn, "owner, notifiers (queue lock)"),
+      FIELD(jitlock_thread, Interrupted, "interrupters, owner"),
       FIELD(jitlock_thread, State, "owner (transitions)"),
       FIELD(jitlock_thread, SafepointId, "owner (stopping)"),
       FIELD(jitlock_thread, BlockedOn, "owner"),

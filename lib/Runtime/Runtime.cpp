@@ -228,6 +228,8 @@ static void resetThread(jitlock_thread &T) {
   resetSafepointState(T);
   T.BlockedOn.store(nullptr, std::memory_order_relaxed);
   T.BlockEpoch.store(0, std::memory_order_relaxed);
+  T.WaitingOn.store(nullptr, std::memory_order_relaxed);
+  T.Interrupted.store(0, std::memory_order_relaxed);
   for (std::atomic<uint64_t> *C :
        {&T.Stats.FastLocks, &T.Stats.RecursiveLocks, &T.Stats.MonitorEnters,
         &T.Stats.Inflations, &T.Stats.ContendedEnters, &T.Stats.Parks,
@@ -312,6 +314,8 @@ const char *jitlock_rt_status_name(int Status) {
     return "JITLOCK_ESTACK_OVERFLOW";
   case JITLOCK_ENOMEM:
     return "JITLOCK_ENOMEM";
+  case JITLOCK_EINTERRUPTED:
+    return "JITLOCK_EINTERRUPTED";
   }
   return "JITLOCK_<unknown status>";
 }
@@ -537,6 +541,32 @@ int jitlock_rt_notify_all(jitlock_thread *Self, void *Obj) {
   if (int Err = checkCaller(Self, Obj, "notifyAll"))
     return Err;
   return notify(*Self, Obj, /*All=*/true);
+}
+
+int jitlock_rt_interrupt(jitlock_thread *Thread) {
+  if (!withAttachedThread(Thread, [](jitlock_thread &T) { interrupt(T); }))
+    return misuse(JITLOCK_ENOT_ATTACHED, Thread, nullptr,
+                  "interrupt of a thread that is not attached");
+  return JITLOCK_OK;
+}
+
+int jitlock_rt_is_interrupted(const jitlock_thread *Thread) {
+  int Set = -1;
+  withAttachedThread(Thread, [&](jitlock_thread &T) {
+    Set = T.Interrupted.load(std::memory_order_seq_cst) != 0;
+  });
+  return Set;
+}
+
+int jitlock_rt_clear_interrupt(jitlock_thread *Self) {
+  if (!Self || Self != currentThread()) {
+    misuse(JITLOCK_ENOT_ATTACHED, Self, nullptr, "clear interrupt");
+    return -1;
+  }
+  // Only a set flag is written: the flag's line is the node's, which
+  // exits and notifies write.
+  return Self->Interrupted.load(std::memory_order_relaxed) &&
+         Self->Interrupted.exchange(0, std::memory_order_acq_rel);
 }
 
 uint64_t jitlock_rt_identity_hash(jitlock_thread *Self, void *Obj) {

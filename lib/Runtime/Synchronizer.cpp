@@ -95,6 +95,31 @@
 //       monitor nobody owes an XQ, it wakes a head that competes and, at
 //       worst, sleeps again (one more loss towards its handoff).
 //
+// Wait, notify and interrupt (wait, notify and interrupt below):
+//   W1  wait, under m's queue lock: store t.WaitingOn = m, then load t's
+//       interrupt flag (both seq_cst). If it is set: clear it and return
+//       JITLOCK_EINTERRUPTED, never having released m. Otherwise join the
+//       wait set, then release m fully (its recursions saved).
+//   W2  notify, under the queue lock: move the wait set's head (or all of
+//       it) to the entry queue and clear each one's WaitingOn.
+//   W3  the waiter sleeps until its Wakeup word changes or its deadline
+//       passes; then, under the queue lock, if WaitingOn is still m, it
+//       decides: interrupted if the flag is set (clearing it), timed out if
+//       the deadline passed, else it sleeps on. Deciding, it counts itself
+//       in m.contentions (A4), leaves the wait set, clears WaitingOn and
+//       re-enters m. If WaitingOn is not m, a notify came first: it resets
+//       an Interrupted Wakeup to Sleep and returns JITLOCK_OK once an exit
+//       wakes it in the entry queue, the flag left as it is.
+//   I1  interrupt: store the flag = 1, then o = load t.WaitingOn (both
+//       seq_cst). With W1's store and load, either the waiter sees the flag
+//       or the interrupter sees the monitor. o null: done.
+//   I2  under o's queue lock: if t.WaitingOn is still o and the flag still
+//       set, store t's Wakeup = Interrupted and, after the lock, wake it (W3
+//       decides). If WaitingOn moved meanwhile, I1's load again.
+//   No notification is lost: W2 moves only a waiter whose WaitingOn is m,
+//   and clears it under the lock W3 decides under, so a notified waiter
+//   never returns interrupted and none has to pass a notify on.
+//
 // Heavy mode (Config.locking_mode == JITLOCK_LOCKING_HEAVY), runtime enter:
 //   H1  after E1-E3, if h's bits are 01: create a monitor owned by self
 //       (recursions 0, displaced header h) and CAS header h -> monitor|10,
@@ -1129,6 +1154,14 @@ int wait(jitlock_thread &T, void *Obj, bool Timed, uint64_t TimeoutNs) {
 
   QueueNode &Node = T.Node;
   M->QueueLock.lock();
+  // W1: interrupted before the wait, it ends here, holding M throughout.
+  T.WaitingOn.store(M, std::memory_order_seq_cst);
+  if (T.Interrupted.load(std::memory_order_seq_cst)) {
+    T.WaitingOn.store(nullptr, std::memory_order_relaxed);
+    T.Interrupted.store(0, std::memory_order_relaxed);
+    M->QueueLock.unlock();
+    return JITLOCK_EINTERRUPTED;
+  }
   Node.Thread = &T;
   Node.Wakeup.store(QueueNode::Sleep, std::memory_order_relaxed);
   Node.Losses = 0;
@@ -1145,12 +1178,29 @@ int wait(jitlock_thread &T, void *Obj, bool Timed, uint64_t TimeoutNs) {
   // Marked blocked throughout: from the notify on, this thread waits to
   // enter, and the deadlock finder must see it.
   markBlocked(T, M);
-  bool TimedOut = false, Counted = false;
-  while (Node.Wakeup.load(std::memory_order_acquire) == QueueNode::Sleep) {
-    if (parkBlocked(T, Node.Wakeup, QueueNode::Sleep, Timed ? Deadline : 0))
-      continue;
+  int Status = JITLOCK_OK;
+  bool Counted = false;
+  for (;;) {
+    uint32_t Wake = Node.Wakeup.load(std::memory_order_acquire);
+    bool Expired = false;
+    if (Wake == QueueNode::Sleep) {
+      if (parkBlocked(T, Node.Wakeup, QueueNode::Sleep, Timed ? Deadline : 0))
+        continue;
+      Expired = true;
+    } else if (Wake != QueueNode::Interrupted) {
+      break; // Notified, and woken in the entry queue by an exit.
+    }
+    // W3.
     M->QueueLock.lock();
-    if (Node.Queue.load(std::memory_order_relaxed) == QueueNode::WaitSet) {
+    if (T.WaitingOn.load(std::memory_order_relaxed) == M) {
+      if (T.Interrupted.load(std::memory_order_relaxed)) {
+        T.Interrupted.store(0, std::memory_order_relaxed);
+        Status = JITLOCK_EINTERRUPTED;
+      } else if (Expired) {
+        Status = JITLOCK_ETIMEDOUT;
+      }
+    }
+    if (Status != JITLOCK_OK) {
       // Counted (A4) before it leaves the wait set, which kept M from being
       // deflated: M stays the object's, and re-entering it needs no new
       // monitor (none may be left, with index storage).
@@ -1158,15 +1208,22 @@ int wait(jitlock_thread &T, void *Obj, bool Timed, uint64_t TimeoutNs) {
       if (!Counted)
         M->Contentions.fetch_sub(1, std::memory_order_relaxed);
       M->unlink(Node);
-      TimedOut = true;
+      T.WaitingOn.store(nullptr, std::memory_order_relaxed);
+    } else if (Node.Wakeup.load(std::memory_order_relaxed) ==
+               QueueNode::Interrupted) {
+      // Poked after a notify moved it (or by an interrupt whose flag it has
+      // consumed since): exits store their wake-ups under this lock.
+      Node.Wakeup.store(QueueNode::Sleep, std::memory_order_relaxed);
     }
+    bool Notified = T.WaitingOn.load(std::memory_order_relaxed) != M;
     M->QueueLock.unlock();
-    if (TimedOut)
+    if (Status != JITLOCK_OK)
       break;
     // Notified before the deadline: the monitor is on its way.
-    Timed = false;
+    if (Notified)
+      Timed = false;
   }
-  if (TimedOut) {
+  if (Status != JITLOCK_OK) {
     markUnblocked(T);
     if (Counted)
       enterCounted(T, *M);
@@ -1177,7 +1234,7 @@ int wait(jitlock_thread &T, void *Obj, bool Timed, uint64_t TimeoutNs) {
     markUnblocked(T);
   }
   setRecursions(*M, SavedRecursions);
-  return TimedOut ? JITLOCK_ETIMEDOUT : JITLOCK_OK;
+  return Status;
 }
 
 int notify(jitlock_thread &T, void *Obj, bool All) {
@@ -1190,8 +1247,9 @@ int notify(jitlock_thread &T, void *Obj, bool All) {
     return misuse(JITLOCK_ENOT_OWNER, &T, Obj, "notify without owning");
   bump(T.Stats.Notifies);
   M->QueueLock.lock();
-  while (QueueNode *Waiter = M->WaitHead) {
+  while (QueueNode *Waiter = M->WaitHead) { // W2
     M->unlink(*Waiter);
+    Waiter->Thread->WaitingOn.store(nullptr, std::memory_order_relaxed);
     M->append(QueueNode::EntryQueue, *Waiter);
     if (!All)
       break;
@@ -1199,6 +1257,34 @@ int notify(jitlock_thread &T, void *Obj, bool All) {
   // The moved waiters count in EntryCount, which T's own exit reads.
   M->QueueLock.unlock();
   return JITLOCK_OK;
+}
+
+void interrupt(jitlock_thread &T) {
+  T.Interrupted.store(1, std::memory_order_seq_cst); // I1
+  for (;;) {
+    Monitor *M = T.WaitingOn.load(std::memory_order_seq_cst);
+    if (!M)
+      return;
+    // Monitors are type-stable, and freed only by a shutdown, which needs
+    // `T` detached: M's lock is one even if M was deflated since.
+    M->QueueLock.lock(); // I2
+    if (T.WaitingOn.load(std::memory_order_relaxed) != M) {
+      M->QueueLock.unlock();
+      continue;
+    }
+    bool Poke =
+        T.Interrupted.load(std::memory_order_relaxed) &&
+        T.Node.Wakeup.load(std::memory_order_relaxed) == QueueNode::Sleep;
+    if (Poke)
+      T.Node.Wakeup.store(QueueNode::Interrupted, std::memory_order_release);
+    M->QueueLock.unlock();
+    // `T` cannot leave the wait call (and reuse its node) before it took the
+    // lock after this store, and it stays attached meanwhile: the caller
+    // holds the thread registry.
+    if (Poke)
+      wakeAll(T.Node.Wakeup);
+    return;
+  }
 }
 
 //===----------------------------------------------------------------------===//

@@ -28,6 +28,10 @@ inline int checkCaller(jitlock_thread *Self, void *Obj, const char *What,
 // (Enter and exit are jitlock_rt_monitor_enter/exit, in Synchronizer.cpp.)
 int wait(jitlock_thread &T, void *Obj, bool Timed, uint64_t TimeoutNs);
 int notify(jitlock_thread &T, void *Obj, bool All);
+/// Sets `T`'s interrupt flag and wakes `T` if it waits (I1-I2). `T` stays
+/// attached during the call: it is the caller, or the caller holds the
+/// thread registry (withAttachedThread).
+void interrupt(jitlock_thread &T);
 /// `T` may be null, or a thread that no handshake covers (native).
 uint64_t identityHash(jitlock_thread *T, void *Obj);
 /// The installed hash, or 0; from any thread.

@@ -17,6 +17,11 @@ static_assert(offsetof(jitlock_thread, Node) / CacheLine !=
                       offsetof(jitlock_thread, LockStackSlots) / CacheLine &&
                   offsetof(jitlock_thread, Node) >= LockStack::endOffset(),
               "fields that other threads write need their own line");
+static_assert(offsetof(jitlock_thread, Interrupted) / CacheLine ==
+                      offsetof(jitlock_thread, Node) / CacheLine &&
+                  offsetof(jitlock_thread, WaitingOn) / CacheLine ==
+                      offsetof(jitlock_thread, Node) / CacheLine,
+              "an interrupter writes the flag beside the node it pokes");
 static_assert(offsetof(jitlock_thread, BlockedOn) >=
                   offsetof(jitlock_thread, Node) + CacheLine,
               "owner-written query state must not share the foreign line");

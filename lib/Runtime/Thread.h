@@ -5,7 +5,8 @@
 // by who writes them, so that no two threads' writes share a line:
 //
 //   line 0-1  JIT-hot, written only by the owner: the lock stack
-//   line 2    written by other threads: the park word and queue links
+//   line 2    written by other threads: the park word and queue links, the
+//             interrupt flag and the wait set the thread is in
 //   line 3    written only by the owner, read by queries and the safepoint
 //             synchronizer: the thread state, blocking state and statistics
 //   line 5-6  written only by the owner, read by queries: the stack zones
@@ -65,7 +66,10 @@ struct QueueNode {
   enum Wake : uint32_t {
     Sleep = 0,   ///< Keep sleeping.
     Granted = 1, ///< An exiting owner handed this thread the monitor.
-    Compete = 2  ///< The monitor was freed; try to take it.
+    Compete = 2, ///< The monitor was freed; try to take it.
+    /// An interrupter found the thread in a wait set: it looks, under the
+    /// queue lock, whether it is still there (wait in Synchronizer.cpp).
+    Interrupted = 3
   };
   std::atomic<uint32_t> Wakeup{Sleep};
   /// Which queue the node is in. Atomic (relaxed) because the deadlock
@@ -173,6 +177,15 @@ struct alignas(jitlock::CacheLine) jitlock_thread {
   void *LockStackSlots[jitlock::LockStackCapacity];
   // Line 2: written by other threads.
   alignas(jitlock::CacheLine) jitlock::QueueNode Node;
+  /// The monitor in whose wait set Node is, else null. Written only under
+  /// that monitor's queue lock (the waiter joining and leaving, a notify
+  /// moving it), so an interrupter holding a monitor's queue lock that
+  /// reads that monitor here knows the thread waits there.
+  std::atomic<jitlock::Monitor *> WaitingOn;
+  /// 1 once jitlock_rt_interrupt was called for the thread, until the
+  /// thread consumes it: a wait that returns JITLOCK_EINTERRUPTED,
+  /// jitlock_rt_clear_interrupt, or the next attach.
+  std::atomic<uint32_t> Interrupted;
   // Line 3: owner-written, read by queries and the safepoint synchronizer.
   /// jitlock_thread_state, published with seq_cst stores: a synchronizer
   /// arms the poll word and then reads this, the thread stores this and then

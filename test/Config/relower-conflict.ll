@@ -22,7 +22,7 @@
 ; RUN:   -passes='jitlock-lower<thread=tls;tls-offset=-320>' -S %t/thread.ll \
 ; RUN:   | FileCheck %s --check-prefix=SAME
 
-; LAYOUT: error: jitlock: conflicting configuration: module already lowered for layout 'abi=5;header=0;{{.*}}', now lowering for 'abi=5;header=8;{{.*}}'
+; LAYOUT: error: jitlock: conflicting configuration: module already lowered for layout 'abi=6;header=0;{{.*}}', now lowering for 'abi=6;header=8;{{.*}}'
 ; THREAD: error: jitlock: conflicting configuration: module already lowered with thread=tls;tls-offset=-320, now with thread=[[NOW]]{{$}}
 ; SAME:     !"jitlock.lowered-thread", !"tls;tls-offset=-320"}
 ; SAME-NOT: !"jitlock.lowered-thread"
@@ -37,7 +37,7 @@ entry:
 }
 
 !llvm.module.flags = !{!0}
-!0 = !{i32 1, !"jitlock.lowered-layout", !"abi=5;header=0;mask=3;top=0;base=64;end=128;owner=64;recursions=72;anonymous=2;entries=80;exit=store;watermark=24;page=4096;shadow=20;poll=448;armed=1;monitors=pointer"}
+!0 = !{i32 1, !"jitlock.lowered-layout", !"abi=6;header=0;mask=3;top=0;base=64;end=128;owner=64;recursions=72;anonymous=2;entries=80;exit=store;watermark=24;page=4096;shadow=20;poll=448;armed=1;monitors=pointer"}
 
 ;--- thread.ll
 declare void @jitlock.monitor.enter(ptr)

@@ -60,12 +60,12 @@
 ; watermark at thread+24, the host's page size and 20 shadow pages, and the
 ; safepoint poll word (on a cache line of its own) with armed bit 1.
 ; CHECK:       !llvm.module.flags = !{[[STAMP:![0-9]+]], [[THREADFLAG:![0-9]+]]}
-; CHECK:       [[STAMP]] = !{i32 1, !"jitlock.lowered-layout", !"abi=5;header=[[HEADER]];mask=3;top=0;base=64;end=128;owner=64;recursions=72;anonymous=2;entries=80;exit={{store|fence}};watermark=24;page={{[0-9]+}};shadow=20;poll={{[0-9]+}};armed=1;monitors=pointer"}
+; CHECK:       [[STAMP]] = !{i32 1, !"jitlock.lowered-layout", !"abi=6;header=[[HEADER]];mask=3;top=0;base=64;end=128;owner=64;recursions=72;anonymous=2;entries=80;exit={{store|fence}};watermark=24;page={{[0-9]+}};shadow=20;poll={{[0-9]+}};armed=1;monitors=pointer"}
 ; CHECK-NEXT:  [[THREADFLAG]] = !{i32 1, !"jitlock.lowered-thread", !"[[THREAD]]"}
 ; CHECK-NOT:   jitlock.lowered-
 
 ; MONITORS:      !llvm.module.flags = !{[[STAMP:![0-9]+]]}
-; MONITORS:      [[STAMP]] = !{i32 1, !"jitlock.lowered-layout", !"abi=5;header=0;
+; MONITORS:      [[STAMP]] = !{i32 1, !"jitlock.lowered-layout", !"abi=6;header=0;
 ; MONITORS-NOT:  jitlock.lowered-thread
 
 ; NONE-NOT:    jitlock.lowered-

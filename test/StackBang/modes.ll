@@ -88,7 +88,7 @@ entry:
 
 ; The watermark offset, page size and shadow pages are in the layout stamp;
 ; with bang=none nothing of the layout is compiled in, and nothing stamped.
-; WATERMARK:        !"jitlock.lowered-layout", !"abi=5;{{.*}};watermark=24;page={{[0-9]+}};shadow=20;poll={{[0-9]+}};armed=1;monitors=pointer"}
+; WATERMARK:        !"jitlock.lowered-layout", !"abi=6;{{.*}};watermark=24;page={{[0-9]+}};shadow=20;poll={{[0-9]+}};armed=1;monitors=pointer"}
 ; WATERMARK:        [[LIKELY]] = !{!"branch_weights", i32 {{[0-9]+}}, i32 1}
-; ALWAYS:           !"jitlock.lowered-layout", !"abi=5;{{.*}};watermark=24;page={{[0-9]+}};shadow=20;poll={{[0-9]+}};armed=1;monitors=pointer"}
+; ALWAYS:           !"jitlock.lowered-layout", !"abi=6;{{.*}};watermark=24;page={{[0-9]+}};shadow=20;poll={{[0-9]+}};armed=1;monitors=pointer"}
 ; NONE-NOT:         jitlock.lowered-layout
