@@ -16,7 +16,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include <unistd.h>
 
@@ -77,16 +79,53 @@ static void fillWholeLayout(jitlock_rt_layout *L, const jitlock_rt_config &C,
 namespace jitlock {
 
 static std::atomic<bool> LayoutHandedOut{false};
+/// Layout checks that ran before the layout was handed out (the
+/// constructors of lowered code linked into the program run before main,
+/// which may still configure): compared when it is.
+static std::mutex PendingMutex;
+static std::vector<std::string> PendingChecks;
+
+static std::string currentFingerprint() {
+  jitlock_rt_config Current = Config;
+  Current.inflated_exit = inflatedExit();
+  return fingerprintFor(Current);
+}
+
+/// The failed check: misuse from compiled code, which aborts by default.
+static int layoutMismatch(const char *Fingerprint, const std::string &Mine) {
+  // Both fingerprints in full: they are what tells which setting differs.
+  std::string What =
+      std::string("lowered code's layout check failed: the code was "
+                  "generated for layout '") +
+      (Fingerprint ? Fingerprint : "(null)") +
+      "', but this runtime's layout is '" + Mine +
+      "'; lower it again against this runtime's configuration (or configure "
+      "the runtime as the code expects, before its layout is handed out)";
+  return misuse(JITLOCK_EINVAL, nullptr, nullptr, What.c_str(),
+                Caller::CompiledCode);
+}
 
 void markLayoutHandedOut() {
-  if (!LayoutHandedOut.load(std::memory_order_relaxed))
-    LayoutHandedOut.store(true, std::memory_order_relaxed);
+  if (LayoutHandedOut.load(std::memory_order_acquire))
+    return;
+  std::vector<std::string> Pending;
+  {
+    std::lock_guard<std::mutex> Guard(PendingMutex);
+    Pending.swap(PendingChecks);
+    LayoutHandedOut.store(true, std::memory_order_release);
+  }
+  if (Pending.empty())
+    return;
+  std::string Mine = currentFingerprint();
+  for (const std::string &Expected : Pending)
+    if (Expected != Mine)
+      layoutMismatch(Expected.c_str(), Mine);
 }
 bool layoutHandedOut() {
-  return LayoutHandedOut.load(std::memory_order_relaxed);
+  return LayoutHandedOut.load(std::memory_order_acquire);
 }
 void releaseLayout() {
-  LayoutHandedOut.store(false, std::memory_order_relaxed);
+  LayoutHandedOut.store(false, std::memory_order_release);
 }
 
 std::string fingerprintFor(const jitlock_rt_config &Cfg) {
@@ -112,23 +151,20 @@ int jitlock_rt_fill_layout(jitlock_rt_layout *Out) {
 }
 
 int jitlock_rt_check_layout(const char *Fingerprint) {
-  jitlock_rt_config Current = Config;
-  Current.inflated_exit = inflatedExit();
-  std::string Mine = fingerprintFor(Current);
-  if (Fingerprint && Mine == Fingerprint) {
-    markLayoutHandedOut();
-    return JITLOCK_OK;
+  if (Fingerprint && !layoutHandedOut()) {
+    // Before main, or before the embedder configured: the comparison waits
+    // for the layout to be handed out (at the latest, the first attach,
+    // which comes before the code's first monitor operation).
+    std::lock_guard<std::mutex> Guard(PendingMutex);
+    if (!LayoutHandedOut.load(std::memory_order_acquire)) {
+      PendingChecks.emplace_back(Fingerprint);
+      return JITLOCK_OK;
+    }
   }
-  // Both fingerprints in full: they are what tells which setting differs.
-  std::string What =
-      std::string("lowered code's layout check failed: the code was "
-                  "generated for layout '") +
-      (Fingerprint ? Fingerprint : "(null)") +
-      "', but this runtime's layout is '" + Mine +
-      "'; lower it again against this runtime's configuration (or configure "
-      "the runtime as the code expects, before its layout is handed out)";
-  return misuse(JITLOCK_EINVAL, nullptr, nullptr, What.c_str(),
-                Caller::CompiledCode);
+  std::string Mine = currentFingerprint();
+  if (!Fingerprint || Mine != Fingerprint)
+    return layoutMismatch(Fingerprint, Mine);
+  return JITLOCK_OK;
 }
 
 size_t jitlock_rt_layout_fingerprint(const jitlock_rt_layout *L, char *Buf,
