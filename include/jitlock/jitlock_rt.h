@@ -297,6 +297,10 @@ int jitlock_rt_shutdown_forget(void);
  * this runtime's; otherwise reports JITLOCK_EINVAL to the misuse handler
  * with both fingerprints and, as misuse from compiled code does (unless
  * compiled_code_misuse is JITLOCK_MISUSE_REPORT), aborts with that message.
+ * Called before the layout was handed out (from the constructor of code
+ * linked into the program, before main configures the runtime), it keeps
+ * the fingerprint and returns JITLOCK_OK: the comparison happens at the
+ * next jitlock_rt_attach, before any monitor operation.
  * The LLVM lowering emits a module constructor that calls it, so code
  * lowered for another layout stops before its first monitor operation
  * instead of miscounting or faulting; a JIT must run module constructors

@@ -49,6 +49,9 @@ int fillCallerStruct(const char *Struct, void *Out, size_t MinSize,
 void markLayoutHandedOut();
 bool layoutHandedOut();
 void releaseLayout();
+/// Compares the layout checks that lowered code made before the layout was
+/// handed out (jitlock_rt_check_layout) with the layout now; at attach.
+void checkPendingLayouts();
 
 /// The layout fingerprint (jitlock_rt_layout_fingerprint) that `Cfg` would
 /// give, its inflated_exit resolved (Layout.cpp).

@@ -81,10 +81,12 @@ namespace jitlock {
 static std::atomic<bool> LayoutHandedOut{false};
 /// Layout checks that ran before the layout was handed out (the
 /// constructors of lowered code linked into the program run before main,
-/// which may still configure): compared when it is.
+/// which may still configure): compared at the first attach, which comes
+/// before the code's first monitor operation. Not earlier: an embedder
+/// that takes the layout to compare stamps itself gets to refuse first.
 static std::mutex PendingMutex;
 static std::vector<std::string> PendingChecks;
-
+static std::atomic<bool> HasPendingChecks{false};
 static std::string currentFingerprint() {
   jitlock_rt_config Current = Config;
   Current.inflated_exit = inflatedExit();
@@ -108,19 +110,25 @@ static int layoutMismatch(const char *Fingerprint, const std::string &Mine) {
 void markLayoutHandedOut() {
   if (LayoutHandedOut.load(std::memory_order_acquire))
     return;
+  std::lock_guard<std::mutex> Guard(PendingMutex);
+  LayoutHandedOut.store(true, std::memory_order_release);
+}
+
+void checkPendingLayouts() {
+  if (!HasPendingChecks.load(std::memory_order_acquire))
+    return;
   std::vector<std::string> Pending;
   {
     std::lock_guard<std::mutex> Guard(PendingMutex);
     Pending.swap(PendingChecks);
-    LayoutHandedOut.store(true, std::memory_order_release);
+    HasPendingChecks.store(false, std::memory_order_release);
   }
-  if (Pending.empty())
-    return;
   std::string Mine = currentFingerprint();
   for (const std::string &Expected : Pending)
     if (Expected != Mine)
       layoutMismatch(Expected.c_str(), Mine);
 }
+
 bool layoutHandedOut() {
   return LayoutHandedOut.load(std::memory_order_acquire);
 }
@@ -153,11 +161,11 @@ int jitlock_rt_fill_layout(jitlock_rt_layout *Out) {
 int jitlock_rt_check_layout(const char *Fingerprint) {
   if (Fingerprint && !layoutHandedOut()) {
     // Before main, or before the embedder configured: the comparison waits
-    // for the layout to be handed out (at the latest, the first attach,
-    // which comes before the code's first monitor operation).
+    // for the first attach (PendingChecks).
     std::lock_guard<std::mutex> Guard(PendingMutex);
     if (!LayoutHandedOut.load(std::memory_order_acquire)) {
       PendingChecks.emplace_back(Fingerprint);
+      HasPendingChecks.store(true, std::memory_order_release);
       return JITLOCK_OK;
     }
   }

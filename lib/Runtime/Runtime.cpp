@@ -502,6 +502,7 @@ jitlock_thread *jitlock_rt_attach(void) {
   T.Attached = 1;
   Threads.push_back(&T);
   markLayoutHandedOut();
+  checkPendingLayouts();
   return &T;
 }
 
