@@ -128,6 +128,14 @@ public:
   bool decodeFrame(uint64_t ReturnAddress, const SavedRegisters &Regs,
                    DeoptFrame &Out, std::string &Error,
                    Arch A = hostArch()) const;
+  /// The same, with only the registers in `Known` (bit N: DWARF register
+  /// N) holding values, e.g. those a frame walk recovers; a location in any
+  /// other register is a decoding error.
+  bool decodeFrameWith(uint64_t ReturnAddress, const SavedRegisters &Regs,
+                       uint32_t Known, DeoptFrame &Out,
+                       std::string &Error) const;
+  /// Whether a record for `ReturnAddress` is registered.
+  bool hasRecord(uint64_t ReturnAddress) const;
 
 private:
   struct Impl;
@@ -212,6 +220,62 @@ struct DeoptStats {
   uint64_t Failures; ///< deopts that went to Failed
 };
 DeoptStats deoptStats();
+
+//===----------------------------------------------------------------------===//
+// The elided holds of a thread's compiled frames
+//===----------------------------------------------------------------------===//
+//
+// jitlock_rt_inspect and jitlock_rt_holds_lock count the holds the code
+// still takes. With elision that is fewer than the source took: a nested
+// re-entry the compiler removed is no hold in the runtime, and an object
+// that never escapes is not locked at all. The stack map record of every
+// call with a "deopt" bundle lists its frame's monitors, held and elided, so
+// the holds a debugger interface must report are the runtime's plus the
+// ELIDED entries of every compiled frame of the thread (docs/deopt.md).
+
+/// Walks a thread's stack by its frame pointer chain, from `FramePointer`
+/// (the frame pointer of a frame on that stack, which compiled code called
+/// and which has not returned) towards older frames, and decodes, for each
+/// return address with a stack map record, the record at that call: the
+/// compiled frames of the thread, youngest first, each with the monitors it
+/// has at its call. `Thread` names the stack (its bounds end the walk) and
+/// must be the caller or stay stopped for the whole walk (e.g. inside a
+/// safepoint).
+///
+/// The chain reaches every frame only when every frame on it keeps a frame
+/// pointer: compiled code (JitOptions::FramePointers) and any native frame
+/// between it and `FramePointer`; a call out of compiled code that may
+/// reach the walk must carry a "deopt" bundle, or its frame has no record
+/// and is not seen. x86_64 only: an AArch64 frame record does not say
+/// where its caller's stack pointer was, which the records' locations are
+/// relative to. False with a message in `Error` when the walk cannot be
+/// made or a record cannot be decoded.
+bool walkCompiledFrames(const jitlock_thread *Thread, uint64_t FramePointer,
+                        std::vector<DeoptFrame> &Frames, std::string &Error);
+
+/// One object's holds by one thread, counted as the source took them.
+struct SourceHolds {
+  /// What the runtime counts (jitlock_rt_inspect's holds when the thread
+  /// owns the object): the holds the code still takes.
+  uint64_t Runtime = 0;
+  /// The ELIDED entries for the object in the thread's compiled frames.
+  uint64_t Elided = 0;
+  /// The number a debugger interface reports.
+  uint64_t total() const { return Runtime + Elided; }
+};
+
+/// `Obj`'s holds by `Thread`, stopped with `FramePointer` on its stack (see
+/// walkCompiledFrames): the runtime's count plus the elided holds its
+/// compiled frames list. False with a message in `Error` when the walk
+/// fails; `Out` is then the runtime's count alone.
+bool holdsWithElided(const jitlock_thread *Thread, uint64_t FramePointer,
+                     const void *Obj, SourceHolds &Out, std::string &Error);
+
+/// The same for the calling thread, from the caller's own frame: called
+/// from compiled code, or from a native function with a frame pointer that
+/// compiled code called.
+bool currentHoldsWithElided(const void *Obj, SourceHolds &Out,
+                            std::string &Error);
 
 /// Makes `J` deoptimizable: `__llvm_deoptimize` resolves to the entry stub,
 /// and every object it links registers its `.llvm_stackmaps` section in

@@ -109,6 +109,16 @@ struct JitOptions {
   /// Code that came pre-lowered keeps the polls it was lowered with: neither
   /// field applies to it (a Polls set anyway is reported as a warning).
   PollMode PollsDefault = PollMode::Explicit;
+  /// false keeps jitlock-elide out of the O2 pipeline (LoweringConfig::
+  /// Elide): every monitor operation stays in the code, and the runtime's
+  /// queries (jitlock_rt_inspect, _holds_lock) count every hold the source
+  /// takes. With elision they count only the holds left in the code; the
+  /// exact count is jitlock::deopt::holdsWithElided (docs/deopt.md).
+  bool Elide = true;
+  /// Every defined function keeps a frame pointer ("frame-pointer"="all"):
+  /// the frame walk of jitlock::deopt::holdsWithElided follows the frame
+  /// pointer chain, and a compiled frame without one is not found.
+  bool FramePointers = false;
   /// Called with the LLJIT before the module is added to it, e.g.
   /// jitlock::deopt::enableDeopt (jitlock/Deopt.h); an error refuses the
   /// compilation.

@@ -111,6 +111,10 @@ struct LoweringConfig {
   /// The functions jitlock-elide takes for allocators of fresh objects,
   /// besides those with allockind("alloc") or a noalias return.
   std::optional<std::vector<std::string>> Allocators;
+  /// false keeps jitlock-elide out of the default pipelines, also at O2 and
+  /// O3: every lock stays in the code, so the runtime's queries count every
+  /// hold (docs/deopt.md). Unset: elide at O2 and O3.
+  std::optional<bool> Elide;
   /// How the monitor paths find a monitor; default from the runtime layout's
   /// monitor_storage. The code runs only on a runtime configured for the
   /// same storage (it is in the layout stamp).
@@ -255,7 +259,8 @@ void addLoweringPasses(llvm::ModulePassManager &MPM,
 /// jitlock-elide<...>, jitlock-deopt-state, jitlock-lower-stack-bang,
 /// jitlock-lower-monitors, jitlock-lower-safepoints, jitlock-lower-thread)
 /// and adds the lowering to the start of the default pipelines
-/// (PipelineStartEP), after jitlock-elide at O2 and O3.
+/// (PipelineStartEP), after jitlock-elide at O2 and O3 unless
+/// `Config.Elide` is false.
 /// A JIT calls this with LoweringConfig::forThisProcess().
 void registerPasses(llvm::PassBuilder &PB, const LoweringConfig &Config);
 

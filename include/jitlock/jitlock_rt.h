@@ -135,7 +135,9 @@ static inline int jitlock_rt_version_compatible(void) {
 
 /* Called on every misuse before the error code is returned (or, for misuse
  * from compiled code under JITLOCK_MISUSE_ABORT, before the abort). `obj`
- * may be null. Must not call back into the runtime. */
+ * may be null. Must not call back into the runtime. No runtime lock is held
+ * while it runs, so a stack overflow inside it, within a guarded call,
+ * recovers like one in the code that misused the runtime. */
 typedef void (*jitlock_misuse_fn)(void *ctx, jitlock_status status,
                                   jitlock_thread *thread, void *obj,
                                   const char *what);
@@ -349,7 +351,11 @@ void *jitlock_rt_thread_data(const jitlock_thread *thread);
 /* The complete operations, for interpreters and embedders: misuse (`self`
  * not the calling, attached thread: JITLOCK_ENOT_ATTACHED; a null object:
  * JITLOCK_ENULL; an exit of an object `self` does not hold:
- * JITLOCK_ENOT_OWNER) returns its status and changes nothing. */
+ * JITLOCK_ENOT_OWNER) returns its status and changes nothing. An enter (or
+ * a wait) that sleeps is safe meanwhile, and a moving collector may move
+ * `obj` then (jitlock_rt_enumerate_roots): it returns holding the object at
+ * its new address, which is what the caller's references hold after the
+ * collection, and the matching exit names that address. */
 
 int jitlock_rt_monitor_enter(jitlock_thread *self, void *obj);
 int jitlock_rt_monitor_exit(jitlock_thread *self, void *obj);
@@ -509,13 +515,21 @@ typedef enum jitlock_root_kind {
   JITLOCK_ROOT_MONITOR = 1     /* a monitor's object field */
 } jitlock_root_kind;
 /* `slot` holds an object pointer; a moving collector may store the object's
- * new address into it. For monitor roots it must also move the header. */
+ * new address into it. For monitor roots it must also move the header. The
+ * dead copy's header may then hold anything: a thread that slept in the
+ * runtime for the object (to enter it, or in a wait) follows the monitor
+ * root, not the address it was called with, and returns holding the object
+ * at its new address. */
 typedef void (*jitlock_root_fn)(void *ctx, void **slot, uint32_t kind,
                                 jitlock_thread *thread);
 /* Enumerates lock stack entries of every attached thread and the object of
  * every monitor, exactly: it runs inside a safepoint, the caller's own if it
  * holds one, else one it takes for the call (an attached caller counts as
- * stopped meanwhile). `fn` must not call back into the runtime. */
+ * stopped meanwhile). `fn` must not call back into the runtime. It runs with
+ * no runtime lock held but that safepoint: a stack overflow inside it,
+ * within a guarded call, abandons the enumeration (the roots visited keep
+ * what `fn` stored, and the runtime follows the objects moved so far) and
+ * releases a safepoint the call took. */
 void jitlock_rt_enumerate_roots(jitlock_root_fn fn, void *ctx);
 
 /*===-- Monitor deflation ------------------------------------------------===*/
@@ -602,7 +616,7 @@ int jitlock_rt_safepoint_begin(void);
  * JITLOCK_ESTATE when the caller holds no safepoint, or calls it from inside
  * the runtime (a root enumeration or deflation callback). A guarded call
  * whose fn took a safepoint and overflowed releases it; a thread that exits
- * holding one releases it (and reports JITLOCK_ESTATE). */
+ * holding one, attached or not, releases it (and reports JITLOCK_ESTATE). */
 int jitlock_rt_safepoint_end(void);
 /* Whether the calling thread holds a safepoint. */
 int jitlock_rt_in_safepoint(void);

@@ -184,15 +184,26 @@ bool jitlock::deopt::isPreserved(Arch A, unsigned Reg) {
 
 namespace {
 
-/// Reads one location's value, as the machine state at the call has it.
+/// The registers the entry stub saves, as a mask of DWARF numbers.
+uint32_t preservedRegisters(Arch A) {
+  uint32_t Mask = 0;
+  for (unsigned Reg = 0; Reg != 32; ++Reg)
+    if (isPreserved(A, Reg))
+      Mask |= uint32_t(1) << Reg;
+  return Mask;
+}
+
+/// Reads one location's value, as the machine state at the call has it;
+/// `Known` says which of `Regs` hold a value.
 bool readLocation(const Parser &SP, const Location &L,
-                  const SavedRegisters &Regs, Arch A, uint64_t &Value,
+                  const SavedRegisters &Regs, uint32_t Known, uint64_t &Value,
                   std::string &Error) {
   auto Register = [&](uint64_t &Out) {
     unsigned Reg = L.getDwarfRegNum();
-    if (Reg >= 32 || !isPreserved(A, Reg)) {
+    if (Reg >= 32 || !(Known & (uint32_t(1) << Reg))) {
       Error = "location in DWARF register " + std::to_string(Reg) +
-              ", which the deopt call does not preserve";
+              ", which is not known at this call (the deopt call does not "
+              "preserve it, or a frame walk cannot recover it)";
       return false;
     }
     Out = Regs.Regs[Reg];
@@ -255,6 +266,18 @@ bool isConstant(const Location &L, uint64_t &Value) {
 bool StackMapTable::decodeFrame(uint64_t ReturnAddress,
                                 const SavedRegisters &Regs, DeoptFrame &Out,
                                 std::string &Error, Arch A) const {
+  return decodeFrameWith(ReturnAddress, Regs, preservedRegisters(A), Out,
+                         Error);
+}
+
+bool StackMapTable::hasRecord(uint64_t ReturnAddress) const {
+  std::shared_lock<std::shared_mutex> G(P->Lock);
+  return P->ByReturnAddress.count(ReturnAddress) != 0;
+}
+
+bool StackMapTable::decodeFrameWith(uint64_t ReturnAddress,
+                                    const SavedRegisters &Regs, uint32_t Known,
+                                    DeoptFrame &Out, std::string &Error) const {
   std::shared_lock<std::shared_mutex> G(P->Lock);
   auto It = P->ByReturnAddress.find(ReturnAddress);
   if (It == P->ByReturnAddress.end()) {
@@ -306,14 +329,14 @@ bool StackMapTable::decodeFrame(uint64_t ReturnAddress,
 
   for (unsigned I = Begin; I != Group; ++I) {
     uint64_t V;
-    if (!readLocation(SP, R.getLocation(I), Regs, A, V, Error))
+    if (!readLocation(SP, R.getLocation(I), Regs, Known, V, Error))
       return false;
     Out.Values.push_back(V);
   }
   for (unsigned I = Group + 2; I != End; I += 2) {
     uint64_t Obj, KindValue;
-    if (!readLocation(SP, R.getLocation(I), Regs, A, Obj, Error) ||
-        !readLocation(SP, R.getLocation(I + 1), Regs, A, KindValue, Error))
+    if (!readLocation(SP, R.getLocation(I), Regs, Known, Obj, Error) ||
+        !readLocation(SP, R.getLocation(I + 1), Regs, Known, KindValue, Error))
       return false;
     if (KindValue > JITLOCK_RELOCK_ELIDED) {
       Error = "monitor " + std::to_string((I - Group - 2) / 2) + " has kind " +

@@ -281,6 +281,12 @@ Error JitSession::Impl::lower() {
     Config.Thread.reset();
   if (!Opts.Inline)
     Config.Inline = false;
+  if (!Opts.Elide)
+    Config.Elide = false;
+  if (Opts.FramePointers)
+    for (Function &F : *M)
+      if (!F.isDeclaration())
+        F.addFnAttr("frame-pointer", "all");
   Config.Bang = Opts.Bang;
   Config.Locking = Opts.Locking;
   // Pre-lowered code keeps its polls: placing more would materialize the

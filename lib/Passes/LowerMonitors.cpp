@@ -26,8 +26,9 @@
 // synchronizes with it) writes.
 //
 // The inflated exit (exit=store|fence, jitlock_rt_layout's monitor_exit)
-// changes only N3: whether a full fence separates its release store of the
-// owner word from its load of the entry count. A nonzero count calls
+// changes only N3: whether a full fence or a single-thread (compiler-only)
+// fence separates its release store of the owner word from its load of the
+// entry count. A nonzero count calls
 // jitlock_rt_monitor_exit_queued_slow, since the monitor is released by
 // then.
 //
@@ -445,14 +446,19 @@ void MonitorLowering::lowerExit(CallBase &CB) {
   B.CreateBr(Done);
 
   // N3: store 0, release, so that the critical section's writes go first;
-  // then (exit=fence only) a full fence; then the entry count. Nonzero:
-  // threads are queued, and the runtime wakes one (the monitor is already
-  // released, so the call is exit_queued, not exit).
+  // then the barrier; then the entry count. Nonzero: threads are queued, and
+  // the runtime wakes one (the monitor is already released, so the call is
+  // exit_queued, not exit). exit=fence: a full fence. exit=store: a
+  // single-thread fence, which emits no instruction but keeps the compiler
+  // from moving the relaxed load above the release store (LLVM may, and the
+  // membarrier argument of N3 needs program order); the runtime's exit has
+  // its atomic_signal_fence for the same reason.
   B.SetInsertPoint(Release);
   B.CreateAlignedStore(B.getInt64(0), OwnerAddr, Align(8))
       ->setAtomic(AtomicOrdering::Release);
-  if (Exit == InflatedExit::Fence)
-    B.CreateFence(AtomicOrdering::SequentiallyConsistent);
+  B.CreateFence(AtomicOrdering::SequentiallyConsistent,
+                Exit == InflatedExit::Fence ? SyncScope::System
+                                            : SyncScope::SingleThread);
   Value *Entries =
       loadRelaxed(B, I32,
                   monitorField(B, Mon, L.monitor_entry_count_offset,

@@ -65,6 +65,8 @@ static LoweringConfig overlay(LoweringConfig Base, const LoweringConfig &Top) {
     Base.Monitors = Top.Monitors;
   if (Top.Exit)
     Base.Exit = Top.Exit;
+  if (Top.Elide)
+    Base.Elide = Top.Elide;
   return Base;
 }
 
@@ -125,13 +127,14 @@ void registerPasses(PassBuilder &PB, const LoweringConfig &Config) {
   // callee brings its return poll along, which keeps a loop that polled
   // through the call polling.
   //
-  // At O2 and O3 the locks that cannot matter go first (jitlock-elide), and
+  // At O2 and O3 the locks that cannot matter go first (jitlock-elide,
+  // unless Config.Elide is false), and
   // at every level each deopt bundle learns the frame's monitors while the
   // monitor calls still say what they are.
   PB.registerPipelineStartEPCallback([Config](ModulePassManager &MPM,
                                               OptimizationLevel Level) {
     MPM.addPass(VerifyPass());
-    if (Level.getSpeedupLevel() >= 2)
+    if (Level.getSpeedupLevel() >= 2 && Config.Elide.value_or(true))
       MPM.addPass(ElidePass(Config));
     MPM.addPass(DeoptStatePass());
     MPM.addPass(

@@ -14,6 +14,16 @@
 // the monitors go on the free list. A cycle run by the holder of a safepoint
 // frees them at once: every other thread is stopped at a poll or safe.
 //
+// Cycles outside a safepoint run one at a time (the cycle lock), so that
+// an inflation that finds the index region full waits for the cycle in
+// flight to free what it swept instead of finding nothing to sweep, and no
+// stream of empty cycles keeps a cycle's handshake from the operation lock.
+// A thread waits for the cycle lock as it waits for the operation lock,
+// blocked: the cycle in flight may be waiting for a handshake with it. The
+// holder of a safepoint never waits for it (the cycle in flight may wait
+// for the safepoint): its cycle also frees what the cycle in flight swept,
+// which every other thread being stopped or safe makes safe to reuse.
+//
 // The deflation thread (jitlock_rt_start_deflation) is not attached: it runs
 // cycles when the live monitors pass its policy's threshold, counted beyond
 // those the previous sweep found busy, and on its period. An inflation that
@@ -55,31 +65,30 @@ constexpr jitlock_deflation_policy DefaultPolicy = {
 // One monitor: A1-A3, then A5
 //===----------------------------------------------------------------------===//
 
+static void runDeflationHook(DeflationStage Stage, Monitor &M);
+
 namespace jitlock {
 
 void restoreHeader(Monitor &M, void *Obj) {
   // A5. Seal: a hash install that read the unsealed word fails its CAS and
   // starts over from the object's header, where the hash then goes.
   uint64_t D = M.DisplacedHeader.load(std::memory_order_acquire);
+#ifndef JITLOCK_MUTATE_A5_SEAL // scripts/mutate.sh
   while (header::isUnlocked(D) &&
          !M.DisplacedHeader.compare_exchange_weak(
              D, header::withLockBits(D, header::LockedValue),
              std::memory_order_acq_rel, std::memory_order_acquire)) {
   }
+#endif
+  runDeflationHook(DeflationStage::Sealed, M);
   // Sealed, the word never changes again: every helper writes the same.
   storage::unpublish(M, Obj, header::withLockBits(D, header::UnlockedValue));
-}
-
-bool deflateForSpace() {
-  if (inHandshake())
-    return false;
-  jitlock_rt_deflate_idle();
-  return true;
 }
 
 } // namespace jitlock
 
 std::atomic<DeflationHook> jitlock::DeflationTestHook{nullptr};
+std::atomic<void (*)()> jitlock::CycleSweptTestHook{nullptr};
 
 static void runDeflationHook(DeflationStage Stage, Monitor &M) {
   if (DeflationHook Hook = DeflationTestHook.load(std::memory_order_relaxed))
@@ -93,15 +102,19 @@ static void abortDeflation(Monitor &M) {
   uintptr_t Marker = owner::DeflaterMarker;
   if (!M.Owner.compare_exchange_strong(Marker, 0, std::memory_order_release,
                                        std::memory_order_relaxed)) {
-    M.Contentions.fetch_sub(1, std::memory_order_relaxed);
+    // Release, against the enterer's acq_rel A4 count: the take-back cannot
+    // come before that count ("Abort:" in Synchronizer.cpp).
+    M.Contentions.fetch_sub(1, std::memory_order_release);
     Cancelled.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   // An exit between A1 and here found DEFLATER in its XQ and left the
   // queue to us. The fence pairs with J2, as an exit's barrier does.
   std::atomic_thread_fence(std::memory_order_seq_cst);
+#ifndef JITLOCK_MUTATE_ABORT_XQ // scripts/mutate.sh
   if (M.EntryCount.load(std::memory_order_relaxed) != 0)
     wakeSuccessor(M);
+#endif
 }
 
 /// A1-A3 and A5 for one monitor, under the registry lock. True when `M`'s
@@ -111,6 +124,7 @@ static bool deflateIfIdle(Monitor &M) {
   // on is not idle, whoever owns it: left alone without a CAS.
   if (M.EntryCount.load(std::memory_order_relaxed) != 0)
     return false;
+  runDeflationHook(DeflationStage::Checked, M);
   uintptr_t Free = 0;
   if (!M.Owner.compare_exchange_strong(Free, owner::DeflaterMarker,
                                        std::memory_order_acquire,
@@ -150,35 +164,79 @@ static void handshakeForDeflation(void *, jitlock_thread *T) {
   storage::dropCache(*T);
 }
 
-/// One deflation cycle; the caller is no handshake operation. `Busy` gets
-/// how many monitors the sweep left: they were busy.
-static size_t runCycle(uint64_t &Busy) {
-  bool InSafepoint = holdsSafepoint();
+/// Serializes the deflation cycles that run outside a safepoint.
+static std::mutex CycleMutex;
+
+/// A deflation cycle by the holder of a safepoint. `Busy` gets how many
+/// monitors the sweep left: they were busy.
+static size_t runCycleInSafepoint(uint64_t &Busy) {
   DeflatedChain Deflated;
-  size_t N;
-  if (InSafepoint) {
-    N = sweepMonitors(deflateIfIdle, Deflated, Busy);
-  } else {
-    lockWhileSafe(operationLock());
-    N = sweepMonitors(deflateIfIdle, Deflated, Busy);
-    operationLock().unlock();
-  }
+  size_t N = sweepMonitors(deflateIfIdle, Deflated, Busy);
+  Cycles.fetch_add(1, std::memory_order_relaxed);
+  // The cycle in flight, if any, is stopped or waits for the operation lock
+  // (for its handshake): what it swept is freed here too.
+  if (N == 0 && !monitorsInFlight())
+    return 0;
+  // Table arrays retired so far: no thread reads them after this.
+  void *Retired = storage::takeRetiredArrays();
+  // A6: every other thread is stopped or safe already.
+  forEachThread([](jitlock_thread &T) { storage::dropCache(T); });
+  storage::freeRetiredArrays(Retired);
+  freeMonitors(Deflated);
+  freeMonitorsInFlight();
+  MonitorsDeflated.fetch_add(N, std::memory_order_relaxed);
+  return N;
+}
+
+/// A deflation cycle outside a safepoint; CycleMutex held.
+static size_t runCycleLocked(uint64_t &Busy) {
+  lockWhileSafe(operationLock());
+  size_t N = sweepMonitorsInFlight(deflateIfIdle, Busy);
+  operationLock().unlock();
   Cycles.fetch_add(1, std::memory_order_relaxed);
   if (N == 0)
     return 0;
+  if (void (*Hook)() = CycleSweptTestHook.load(std::memory_order_relaxed))
+    Hook();
   // Table arrays retired so far: no thread reads them after the handshake.
   void *Retired = storage::takeRetiredArrays();
-  // A6. Inside a safepoint every other thread is stopped or safe already.
-  if (InSafepoint) {
-    forEachThread([](jitlock_thread &T) { storage::dropCache(T); });
-  } else {
-    jitlock_rt_handshake_all(handshakeForDeflation, nullptr);
-    Handshakes.fetch_add(1, std::memory_order_relaxed);
-  }
+  // A6.
+#ifndef JITLOCK_MUTATE_A6 // scripts/mutate.sh
+  jitlock_rt_handshake_all(handshakeForDeflation, nullptr);
+#endif
+  Handshakes.fetch_add(1, std::memory_order_relaxed);
   storage::freeRetiredArrays(Retired);
-  freeMonitors(Deflated);
+  // Unless a safepoint's cycle freed them meanwhile.
+  freeMonitorsInFlight();
   MonitorsDeflated.fetch_add(N, std::memory_order_relaxed);
   return N;
+}
+
+/// One deflation cycle; the caller is no handshake operation.
+static size_t runCycle(uint64_t &Busy) {
+  if (holdsSafepoint())
+    return runCycleInSafepoint(Busy);
+  lockWhileSafe(CycleMutex);
+  size_t N = runCycleLocked(Busy);
+  CycleMutex.unlock();
+  return N;
+}
+
+bool jitlock::deflateForSpace(uint64_t EpochSeen) {
+  if (inHandshake())
+    return false;
+  uint64_t Busy;
+  if (holdsSafepoint()) {
+    runCycleInSafepoint(Busy);
+  } else {
+    lockWhileSafe(CycleMutex);
+    // A cycle that ended while this thread waited for its turn has freed
+    // what it swept: try that first.
+    if (freeEpoch() == EpochSeen)
+      runCycleLocked(Busy);
+    CycleMutex.unlock();
+  }
+  return freeEpoch() != EpochSeen;
 }
 
 size_t jitlock_rt_deflate_idle(void) {
@@ -307,10 +365,12 @@ int stopDeflationThread() {
     return misuse(JITLOCK_ESTATE, nullptr, nullptr,
                   "stopping the deflation thread while holding a safepoint or "
                   "inside a handshake (it may be waiting for either)");
-  std::lock_guard<std::mutex> Guard(ControlMutex);
-  if (!DeflationThread)
+  std::unique_lock<std::mutex> Guard(ControlMutex);
+  if (!DeflationThread) {
+    Guard.unlock(); // A stack overflow in the handler would leave it held.
     return misuse(JITLOCK_ESTATE, nullptr, nullptr,
                   "stopping the deflation thread, which is not running");
+  }
   endThreadLocked(/*DeadlineNs=*/0, /*AtExit=*/false);
   return JITLOCK_OK;
 }
@@ -341,10 +401,12 @@ int jitlock_rt_start_deflation(const jitlock_deflation_policy *Requested) {
   if (inHandshake())
     return misuse(JITLOCK_ESTATE, nullptr, nullptr,
                   "starting the deflation thread from inside a handshake");
-  std::lock_guard<std::mutex> Guard(ControlMutex);
-  if (DeflationThread)
+  std::unique_lock<std::mutex> Guard(ControlMutex);
+  if (DeflationThread) {
+    Guard.unlock(); // A stack overflow in the handler would leave it held.
     return misuse(JITLOCK_ESTATE, nullptr, nullptr,
                   "starting the deflation thread, which is running already");
+  }
   if (!ExitHandlerInstalled)
     ExitHandlerInstalled = std::atexit(stopAtExit) == 0;
   Running.store(true, std::memory_order_release);

@@ -54,19 +54,24 @@ uint32_t inflatedExit() {
   return autoExit();
 }
 
+std::atomic<void (*)()> JoinBarrierTestHook{nullptr};
+
 void joinBarrier() {
+#ifdef JITLOCK_MUTATE_J2 // scripts/mutate.sh
+  return;
+#endif
   if (inflatedExit() == JITLOCK_EXIT_FENCE) {
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    return;
-  }
-  // Registered before STORE was chosen; it cannot fail now. If it somehow
-  // did, sleeping without the barrier could strand this thread for good.
-  if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0) {
+  } else if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0) {
+    // Registered before STORE was chosen; it cannot fail now. If it somehow
+    // did, sleeping without the barrier could strand this thread for good.
     fprintf(stderr,
             "jitlock: fatal: membarrier failed after registration: %s\n",
             strerror(errno));
     abort();
   }
+  if (void (*Hook)() = JoinBarrierTestHook.load(std::memory_order_relaxed))
+    Hook();
 }
 
 } // namespace jitlock

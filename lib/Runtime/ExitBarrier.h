@@ -51,6 +51,12 @@ inline void exitBarrier() {
 /// J2: the joiner's half, between its count and its load of the owner.
 void joinBarrier();
 
+/// For tests only: called at the end of joinBarrier, once the barrier has
+/// run. A test models with it what J2 guarantees, that an exiter's release
+/// store made before the barrier is visible after it. Null: one relaxed load
+/// per join.
+extern std::atomic<void (*)()> JoinBarrierTestHook;
+
 } // namespace jitlock
 
 #endif

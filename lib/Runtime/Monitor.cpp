@@ -79,10 +79,14 @@ void Monitor::unlink(QueueNode &N) {
 // thread, and a refill that holds the lock for an O(1) splice (or sixteen
 // constructions of fresh monitors). A thread gives its list back at detach.
 // When the region is full, the allocating thread empties every thread's
-// list onto the global list, under the lock that refills take, so that an
-// allocation fails only when no monitor is free anywhere (after the
-// deflation cycle of newMonitor's retry). Callers that are not attached
-// take one monitor from the global list, or a fresh one, under the lock.
+// list onto the global list, under the lock that refills take, so that no
+// monitor is free anywhere when it finds none. It then deflates for space
+// (Deflation.cpp): it runs a deflation cycle, or waits for the cycle in
+// flight to free what it swept, and tries again as long as monitors became
+// free meanwhile (FreeEpoch). So an allocation fails only when a cycle that
+// began after its failed try found every monitor in use and none became
+// free since. Callers that are not attached take one monitor from the global
+// list, or a fresh one, under the lock.
 
 static std::mutex RegistryMutex;
 static std::atomic<Monitor *> RegistryHead{nullptr};
@@ -95,6 +99,13 @@ static std::atomic<uint64_t> LiveMonitors{0};
 /// handshake, or free.
 static std::atomic<uint64_t> AllocatedMonitors{0};
 static std::atomic<uint64_t> Refills{0}, LockedAllocations{0}, Steals{0};
+/// One step further each time monitors become free (a deflation cycle's,
+/// a discarded one, a reservation given back); written under the lock.
+static std::atomic<uint64_t> FreeEpoch{0};
+/// What the sweep of the deflation cycle in flight unregistered, until its
+/// handshake (A6) lets it free them; guarded by the lock. Cycles outside a
+/// safepoint run one at a time (Deflation.cpp), so they share it.
+static DeflatedChain InFlight;
 
 void detail::lockMonitorRegistry() { RegistryMutex.lock(); }
 void detail::unlockMonitorRegistry() { RegistryMutex.unlock(); }
@@ -106,6 +117,12 @@ std::atomic<uint64_t> DeflationTrigger{UINT64_MAX};
 
 static void count(std::atomic<uint64_t> &Counter) {
   Counter.fetch_add(1, std::memory_order_relaxed);
+}
+
+/// Monitors became free; lock held.
+static void advanceFreeEpoch() {
+  FreeEpoch.store(FreeEpoch.load(std::memory_order_relaxed) + 1,
+                  std::memory_order_release);
 }
 
 void FreeBatches::add(Monitor *M) {
@@ -272,8 +289,8 @@ static Monitor *takeBatchLocked(uint32_t Want) {
 
 /// A free monitor, not registered: the calling thread's own, else one of a
 /// batch that refills its list; null when index storage has none left
-/// anywhere.
-static Monitor *takeFree() {
+/// anywhere, with `EpochSeen` the FreeEpoch of that moment.
+static Monitor *takeFree(uint64_t &EpochSeen) {
   jitlock_thread *T = currentThread();
   if (T)
     if (Monitor *M = popOwn(T->FreeMonitors.Head))
@@ -281,8 +298,10 @@ static Monitor *takeFree() {
   std::lock_guard<std::mutex> Guard(RegistryMutex);
   count(LockedAllocations);
   Monitor *M = takeBatchLocked(T ? FreeBatchSize : 1);
-  if (!M)
+  if (!M) {
+    EpochSeen = FreeEpoch.load(std::memory_order_relaxed);
     return nullptr;
+  }
   if (Monitor *Rest = M->RegistryNext.load(std::memory_order_relaxed)) {
     if (T) {
       listLocked(T->FreeMonitors);
@@ -315,16 +334,17 @@ static void prepare(Monitor *M, void *Object, uint64_t DisplacedHeader,
 Monitor *newMonitor(void *Object, uint64_t DisplacedHeader, uintptr_t OwnerWord,
                     uint64_t Recursions) {
   Monitor *M;
-  for (bool Deflated = false;; Deflated = true) {
+  for (;;) {
     if ((M = Reserved)) {
       Reserved = M->RegistryNext.load(std::memory_order_relaxed);
       break;
     }
-    if ((M = takeFree()))
+    uint64_t Epoch;
+    if ((M = takeFree(Epoch)))
       break;
-    // The index region is full: deflate idle monitors once, where the
-    // caller may run a deflation cycle, and try again.
-    if (Deflated || !deflateForSpace())
+    // The index region is full: deflate for space, and try again while
+    // that (or anything else) freed monitors.
+    if (!deflateForSpace(Epoch))
       return nullptr;
   }
   prepare(M, Object, DisplacedHeader, OwnerWord, Recursions);
@@ -342,6 +362,7 @@ Monitor *newMonitor(void *Object, uint64_t DisplacedHeader, uintptr_t OwnerWord,
 static void releaseReservationLocked() {
   if (Monitor *Chain = Reserved) {
     GlobalFree.addBatch(Chain);
+    advanceFreeEpoch();
   }
   Reserved = nullptr;
 }
@@ -349,10 +370,11 @@ static void releaseReservationLocked() {
 bool reserveMonitors(size_t N) {
   if (!storage::isIndex())
     return true;
-  for (bool Deflated = false;; Deflated = true) {
+  for (;;) {
     size_t Taken = 0;
+    uint64_t Epoch = 0;
     for (; Taken != N; ++Taken) {
-      Monitor *M = takeFree();
+      Monitor *M = takeFree(Epoch);
       if (!M)
         break;
       M->RegistryNext.store(Reserved, std::memory_order_relaxed);
@@ -363,9 +385,14 @@ bool reserveMonitors(size_t N) {
     {
       std::lock_guard<std::mutex> Guard(RegistryMutex);
       count(LockedAllocations);
+      // What this call gives back is no progress for it; what others freed
+      // since its failed try is.
+      bool OthersFreed = FreeEpoch.load(std::memory_order_relaxed) != Epoch;
       releaseReservationLocked();
+      if (!OthersFreed)
+        Epoch = FreeEpoch.load(std::memory_order_relaxed);
     }
-    if (Deflated || !deflateForSpace())
+    if (!deflateForSpace(Epoch))
       return false;
   }
 }
@@ -390,6 +417,7 @@ void discardMonitor(Monitor *M) {
   // A reader holding a stale pointer sees the marker and starts over.
   M->Owner.store(owner::DeflaterMarker, std::memory_order_relaxed);
   // Never published: reusable at once, by this thread if it is attached.
+  advanceFreeEpoch();
   if (jitlock_thread *T = currentThread()) {
     pushOwnLocked(T->FreeMonitors, M, M);
     return;
@@ -412,9 +440,9 @@ void releaseFreeMonitors(jitlock_thread &T) {
   L.Listed = false;
 }
 
-size_t sweepMonitors(bool (*Deflate)(Monitor &), DeflatedChain &Deflated,
-                     uint64_t &Kept) {
-  std::lock_guard<std::mutex> Guard(RegistryMutex);
+/// sweepMonitors; lock held.
+static size_t sweepLocked(bool (*Deflate)(Monitor &), DeflatedChain &Deflated,
+                          uint64_t &Kept) {
   size_t Count = 0;
   // Deflated monitors are unlinked a run of consecutive ones at a time:
   // `Run` of them from `RunFirst`, after the kept monitor `Prev`.
@@ -442,10 +470,21 @@ size_t sweepMonitors(bool (*Deflate)(Monitor &), DeflatedChain &Deflated,
   return Count;
 }
 
-void freeMonitors(DeflatedChain &Deflated) {
+size_t sweepMonitors(bool (*Deflate)(Monitor &), DeflatedChain &Deflated,
+                     uint64_t &Kept) {
+  std::lock_guard<std::mutex> Guard(RegistryMutex);
+  return sweepLocked(Deflate, Deflated, Kept);
+}
+
+size_t sweepMonitorsInFlight(bool (*Deflate)(Monitor &), uint64_t &Kept) {
+  std::lock_guard<std::mutex> Guard(RegistryMutex);
+  return sweepLocked(Deflate, InFlight, Kept);
+}
+
+/// freeMonitors; lock held.
+static void freeLocked(DeflatedChain &Deflated) {
   if (Deflated.empty())
     return;
-  std::lock_guard<std::mutex> Guard(RegistryMutex);
   // An attached thread that ran the cycle (for space, or its own call)
   // keeps the batch it freed last: it is likely to inflate next, and a
   // monitor just deflated is reused first.
@@ -456,7 +495,27 @@ void freeMonitors(DeflatedChain &Deflated) {
     pushOwnLocked(T->FreeMonitors, First, Last);
   }
   GlobalFree.splice(Deflated);
+  advanceFreeEpoch();
 }
+
+void freeMonitors(DeflatedChain &Deflated) {
+  if (Deflated.empty())
+    return;
+  std::lock_guard<std::mutex> Guard(RegistryMutex);
+  freeLocked(Deflated);
+}
+
+bool monitorsInFlight() {
+  std::lock_guard<std::mutex> Guard(RegistryMutex);
+  return !InFlight.empty();
+}
+
+void freeMonitorsInFlight() {
+  std::lock_guard<std::mutex> Guard(RegistryMutex);
+  freeLocked(InFlight);
+}
+
+uint64_t freeEpoch() { return FreeEpoch.load(std::memory_order_acquire); }
 
 uint64_t monitorsAlive() { return LiveMonitors.load(); }
 
@@ -505,7 +564,9 @@ void freeAllMonitors(bool WriteBack) {
     destroyMonitor(M);
     LiveMonitors.fetch_sub(1, std::memory_order_relaxed);
   }
-  // No thread is attached: every thread list was given back at detach.
+  // No thread is attached: every thread list was given back at detach, and
+  // no cycle is in flight.
+  GlobalFree.splice(InFlight);
   stealLocked();
   while (Monitor *Batch = GlobalFree.takeBatch())
     destroyChain(Batch);

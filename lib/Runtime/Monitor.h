@@ -25,9 +25,9 @@
 // list (its owner word DeflaterMarker, so that a stale reader retries) and
 // is reused by the next inflation; memory is returned only at shutdown. A
 // deflated monitor reaches the free list only after a handshake with every
-// thread (A6 in Synchronizer.cpp); until then it sits on its deflater's own
-// list, out of the registry. Free monitors sit in batches on the global
-// free list and in each attached thread's own list, from which its
+// thread (A6 in Synchronizer.cpp); until then it sits in the chain of the
+// cycle in flight, out of the registry. Free monitors sit in batches on the
+// global free list and in each attached thread's own list, from which its
 // inflations take them without a lock (Monitor.cpp, "Free monitors").
 //
 //===----------------------------------------------------------------------===//
@@ -162,15 +162,15 @@ public:
 /// newMonitor registers a monitor before its address can be published in a
 /// header, so that a scan of the registry sees every monitor a thread could
 /// own. It reuses a free monitor when there is one. Null only for index
-/// storage whose region is full even after a deflation cycle (where the
-/// caller may run one): the inflating operation fails with JITLOCK_ENOMEM.
+/// storage whose region is full even after deflating for space (where the
+/// caller may): the inflating operation fails with JITLOCK_ENOMEM.
 /// Takes no lock while the calling thread's own free list has a monitor.
 Monitor *newMonitor(void *Object, uint64_t DisplacedHeader, uintptr_t OwnerWord,
                     uint64_t Recursions);
 /// Index storage: sets `N` monitors aside for the calling thread's next
 /// inflations, which then cannot run out (restore-locks must not fail
 /// half-way). False, with none set aside, when there are not that many even
-/// after a deflation cycle. Always true for the other storages.
+/// after deflating for space. Always true for the other storages.
 bool reserveMonitors(size_t N);
 /// Puts back what is left of the calling thread's reservation.
 void releaseReservation();
@@ -216,6 +216,25 @@ size_t sweepMonitors(bool (*Deflate)(Monitor &), DeflatedChain &Deflated,
                      uint64_t &Kept);
 /// Puts what sweepMonitors unregistered on the global free list.
 void freeMonitors(DeflatedChain &Deflated);
+/// sweepMonitors for a cycle outside a safepoint (one at a time): what it
+/// unregisters goes to the chain of the cycle in flight, where the holder
+/// of a safepoint may free it too (every other thread is stopped or safe).
+size_t sweepMonitorsInFlight(bool (*Deflate)(Monitor &), uint64_t &Kept);
+/// Whether the chain of the cycle in flight holds monitors.
+bool monitorsInFlight();
+/// freeMonitors for the chain of the cycle in flight.
+void freeMonitorsInFlight();
+/// One step further each time monitors become free: an allocation that
+/// failed tells by it whether to try again.
+uint64_t freeEpoch();
+/// For an allocation that found the index region full when freeEpoch() was
+/// `EpochSeen` (Deflation.cpp): runs a deflation cycle, or waits for the one
+/// in flight, unless the caller is a handshake operation, which may not.
+/// Whether monitors became free since `EpochSeen`: worth another try.
+bool deflateForSpace(uint64_t EpochSeen);
+/// For tests only: called by a deflation cycle outside a safepoint between
+/// its sweep and its handshake (A6), holding only the cycle lock.
+extern std::atomic<void (*)()> CycleSweptTestHook;
 /// Registered monitors: installed in a header, or about to be.
 uint64_t monitorsAlive();
 /// Monitors in memory: registered, deflated and waiting for their

@@ -11,6 +11,7 @@
 #include "MonitorStorage.h"
 #include "ObjectHeader.h"
 #include "Safepoint.h"
+#include "StackGuard.h"
 #include "Synchronizer.h"
 #include "Thread.h"
 
@@ -244,6 +245,15 @@ size_t jitlock_rt_find_deadlocks(jitlock_deadlock_fn Fn, void *Ctx) {
 // GC roots
 //===----------------------------------------------------------------------===//
 
+/// Set on the calling thread while root callbacks run.
+static thread_local bool VisitingRoots = false;
+
+bool jitlock::takeAbandonedRootVisit() {
+  bool Abandoned = VisitingRoots;
+  VisitingRoots = false;
+  return Abandoned;
+}
+
 void jitlock_rt_enumerate_roots(jitlock_root_fn Fn, void *Ctx) {
   if (!Fn)
     return;
@@ -253,15 +263,26 @@ void jitlock_rt_enumerate_roots(jitlock_root_fn Fn, void *Ctx) {
            "root enumeration from inside a handshake");
     return;
   }
+  VisitingRoots = true;
   forEachThread([&](jitlock_thread &T) {
     LockStack LS(T);
     for (unsigned I = 0, E = LS.size(); I != E; ++I)
       Fn(Ctx, &T.LockStackSlots[I], JITLOCK_ROOT_LOCK_STACK, &T);
   });
-  forEachMonitor([&](Monitor &M) {
-    Fn(Ctx, &M.Object, JITLOCK_ROOT_MONITOR,
-       owner::threadOf(M.Owner.load(std::memory_order_relaxed)));
-  });
+  // `Fn` runs outside the monitor registry's lock: a stack overflow inside
+  // it abandons these frames, and recovery (jitlock_rt_call_guarded)
+  // releases the safepoint they hold but no lock taken here. The monitors
+  // are collected first; inside the safepoint none is freed or registered:
+  // deflation holds the operation lock, and only stopped threads inflate.
+  // The buffer is static, guarded by the safepoint, so that an abandoned
+  // call leaks nothing.
+  static std::vector<Monitor *> Monitors;
+  Monitors.clear();
+  forEachMonitor([](Monitor &M) { Monitors.push_back(&M); });
+  for (size_t I = 0; I < Monitors.size(); ++I)
+    Fn(Ctx, &Monitors[I]->Object, JITLOCK_ROOT_MONITOR,
+       owner::threadOf(Monitors[I]->Owner.load(std::memory_order_relaxed)));
+  VisitingRoots = false;
   // The table is keyed by object address: a moving collector moved keys.
   if (storage::isTable())
     storage::followMovedObjects();

@@ -163,7 +163,17 @@ namespace {
 /// The registry lock for the scope, taken as detail::lockThreadRegistry does.
 struct RegistryGuard {
   RegistryGuard() { detail::lockThreadRegistry(); }
-  ~RegistryGuard() { detail::unlockThreadRegistry(); }
+  ~RegistryGuard() {
+    if (Held)
+      detail::unlockThreadRegistry();
+  }
+  /// Before a misuse report: a stack overflow in the handler abandons this
+  /// frame, and nothing would unlock the registry then.
+  void unlock() {
+    Held = false;
+    detail::unlockThreadRegistry();
+  }
+  bool Held = true;
   RegistryGuard(const RegistryGuard &) = delete;
   RegistryGuard &operator=(const RegistryGuard &) = delete;
 };
@@ -399,9 +409,11 @@ int jitlock_rt_configure(const jitlock_rt_config *In) {
     return misuse(JITLOCK_ESTATE, nullptr, nullptr,
                   "configure while the deflation thread runs");
   RegistryGuard Guard;
-  if (!Threads.empty())
+  if (!Threads.empty()) {
+    Guard.unlock();
     return misuse(JITLOCK_ESTATE, nullptr, nullptr,
                   "configure while threads are attached");
+  }
   // Code generated for the handed-out layout may still run, and objects may
   // carry its headers: only a configuration with the same layout is taken.
   if (layoutHandedOut()) {
@@ -410,6 +422,7 @@ int jitlock_rt_configure(const jitlock_rt_config *In) {
     std::string Now = fingerprintFor(Current);
     std::string Asked = fingerprintFor(Given);
     if (Now != Asked) {
+      Guard.unlock();
       std::string What =
           "configure that changes the layout after it was handed out (to a "
           "code generator, lowered code or an attached thread): the layout "
@@ -460,9 +473,11 @@ static int shutdownRuntime(bool WriteBack) {
   }
   // Held throughout, so that no thread attaches and inflates meanwhile.
   RegistryGuard Guard;
-  if (!Threads.empty())
+  if (!Threads.empty()) {
+    Guard.unlock();
     return misuse(JITLOCK_ESTATE, nullptr, nullptr,
                   "shutdown while threads are attached");
+  }
   freeAllMonitors(WriteBack);
   releaseLayout();
   return JITLOCK_OK;
@@ -502,6 +517,8 @@ jitlock_thread *jitlock_rt_attach(void) {
   T.Attached = 1;
   Threads.push_back(&T);
   markLayoutHandedOut();
+  // The misuse handler hears a mismatch without the registry lock held.
+  Guard.unlock();
   checkPendingLayouts();
   return &T;
 }

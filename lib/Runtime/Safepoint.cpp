@@ -111,6 +111,22 @@ struct BusyScope {
   ~BusyScope() { --BusyInOperation; }
 };
 
+/// Set once the thread's SafepointExitHook has run. Trivially destructible,
+/// so that a begin from a later TLS destructor can still read it.
+thread_local bool SafepointExitHookRan = false;
+
+/// Releases, as its thread exits, a safepoint the thread still holds: the
+/// operation lock and the thread registry would otherwise stay locked for
+/// good. Armed by the thread's first jitlock_rt_safepoint_begin, attached or
+/// not (only attached threads have the exit hook of Runtime.cpp); whichever
+/// of the two runs first releases it.
+struct SafepointExitHook {
+  /// Written by begin, which is what registers the destructor.
+  bool Armed = false;
+  ~SafepointExitHook();
+};
+thread_local SafepointExitHook ExitHook;
+
 /// Set on an attached thread that waited for the registry lock blocked:
 /// it polls once it has released the lock (lockWhileSafe).
 thread_local bool PollAfterRegistry = false;
@@ -159,6 +175,15 @@ void releaseSafepointAtExit() {
   ApiSafepoint = false;
   OpenScopes = 0;
   endSafepoint();
+}
+
+SafepointExitHook::~SafepointExitHook() {
+  SafepointExitHookRan = true;
+  if (!HoldsSafepoint)
+    return;
+  misuse(JITLOCK_ESTATE, currentThread(), nullptr,
+         "thread exited while holding a safepoint; released it");
+  releaseSafepointAtExit();
 }
 
 void unwindOperations(const OperationMarks &Entry) {
@@ -330,7 +355,9 @@ static uint32_t lockBlocked(std::mutex &M) {
 
 void lockWhileSafe(std::mutex &M) {
   // No safepoint or handshake is in progress while we hold the operation
-  // lock, so T1's check finds nothing; it is made for form's sake.
+  // lock, so T1's check finds nothing; it is made for form's sake. Holding
+  // the deflation cycle lock, we may stop or run a handshake here: neither
+  // ever waits for that lock.
   if (lockBlocked(M) != ~0u)
     pollSlowPath(*currentThread());
 }
@@ -706,6 +733,12 @@ int jitlock_rt_safepoint_begin(void) {
       Self->State.load(std::memory_order_relaxed) != JITLOCK_THREAD_NATIVE)
     return misuse(JITLOCK_ESTATE, Self, nullptr,
                   "safepoint begin from an attached thread outside native");
+  // Nothing would release it at the thread's exit any more.
+  if (SafepointExitHookRan)
+    return misuse(JITLOCK_ESTATE, Self, nullptr,
+                  "safepoint begin from a thread that is exiting (its "
+                  "safepoint exit hook has run)");
+  ExitHook.Armed = true;
   beginSafepoint();
   ApiSafepoint = true;
   return JITLOCK_OK;

@@ -76,6 +76,10 @@ void fillStackInfo(jitlock_thread &T, jitlock_stack_info &I);
 [[noreturn]] void fatalOverflow(const jitlock_stack_overflow &I,
                                 const char *Why);
 
+/// Whether the calling thread was running root enumeration callbacks
+/// (Queries.cpp) when a stack overflow abandoned them; clears that mark.
+bool takeAbandonedRootVisit();
+
 /// Installs the process's SIGSEGV backstop once; false if it cannot.
 bool installBackstop();
 /// Maps and installs the calling thread's alternate signal stack, with a

@@ -13,6 +13,7 @@
 #include "StackGuard.h"
 
 #include "Monitor.h"
+#include "MonitorStorage.h"
 #include "Safepoint.h"
 #include "Synchronizer.h"
 
@@ -148,6 +149,22 @@ static size_t releaseHoldsSince(jitlock_thread &T,
   return Released;
 }
 
+/// XR: the XQ an exit abandoned between N3 and its exit_queued call owed,
+/// run for every free monitor with threads queued.
+static void wakeAbandonedQueues() {
+  // The exit barrier the abandoned N3 did not reach.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (monitorsAlive() == 0)
+    return;
+  // Under the registry lock, which keeps each monitor registered, hence not
+  // reused, while XQ reads it; a deflater's sweep runs XQ there too.
+  forEachMonitor([](Monitor &M) {
+    if (M.EntryCount.load(std::memory_order_relaxed) != 0 &&
+        M.Owner.load(std::memory_order_relaxed) == 0)
+      wakeSuccessor(M);
+  });
+}
+
 /// The landing of an overflow in jitlock_rt_call_guarded's frame.
 static int recover(jitlock_thread &T, GuardedCall &C,
                    jitlock_guarded_result *R) {
@@ -162,6 +179,7 @@ static int recover(jitlock_thread &T, GuardedCall &C,
   }
   reprotect(S);
   size_t Released = releaseHoldsSince(T, C.Before, R);
+  wakeAbandonedQueues();
   if (R) {
     R->overflow = C.Overflow;
     R->released_count = Released;
@@ -225,6 +243,11 @@ int jitlock_rt_call_guarded(jitlock_thread *Self, void (*Fn)(void *), void *Arg,
     Fn(Arg);
     return JITLOCK_OK;
   }
+  // A root enumeration abandoned in its callbacks: what they moved so far
+  // keeps its monitor roots, and table storage follows them, still inside
+  // the enumeration's safepoint (released just below if the call took it).
+  if (takeAbandonedRootVisit() && holdsSafepoint() && storage::isTable())
+    storage::followMovedObjects();
   unwindOperations(EntryOperations);
   restoreThreadState(*Self, EntryState);
   return recover(*Self, C, Result);

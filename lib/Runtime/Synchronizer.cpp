@@ -57,10 +57,11 @@
 //       Why no waiter is stranded: a joiner does J1 (entry_count += 1),
 //       J2 (barrier), J3 (load m.owner; sleep only if it is a thread). The
 //       barrier's fence lands in the exiter's instruction stream either
-//       before its store of 0, and then J3 sees 0 (or a later owner, whose
-//       own exit comes later still) and competes instead of sleeping; or
-//       after the store, and then also before its load, which sees the
-//       joiner's count. Either the joiner or the exiter sees the other.
+//       after its store of 0, which J3 then sees (or a later owner, whose
+//       own exit comes later still), so the joiner competes instead of
+//       sleeping; or before the store, and so also before its load, which
+//       then sees the joiner's count. Either the joiner or the exiter sees
+//       the other.
 //       An entry count that stays nonzero needs no second barrier: any exit
 //       after the first one's sees it.
 //   XQ  exit_queued (wakeSuccessor), under m's queue lock: if the queue is
@@ -78,6 +79,21 @@
 //       thread), as the exit that missed the count would have; if o is
 //       DEFLATER, the abort runs XQ. Then sleep until woken: a later
 //       owner's exit sees the count.
+//
+// Recovery from a stack overflow (StackRecovery.cpp):
+//   XR  an overflow may abandon an inflated exit after N3's release and
+//       before its exit_queued call (in code without a stack check, or in
+//       the glue frame of the call): the monitor is free, so no hold of it
+//       is left to release, and the queue's XQ is lost with the frames.
+//       After releasing the abandoned holds, recovery runs a full fence
+//       (the exit barrier N3 did not reach: a joiner's J1 count is seen, or
+//       its J3 sees the release and runs XQ itself) and then XQ for every
+//       registered monitor that is free with a nonzero entry count. It
+//       cannot tell which monitors the abandoned frames released, and need
+//       not: XQ is correct for any monitor at any time, as J3 and the
+//       deflater's abort already run it on exits they cannot see. For a
+//       monitor nobody owes an XQ, it wakes a head that competes and, at
+//       worst, sleeps again (one more loss towards its handoff).
 //
 // Heavy mode (Config.locking_mode == JITLOCK_LOCKING_HEAVY), runtime enter:
 //   H1  after E1-E3, if h's bits are 01: create a monitor owned by self
@@ -110,9 +126,14 @@
 //       later count reads negative.
 //   Abort: CAS m.owner DEFLATER -> 0, release. If that fails an enterer
 //       cancelled the deflation (A4) and owns m: the deflater takes back the
-//       contention that enterer added for it. If it succeeds, then after a
-//       full fence, a nonzero entry count means an exit's XQ may have found
-//       DEFLATER and left: the abort runs XQ, as that exit would have.
+//       contention that enterer added for it, with a release: an A4 count
+//       (acq_rel) that read the take-back would make it happen before the
+//       cancel that the failed CAS read, so the take-back follows the
+//       canceller's own count and never turns it negative. (Acquire on the
+//       failed CAS would pair with nothing: the cancel is no release.) If
+//       the CAS succeeds, then after a full fence, a nonzero entry count
+//       means an exit's XQ may have found DEFLATER and left: the abort runs
+//       XQ, as that exit would have.
 // The enterer's side, in the runtime (enterMonitor):
 //   A4  before it spins, queues or touches a DEFLATER owner, an enterer adds
 //       one to m.contentions. A negative result: A3 has won. It takes the
@@ -135,7 +156,8 @@
 //   A6  unregister m (the sweep), then run a handshake with every thread
 //       (jitlock_rt_handshake_all), and only then put m on the free list,
 //       from which the next inflation reuses it. Inside a safepoint every
-//       other thread is stopped or safe already: m is freed at once.
+//       other thread is stopped or safe already: m is freed at once, and so
+//       is what a cycle outside it swept and has not freed yet.
 // Why the inline paths need no change: they CAS an owner word only 0 ->
 // self (M1), store 0 only over self (N2 checked it, N3), and trust a
 // recursion count only beside owner == self (M2, N2). DEFLATER is nonzero
@@ -148,6 +170,22 @@
 // or blocked), where it runs no inline code. In the runtime, a thread that
 // blocks (parks) holding m's address is in m's queues or counted in
 // m.contentions, which A2 and A3 refuse.
+// Moving collectors (jitlock_rt_enumerate_roots). A collector moves objects
+// only inside a safepoint, through the roots: lock stack slots and each
+// monitor's object field, m.object. A thread that sleeps in the runtime for
+// obj (parked in the entry queue, in the wait set, or notified) is safe, so
+// obj may move meanwhile; the collector rewrites m.object, not the address
+// the thread was called with, which then names a dead copy.
+//   MC1 an enterer counted in m.contentions (A4) checks once, with no poll
+//       since its header load, that obj's header names m (a caller no
+//       handshake covers may have found m deflated and reused). From then
+//       on m is obj's monitor wherever obj moves (no deflation passes A3,
+//       so m is not reused), and once it owns m it keeps m without reading
+//       the header at the old address: the enter returns owning m, whose
+//       object is obj's new address, which the caller's own references hold
+//       after the collection. A waiter re-enters m itself and needs nothing
+//       more. Only an uncounted M1 that took m at once checks the header
+//       after the acquisition (keepIfInstalled): it never slept.
 // Readers that a handshake does not cover, because they may run on a thread
 // that is not attached (an identity hash, a hash peek, the queries), check
 // m.generation (MonitorRead in Synchronizer.h):
@@ -429,6 +467,8 @@ static void waitInEntryQueue(jitlock_thread &T, Monitor &M) {
     }
     if (Wake == QueueNode::Granted)
       break; // The exiting owner unlinked us and made us the owner.
+    if (JoinHook Hook = JoinTestHook.load(std::memory_order_relaxed))
+      Hook(JoinStage::Woken, M);
     // Compete. Under the queue lock, so that an exit cannot free the monitor
     // and wake us between a lost race and going back to sleep.
     M.QueueLock.lock();
@@ -736,11 +776,18 @@ static void enterCounted(jitlock_thread &T, Monitor &M) {
 
 /// The contended part of enterMonitor, counted in `M.Contentions` (A4):
 /// spin, then queue, until `T` owns `M`. False when a deflation of `M` has
-/// won; `Obj`'s header is restored then, and the caller starts over.
+/// won (`Obj`'s header is restored then), or `M` is no longer `Obj`'s: the
+/// caller starts over. True when `T` owns `M`, whose object may have moved
+/// meanwhile (MC1).
 static bool enterContended(jitlock_thread &T, Monitor &M, void *Obj) {
   if (M.Contentions.fetch_add(1, std::memory_order_acq_rel) < 0) {
     M.Contentions.fetch_sub(1, std::memory_order_relaxed);
     restoreHeader(M, Obj); // A5, in case the deflater is not there yet.
+    return false;
+  }
+  // MC1: counted, M stays Obj's monitor wherever a collector moves Obj.
+  if (!storage::names(Obj, M)) {
+    M.Contentions.fetch_sub(1, std::memory_order_release);
     return false;
   }
   if (!M.isDeflating())
@@ -763,11 +810,13 @@ bool enterMonitor(jitlock_thread &T, Monitor &M, void *Obj) {
       M.addRecursion();
       return true;
     }
+    // MC1: `T` may have slept while `Obj` moved to M.Object, leaving a dead
+    // copy at `Obj` whose header must not be read.
     if (!enterContended(T, M, Obj))
       return false;
-  }
-  if (!keepIfInstalled(T, M, Obj))
+  } else if (!keepIfInstalled(T, M, Obj)) {
     return false;
+  }
   bump(T.Stats.MonitorEnters);
   return true;
 }
@@ -826,6 +875,9 @@ void wakeSuccessor(Monitor &M) {
   // sleeping threads, and the head stays counted for that owner's exit.
   uint32_t Wake = QueueNode::Compete;
   uintptr_t Free = 0;
+#ifdef JITLOCK_MUTATE_HANDOFF // scripts/mutate.sh
+  Heir->HandoffWanted = false;
+#endif
   if (Heir->HandoffWanted &&
       M.Owner.compare_exchange_strong(Free, owner::encode(Heir->Thread),
                                       std::memory_order_acq_rel,

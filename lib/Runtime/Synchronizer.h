@@ -135,7 +135,8 @@ bool takeInstalledMonitor(jitlock_thread &T, Monitor &M, void *Obj);
 /// or cancelling a deflation of `M` in progress (A4). Returns false, holding
 /// nothing more, when a deflation of `M` has won (`Obj`'s header is then
 /// restored) or `M` is no longer `Obj`'s: the caller starts over from the
-/// header.
+/// header. True when `T` owns `M`, whose object is `Obj` at its current
+/// address: a collector may have moved it while `T` slept (MC1).
 bool enterMonitor(jitlock_thread &T, Monitor &M, void *Obj);
 
 /// H1: installs a new monitor `M` owned by `T` on an object whose header is
@@ -185,22 +186,21 @@ void waitForOwnerPeeks();
 /// found M deflated through `Obj`'s header.
 void restoreHeader(Monitor &M, void *Obj);
 
-/// Runs a deflation cycle for an inflation that found the index region full,
-/// unless the caller is a handshake operation, which may not: whether it ran.
-bool deflateForSpace();
-
 /// For tests only, as IdentityHashTestHook: called by a thread joining a
 /// monitor's entry queue (J1) once it found the monitor owned, under the
 /// queue lock and before it counts itself, so that a test can run the
-/// owner's exit in that gap.
-enum class JoinStage { FoundOwned };
+/// owner's exit in that gap; and by a queued thread that an exit woke to
+/// compete, before it tries, so that a test can let a barging thread in.
+enum class JoinStage { FoundOwned, Woken };
 using JoinHook = void (*)(JoinStage Stage, Monitor &M);
 extern std::atomic<JoinHook> JoinTestHook;
 
 /// Where a deflater calls DeflationTestHook, under the registry lock: once
-/// it has marked `M`'s owner (A1), and once its deflation has won (A3), just
-/// before the header is restored (A5).
-enum class DeflationStage { OwnerMarked, Decided };
+/// A1's check of the entry count passed, before its CAS; once it has marked
+/// `M`'s owner (A1); once its deflation has won (A3), just before the header
+/// is restored (A5); and inside A5, between the seal and the header's
+/// restore (where an enterer that helps with A5 calls it too).
+enum class DeflationStage { Checked, OwnerMarked, Decided, Sealed };
 using DeflationHook = void (*)(DeflationStage Stage, Monitor &M);
 /// For tests only, as IdentityHashTestHook: they run enterers in between.
 extern std::atomic<DeflationHook> DeflationTestHook;

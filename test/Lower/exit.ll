@@ -6,7 +6,7 @@
 ;
 ; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
 ; RUN:   -passes='jitlock-lower<thread=tls;tls-offset=-320;exit=store>' -S %s \
-; RUN:   | FileCheck %s --implicit-check-not=fence
+; RUN:   | FileCheck %s --check-prefixes=CHECK,STORE --implicit-check-not=fence
 ; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
 ; RUN:   -passes='jitlock-lower<thread=tls;tls-offset=-320;exit=fence>' -S %s \
 ; RUN:   | FileCheck %s --check-prefixes=CHECK,FENCE
@@ -84,11 +84,13 @@ entry:
 ; CHECK-NEXT:    %jitlock.recursions.next = sub i64 %jitlock.recursions, 1
 ; CHECK-NEXT:    store atomic i64 %jitlock.recursions.next, ptr %jitlock.recursions.addr monotonic, align 8
 ; CHECK-NEXT:    br label %jitlock.exit.done
-; N3: store 0, release; with exit=fence a full fence (exit=store: none);
-; then the entry count at header+78: nonzero, the monitor is released and
-; the runtime wakes a queued thread.
+; N3: store 0, release; with exit=fence a full fence; with exit=store a
+; single-thread fence, which emits no instruction but keeps the entry
+; count's load below the store; then the entry count at header+78:
+; nonzero, the monitor is released and the runtime wakes a queued thread.
 ; CHECK:       jitlock.exit.release:
 ; CHECK-NEXT:    store atomic i64 0, ptr %jitlock.owner.addr release, align 8
+; STORE-NEXT:    fence syncscope("singlethread") seq_cst
 ; FENCE-NEXT:    fence seq_cst
 ; CHECK-NEXT:    %jitlock.monitor.tagged{{[0-9]+}} = inttoptr i64 %jitlock.header.inflated to ptr
 ; CHECK-NEXT:    %jitlock.entry.count.addr = getelementptr i8, ptr %jitlock.monitor.tagged{{[0-9]+}}, i64 78

@@ -93,6 +93,7 @@ entry:
 ; N3: store m.owner = 0, release; then the entry count.
 ; CHECK:       jitlock.exit.release:
 ; CHECK-NEXT:    store atomic i64 0, ptr %[[OWNERADDR]] release, align 8
+; CHECK-NEXT:    fence {{(syncscope\("singlethread"\) )?}}seq_cst
 ; CHECK-NEXT:    %[[COUNTADDR:jitlock.entry.count.addr[0-9]*]] = getelementptr i8, ptr %[[EMON]], i64 80
 ; CHECK-NEXT:    %[[COUNT:jitlock.entry.count[0-9]*]] = load atomic i32, ptr %[[COUNTADDR]] monotonic, align 4
 ; CHECK-NOT:     inttoptr

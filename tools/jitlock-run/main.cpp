@@ -101,6 +101,13 @@ cl::opt<bool>
              cl::desc("Lower every monitor operation to a runtime call"),
              cl::cat(RunCategory));
 
+cl::opt<bool>
+    Elide("elide",
+          cl::desc("Elide the locks that cannot matter, as O2 does (default "
+                   "true; --elide=false keeps every lock, so that the "
+                   "runtime's queries count every hold)"),
+          cl::init(true), cl::cat(RunCategory));
+
 cl::opt<jitlock::BangMode, false,
         jitlock::tools::ValuesParser<jitlock::BangMode>>
     Bang("stack-bang",
@@ -365,6 +372,7 @@ void printSafepoints(const jitlock::SafepointReport &R) {
 std::unique_ptr<jitlock::JitSession> load() {
   jitlock::JitOptions JO;
   JO.Inline = !NoInline;
+  JO.Elide = Elide;
   JO.Remarks = Remarks;
   JO.DebugPassManager = jitlock::tools::debugPassManager();
   JO.Bang = given(Bang);

@@ -32,7 +32,10 @@
 // million would be without reuse. The pacing stalls for good (a failure after
 // 60 s) unless the deflation thread keeps up on its threshold alone. At the end
 // every object has its exact header back, hash included (table storage
-// adds one to each), and the RSS grew by less than 32 MiB.
+// adds one to each), and the RSS grew by less than 32 MiB. Under index storage
+// the region holds only the threshold's 1024 monitors, so the threads'
+// inflations also deflate for space, concurrently with each other and with
+// the deflation thread, and must never fail for want of a monitor.
 //
 // Both run under the monitor storage of JITLOCK_TEST_MONITORS (pointer, the
 // default, index or table).
@@ -435,7 +438,10 @@ TEST(DeflationStressTest, ChurnKeepsLiveMonitorsBounded) {
   const uint64_t Seed =
       seedFromEnv("DeflationStressTest.Churn", "JITLOCK_DEFLATION_SEED");
   const uint64_t Total = 1000000;
-  StorageScope Storage;
+  // Index storage gets room for the threshold's monitors only: the region
+  // fills before the pacing stalls, and the threads' inflations deflate for
+  // space (and wait for each other's cycles and the thread's) meanwhile.
+  StorageScope Storage(/*indexCapacity=*/kThreshold);
   ASSERT_TRUE(Storage.configured());
   std::vector<Obj> Objects(Total);
   // Embedder bits that differ between objects, and a hash on one in 16,

@@ -14,8 +14,10 @@
 // advancing for 60 s.
 //
 //===----------------------------------------------------------------------===//
+#include "MonitorStorage.h"
 #include "RuntimeTestUtil.h"
 #include "Synchronizer.h"
+#include "Thread.h"
 #include "Watchdog.h"
 
 #include <atomic>
@@ -185,7 +187,9 @@ TEST_P(ExitRaceTest, ExitBetweenTheJoinersCheckAndItsCount) {
 
   std::atomic<int> stage{0}; // 1: the joiner is in the gap; 2: exited
   HookScope<jitlock::JoinStage, jitlock::Monitor &> hook(
-      jitlock::JoinTestHook, [&](jitlock::JoinStage, jitlock::Monitor &) {
+      jitlock::JoinTestHook, [&](jitlock::JoinStage at, jitlock::Monitor &) {
+        if (at != jitlock::JoinStage::FoundOwned)
+          return;
         stage = 1;
         while (stage.load() != 2)
           std::this_thread::yield();
@@ -212,6 +216,159 @@ TEST_P(ExitRaceTest, ExitBetweenTheJoinersCheckAndItsCount) {
   EXPECT_EQ(inspect(o).owner, w.thread());
   w.call(
       [&] { EXPECT_EQ(jitlock_rt_monitor_exit(w.thread(), o), JITLOCK_OK); });
+}
+
+// N3 against J1-J3 in lockstep, on the hardware: the owner's inline exit
+// and a joiner that found the monitor owned start together, each after a
+// random delay, trial after trial, so that the exit's release store and the
+// joiner's count are in flight at once. Without J2 a core may perform the
+// joiner's load of the owner before its count is visible and the exit's
+// load of the count before its release is (both under the store exit; the
+// joiner's side alone suffices under the fence exit), and the joiner sleeps
+// on a free monitor. That state is checked after each exit, without a
+// timeout: the exit has finished, the monitor is free, and the joiner
+// sleeps in the queue with nothing to wake it. Without J2 this fails within
+// a few hundred trials in most runs (not all: it needs both threads on a
+// CPU at once); StepWindowTest forces the window every time through a hook,
+// where this test runs the real barrier.
+TEST_P(ExitRaceTest, ExitAndJoinInLockstep) {
+  if (!configureExit())
+    GTEST_SKIP() << "membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) is not "
+                    "available here: the store exit cannot be configured";
+  if (testMonitorStorage() != JITLOCK_MONITORS_POINTER)
+    GTEST_SKIP() << "J2 is the same under every monitor storage: run once";
+  const bool fenced = GetParam() == JITLOCK_EXIT_FENCE;
+  // Trials until this budget is spent: a loaded machine runs fewer.
+  const auto budget = std::chrono::milliseconds(
+      envU64("JITLOCK_LOCKSTEP_MS", kSanitized ? 1000 : 2000));
+  const uint64_t seed =
+      seedFromEnv(fenced ? "ExitRaceTest.ExitAndJoinInLockstep/fence"
+                         : "ExitRaceTest.ExitAndJoinInLockstep/store",
+                  "JITLOCK_LOCKSTEP_SEED");
+  Obj *o = newObj();
+  ASSERT_EQ(enter(o), JITLOCK_OK);
+  ASSERT_EQ(jitlock_rt_wait_timed(self, o, 0), JITLOCK_ETIMEDOUT);
+  ASSERT_EQ(exit(o), JITLOCK_OK);
+  uint64_t h = o->hdr();
+  jitlock::Monitor *m = jitlock::storage::monitorFor(o, h);
+  ASSERT_NE(m, nullptr);
+
+  // Trial t: this thread enters (ownerTrial = t); the joiner enters, finds
+  // it owned and waits in the hook (ready = t); this thread starts both
+  // (go = t); the joiner gets the monitor (joinerGot = t) and leaves it
+  // (joinerLeft = t).
+  std::atomic<uint64_t> ownerTrial{0}, joinerTrial{0}, ready{0}, go{0},
+      joinerGot{0}, joinerLeft{0};
+  std::atomic<bool> stop{false};
+  std::mt19937_64 rng(seed);
+  // Delays of up to a few hundred nanoseconds on either side sweep the two
+  // sequences across each other.
+  std::atomic<uint32_t> joinerDelay{0};
+  auto delay = [](uint32_t n) {
+    for (uint32_t i = 0; i < n; ++i)
+      std::atomic_signal_fence(std::memory_order_seq_cst);
+  };
+  // Waits that are not part of the race give the CPU away now and then: on
+  // a loaded machine the other side may need it.
+  auto await = [](auto done) {
+    for (uint32_t i = 1; !done(); ++i)
+      if (i % 256 == 0)
+        std::this_thread::yield();
+  };
+  HookScope<jitlock::JoinStage, jitlock::Monitor &> hook(
+      jitlock::JoinTestHook, [&](jitlock::JoinStage at, jitlock::Monitor &) {
+        if (at != jitlock::JoinStage::FoundOwned)
+          return;
+        uint64_t t = joinerTrial.load(std::memory_order_relaxed);
+        ready.store(t);
+        // Busy: the start is the race.
+        while (go.load(std::memory_order_acquire) != t && !stop.load())
+          ;
+        delay(joinerDelay.load(std::memory_order_relaxed));
+      });
+  jitlock_thread *jt = nullptr;
+  std::atomic<bool> attached{false};
+  std::thread joiner([&] {
+    jt = jitlock_rt_attach();
+    attached = true;
+    for (uint64_t t = 1;; ++t) {
+      await([&] { return ownerTrial.load() == t || stop.load(); });
+      if (ownerTrial.load() != t)
+        break;
+      joinerTrial.store(t, std::memory_order_relaxed);
+      EXPECT_EQ(jitlock_rt_monitor_enter(jt, o), JITLOCK_OK);
+      joinerGot = t;
+      EXPECT_EQ(jitlock_rt_monitor_exit(jt, o), JITLOCK_OK);
+      joinerLeft = t;
+    }
+    EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+  });
+  while (!attached.load())
+    std::this_thread::yield();
+
+  auto &owner = m->Owner;
+  auto &node = jt->Node;
+  uint64_t t = 0, queuedSeen = 0;
+  bool stranded = false;
+  const auto end = std::chrono::steady_clock::now() + budget;
+  {
+    Watchdog dog(std::chrono::seconds(60), "trial 1",
+                 [&](const std::string &phase) {
+                   std::fprintf(stderr,
+                                "ExitAndJoinInLockstep: %s did not end in "
+                                "60 s (seed %" PRIu64 "): %s\n",
+                                phase.c_str(), seed, describe(o).c_str());
+                 });
+    while (!stranded && std::chrono::steady_clock::now() < end) {
+      ++t;
+      if (t % 256 == 0)
+        dog.phase("trial " + std::to_string(t));
+      uint32_t ownerDelay = rng() % 400;
+      joinerDelay.store(rng() % 400, std::memory_order_relaxed);
+      ASSERT_EQ(enter(o), JITLOCK_OK);
+      ownerTrial = t;
+      while (ready.load() != t) // busy: the start is the race
+        ;
+      go.store(t, std::memory_order_release);
+      delay(ownerDelay);
+      // N2-N3 inline.
+      owner.store(0, std::memory_order_release);
+      if (fenced)
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+      else
+        std::atomic_signal_fence(std::memory_order_seq_cst);
+      if (m->EntryCount.load(std::memory_order_relaxed) != 0) {
+        ++queuedSeen;
+        jitlock_rt_monitor_exit_queued_slow(self, o);
+      }
+      // The joiner gets the monitor, or sleeps on it free with no wake-up
+      // coming: only this thread could still send one, and it is done.
+      await([&] {
+        if (joinerGot.load() == t)
+          return true;
+        stranded = owner.load() == 0 &&
+                   node.Queue.load(std::memory_order_relaxed) ==
+                       jitlock::QueueNode::EntryQueue &&
+                   node.Wakeup.load() == jitlock::QueueNode::Sleep &&
+                   jitlock_rt_thread_state(jt) == JITLOCK_THREAD_BLOCKED;
+        return stranded;
+      });
+      if (stranded) {
+        // Let it go: our enter and exit find it counted.
+        ASSERT_EQ(enter(o), JITLOCK_OK);
+        ASSERT_EQ(exit(o), JITLOCK_OK);
+      }
+      await([&] { return joinerLeft.load() == t; });
+    }
+    stop = true;
+    joiner.join();
+  }
+  std::printf("  %" PRIu64 " trials, %" PRIu64 " exits saw the joiner\n", t,
+              queuedSeen);
+  EXPECT_FALSE(stranded) << "lost wake-up in trial " << t << " (seed " << seed
+                         << "): the exit saw no joiner and the joiner's "
+                            "re-check (J3) saw the owner";
+  EXPECT_GT(t, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Exits, ExitRaceTest,

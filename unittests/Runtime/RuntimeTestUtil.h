@@ -588,12 +588,15 @@ inline char *inlineMonitor(const jitlock_rt_layout &l, const jitlock_thread *t,
 }
 
 // For tests without the fixture: configures the storage under test (no
-// thread attached), and the defaults again at the end of the scope.
+// thread attached), with `indexCapacity` monitors when it is index storage
+// (0: the default), and the defaults again at the end of the scope.
 class StorageScope {
 public:
-  StorageScope() {
+  explicit StorageScope(uint32_t indexCapacity = 0) {
     jitlock_rt_config cfg;
     testDefaultConfig(&cfg);
+    if (cfg.monitor_storage == JITLOCK_MONITORS_INDEX)
+      cfg.monitor_capacity = indexCapacity;
     ok_ = jitlock_rt_configure(&cfg) == JITLOCK_OK;
   }
   ~StorageScope() {

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "SafepointTestUtil.h"
+#include "Watchdog.h"
 
 #include <cinttypes>
 #include <map>
@@ -607,6 +608,63 @@ TEST_F(SafepointTest, ExitingWhileHoldingASafepointReleasesIt) {
     return true;
   })) << "the mutators stayed stopped";
   EXPECT_FALSE(jitlock_rt_in_safepoint());
+}
+
+// The same for a thread that never attached (which has no attach-time exit
+// hook): its safepoint is released and reported as it exits, and the next
+// safepoint begins. A handshake requested by such a thread holds nothing
+// once it returns. A regression hangs in a begin: the watchdog ends it.
+TEST_F(SafepointTest, UnattachedThreadExitingReleasesItsSafepoint) {
+  MisuseLog log;
+  reconfigureWithLog(log);
+  Watchdog dog(std::chrono::seconds(60), "unattached holder",
+               [](const std::string &phase) {
+                 std::fprintf(stderr,
+                              "SafepointTest.UnattachedThreadExiting: stuck "
+                              "in phase '%s': the operation lock was never "
+                              "released\n",
+                              phase.c_str());
+               });
+  PollingThreads mutators(2);
+  auto mutatorsRun = [&] {
+    std::vector<uint64_t> before = mutators.counts();
+    return waitUntil([&] {
+      std::vector<uint64_t> now = mutators.counts();
+      for (size_t i = 0; i < now.size(); ++i)
+        if (now[i] == before[i])
+          return false;
+      return true;
+    });
+  };
+  NativeScope native(self);
+  for (int round = 0; round < 20; ++round) {
+    size_t reported = log.count();
+    std::thread([] {
+      EXPECT_EQ(jitlock_rt_current(), nullptr);
+      EXPECT_EQ(jitlock_rt_safepoint_begin(), JITLOCK_OK);
+      // Exits holding it.
+    }).join();
+    EXPECT_EQ(log.count(), reported + 1) << "round " << round;
+    EXPECT_EQ(log.last().status, JITLOCK_ESTATE);
+    EXPECT_FALSE(jitlock_rt_in_safepoint());
+    ASSERT_TRUE(mutatorsRun()) << "the mutators stayed stopped";
+    ASSERT_EQ(jitlock_rt_safepoint_begin(), JITLOCK_OK) << "round " << round;
+    ASSERT_EQ(jitlock_rt_safepoint_end(), JITLOCK_OK);
+  }
+  dog.phase("unattached handshake");
+  std::atomic<unsigned> ran{0};
+  std::thread([&] {
+    EXPECT_EQ(jitlock_rt_handshake_all(
+                  [](void *arg, jitlock_thread *) {
+                    static_cast<std::atomic<unsigned> *>(arg)->fetch_add(1);
+                  },
+                  &ran),
+              JITLOCK_OK);
+  }).join();
+  EXPECT_EQ(ran.load(), 3u) << "the two mutators and this thread";
+  ASSERT_EQ(jitlock_rt_safepoint_begin(), JITLOCK_OK);
+  ASSERT_EQ(jitlock_rt_safepoint_end(), JITLOCK_OK);
+  EXPECT_TRUE(mutatorsRun());
 }
 
 } // namespace

@@ -591,6 +591,28 @@ TEST_F(StackBangTest, FatalFaultsKillTheProcess) {
               ": the overflow handler returned (sp 0x");
 }
 
+TEST_F(StackBangTest, OverflowInAHandshakeOperationIsFatal) {
+  // Its requester waits for it to complete, holding the operation lock:
+  // recovery cannot give either back, and says so.
+  ChildResult R = runChild("handshake-op-overflow");
+  SCOPED_TRACE(R.describe());
+  EXPECT_TRUE(R.signaled(SIGABRT));
+  EXPECT_NE(R.Output.find("jitlock: fatal: a stack overflow abandoned a "
+                          "handshake operation, which cannot be completed"),
+            std::string::npos);
+  EXPECT_EQ(R.Output.find("child survived"), std::string::npos);
+}
+
+TEST_F(StackBangTest, OverflowInADeadlockCallbackRecovers) {
+  // Two threads deadlock for good, so the scenario runs in a child, which
+  // exits without cleaning up.
+  ChildResult R = runChild("deadlock-callback-overflow");
+  SCOPED_TRACE(R.describe());
+  EXPECT_TRUE(WIFEXITED(R.Status) && WEXITSTATUS(R.Status) == 0);
+  EXPECT_NE(R.Output.find("deadlock found again after the overflow"),
+            std::string::npos);
+}
+
 TEST_F(StackBangTest, OtherFaultsGoToThePreviousHandler) {
   ChildResult R = runChild("wild-write");
   SCOPED_TRACE(R.describe());
@@ -967,6 +989,47 @@ void previousHandler(int) {
   _exit(42);
 }
 
+/// Deadlocks two threads, then overflows inside the deadlock finder's
+/// callback; the finder must work again afterwards.
+void deadlockCallbackOverflow(jitlock_thread *Self) {
+  alarm(30); // a lock the overflow left held would hang the child
+  static Obj X, Y;
+  static std::atomic<int> Holding{0};
+  for (int I = 0; I < 2; ++I)
+    std::thread([I] {
+      jitlock_thread *T = jitlock_rt_attach();
+      Obj *First = I ? &Y : &X, *Second = I ? &X : &Y;
+      jitlock_rt_monitor_enter(T, First);
+      Holding.fetch_add(1);
+      while (Holding.load() != 2)
+        std::this_thread::yield();
+      jitlock_rt_monitor_enter(T, Second); // never returns
+    }).detach();
+  for (int Try = 0; jitlock_rt_find_deadlocks(nullptr, nullptr) != 1; ++Try) {
+    if (Try == 30000) {
+      dprintf(1, "no deadlock formed\n");
+      _exit(4);
+    }
+    usleep(1000);
+  }
+  jitlock_guarded_result R{};
+  int Rc = jitlock_rt_call_guarded(
+      Self,
+      [](void *) {
+        jitlock_rt_find_deadlocks([](void *, size_t, jitlock_thread *const *,
+                                     void *const *) { nativeRecurse(0, ~0u); },
+                                  nullptr);
+      },
+      nullptr, &R);
+  if (Rc != JITLOCK_ESTACK_OVERFLOW) {
+    dprintf(1, "guarded call returned %d\n", Rc);
+    _exit(5);
+  }
+  if (jitlock_rt_find_deadlocks(nullptr, nullptr) == 1)
+    dprintf(1, "deadlock found again after the overflow\n");
+  _exit(0);
+}
+
 void childThread() {
   jitlock_thread *Self = jitlock_rt_attach();
   jitlock_stack_info I{};
@@ -994,6 +1057,17 @@ void childThread() {
           checkedRecurse(R, 0);
         },
         Self, nullptr);
+  } else if (Scenario == "handshake-op-overflow") {
+    jitlock_rt_call_guarded(
+        Self,
+        [](void *P) {
+          jitlock_rt_handshake(
+              static_cast<jitlock_thread *>(P),
+              [](void *, jitlock_thread *) { nativeRecurse(0, ~0u); }, nullptr);
+        },
+        Self, nullptr);
+  } else if (Scenario == "deadlock-callback-overflow") {
+    deadlockCallbackOverflow(Self);
   } else if (Scenario == "wild-write" || Scenario == "chained-handler") {
     if (I.protected_zones)
       dprintf(1, "backstop installed\n");

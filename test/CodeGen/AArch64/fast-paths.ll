@@ -15,6 +15,15 @@
 ; RUN:   | FileCheck %s --check-prefixes=CHECK,LLSC
 ; RUN: llc -O2 -mtriple=aarch64-linux-gnu -mattr=+lse %t.bc -o - \
 ; RUN:   | FileCheck %s --check-prefixes=CHECK,LSE
+;
+; N3's single-thread fence (exit=store) emits no instruction: only llc's
+; comment stands between the release store and the entry count's load.
+; RUN: llc -O2 -mtriple=aarch64-linux-gnu %t.bc -o - \
+; RUN:   | FileCheck %s --check-prefix=RELEASE
+; RELEASE-LABEL: fast_exit:
+; RELEASE:       stlr xzr, {{\[}}x{{[0-9]+}}]
+; RELEASE-NEXT:  //MEMBARRIER
+; RELEASE-NEXT:  ldur w{{[0-9]+}}, {{\[}}x{{[0-9]+}}, #78]
 
 declare void @jitlock.monitor.enter(ptr)
 declare void @jitlock.monitor.exit(ptr)

@@ -132,9 +132,11 @@ entry:
 ; CHECK-NEXT:  testq %[[REC]], %[[REC]]
 ; CHECK-NEXT:  jne [[RECURSIVE:\.LBB[0-9_]+]]
 ; N3: a plain store of 0 (an x86 store is a release), no lock prefix and no
-; fence, then the entry count: zero, done.
+; fence instruction (the single-thread fence is only llc's comment), then the
+; entry count: zero, done.
 ; CHECK-NEXT:  # %jitlock.exit.release
 ; CHECK-NEXT:  movq $0, 62(%[[MON]])
+; CHECK-NEXT:  #MEMBARRIER
 ; CHECK-NEXT:  movl 78(%[[MON]]), %[[COUNT:[a-z0-9]+]]
 ; CHECK-NEXT:  testl %[[COUNT]], %[[COUNT]]
 ; CHECK-NEXT:  je [[DONE]]

@@ -64,6 +64,7 @@ entry:
 ; CHECK-NEXT:    jne [[EXITREC:\.LBB[0-9_]+]]
 ; CHECK-NEXT:  # %jitlock.exit.release
 ; CHECK-NEXT:    movq $0, 62(%[[IH]])
+; CHECK-NEXT:    #MEMBARRIER
 ; CHECK-NEXT:    movl 78(%[[IH]]), %[[COUNT:[a-z0-9]+]]
 ; CHECK-NEXT:    testl %[[COUNT]], %[[COUNT]]
 ; CHECK:         retq

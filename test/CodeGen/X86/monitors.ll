@@ -43,6 +43,7 @@ entry:
 ; N3: store 0 to the owner at base + index, then the entry count there.
 ; INDEX:       # %jitlock.exit.release
 ; INDEX-NEXT:    movq $0, 64(%[[XB]],%[[XI]])
+; INDEX-NEXT:    #MEMBARRIER
 ; INDEX-NEXT:    movl 80(%[[XB]],%[[XI]]), %{{[a-z0-9]+}}
 ; M1: exactly 10, then the monitor from the index, its owner tested, then
 ; CASed 0 -> thread.
@@ -83,6 +84,7 @@ entry:
 ; TABLE-NEXT:  # %jitlock.exit.monitor.found
 ; TABLE-NEXT:    movq 64(%[[XM]]), %{{[a-z0-9]+}}
 ; TABLE:         movq $0, 64(%[[XM]])
+; TABLE-NEXT:    #MEMBARRIER
 ; TABLE-NEXT:    movl 80(%[[XM]]), %{{[a-z0-9]+}}
 ; TABLE:       # %jitlock.enter.monitor.hit0
 ; TABLE-NEXT:    movq [[#CACHE+8]](%[[THR]]), %[[M:[a-z0-9]+]]
