@@ -6,10 +6,14 @@
 #
 #   include/jitlock/*.h                       the public headers
 #   lib/libjitlock_rt.a, libjitlock_rt.so.*   the runtime, static and shared
-#   lib/libjitlock_{emitters,passes,jit}.a    the C++ libraries
+#   lib/libjitlock_{emitters,passes,jit,deopt}.a  the C++ libraries
 #   lib/JitlockPlugin.so                      the pass plugin (opt, clang)
-#   lib/cmake/jitlock/                        find_package(jitlock CONFIG)
+#   lib/cmake/jitlock/                        find_package(jitlock CONFIG),
+#                                             with components
 #   lib/pkgconfig/jitlock.pc                  pkg-config, the shared runtime
+#   lib/pkgconfig/jitlock-static.pc           pkg-config, the static runtime
+#   share/jitlock/examples/*.ll               the example modules
+#                                             (jitlock-run's input)
 #   bin/                                      the tools that were built
 #
 # (lib is CMAKE_INSTALL_LIBDIR.)
@@ -24,11 +28,12 @@ install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/jitlock"
   FILES_MATCHING PATTERN "*.h")
 
 # The exported targets, as jitlock::<EXPORT_NAME>: rt, rt_shared, emitters,
-# and with LLVM passes, jit, plugin and llvm (LLVM's usage requirements,
-# which the config completes).
+# and with LLVM passes, jit, deopt, plugin and llvm (LLVM's usage
+# requirements, which the config completes).
 set(exported jitlock_rt jitlock_rt_shared jitlock_emitters)
 if(JITLOCK_ENABLE_LLVM)
-  list(APPEND exported jitlock_llvm jitlock_passes jitlock_jit JitlockPlugin)
+  list(APPEND exported jitlock_llvm jitlock_passes jitlock_jit jitlock_deopt
+    JitlockPlugin)
 endif()
 install(TARGETS ${exported}
   EXPORT jitlockTargets
@@ -79,9 +84,19 @@ else()
 endif()
 configure_file("${CMAKE_CURRENT_LIST_DIR}/jitlock.pc.in"
   "${PROJECT_BINARY_DIR}/jitlock.pc" @ONLY)
+configure_file("${CMAKE_CURRENT_LIST_DIR}/jitlock-static.pc.in"
+  "${PROJECT_BINARY_DIR}/jitlock-static.pc" @ONLY)
 install(FILES "${PROJECT_BINARY_DIR}/jitlock.pc"
+  "${PROJECT_BINARY_DIR}/jitlock-static.pc"
   DESTINATION "${pc_file_dir}"
   COMPONENT jitlock_development)
+
+# The example modules, for jitlock-run and as a frontend's reference.
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/examples/"
+  DESTINATION "${CMAKE_INSTALL_DATADIR}/jitlock/examples"
+  COMPONENT jitlock_development
+  FILES_MATCHING PATTERN "*.ll"
+  PATTERN "embedding" EXCLUDE)
 
 # The build tree as a package too (jitlock_DIR=<build>), for trying a
 # consumer against a build without installing it.

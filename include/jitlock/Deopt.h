@@ -6,8 +6,8 @@
 //
 //   1. Stack maps: StackMapTable indexes `.llvm_stackmaps` sections, read
 //      with llvm::StackMapParser, by return address. A JIT registers each
-//      linked object's section (enableDeopt in jitlock/DeoptJIT.h does it for
-//      an ORC LLJIT); statically linked code registers its own.
+//      linked object's section (enableDeopt, declared below, does it for an
+//      ORC LLJIT); statically linked code registers its own.
 //   2. The deopt point: `llvm.experimental.deoptimize` lowers to a call of
 //      `__llvm_deoptimize`, which must be deoptEntryAddress(): a stub that
 //      saves the registers the stack map may name and enters the dispatcher.

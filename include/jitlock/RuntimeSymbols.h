@@ -22,7 +22,9 @@
 // found: [ jitlock_rt_monitor_enter, ... ]".
 //
 // What is listed: the slow paths the lowering calls (monitor enter and exit,
-// the stack bang, the safepoint poll), the thread lookup of thread=call code
+// the stack bang, the safepoint poll), the layout check that every lowered
+// module's constructor calls (jitlock_rt_check_layout: run the
+// constructors, with LLJIT::initialize), the thread lookup of thread=call code
 // (jitlock_rt_code_thread), and what a frontend's IR may call directly:
 // wait/notify, the identity hash, deopt restore, the guarded entry, thread
 // attach and detach, and the queries. Start-up and tear-down
@@ -103,6 +105,8 @@ inline RuntimeSymbolTable runtimeSymbols() {
       // The safepoint poll slow path, called by lowered polls whose poll
       // word is armed.
       JITLOCK_RT_SYMBOL(jitlock_rt_safepoint_poll),
+      // The layout check of a lowered module's constructor.
+      JITLOCK_RT_SYMBOL(jitlock_rt_check_layout),
       // Threads (thread=call code materializes the thread with
       // jitlock_rt_code_thread).
       JITLOCK_RT_SYMBOL(jitlock_rt_current),
@@ -110,6 +114,7 @@ inline RuntimeSymbolTable runtimeSymbols() {
       JITLOCK_RT_SYMBOL(jitlock_rt_attach),
       JITLOCK_RT_SYMBOL(jitlock_rt_detach),
       JITLOCK_RT_SYMBOL(jitlock_rt_thread_id),
+      JITLOCK_RT_SYMBOL(jitlock_rt_thread_data),
       // Queries.
       JITLOCK_RT_SYMBOL(jitlock_rt_inspect),
       JITLOCK_RT_SYMBOL(jitlock_rt_owner_of),

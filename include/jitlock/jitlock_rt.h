@@ -190,7 +190,24 @@ typedef struct jitlock_rt_config {
   /* jitlock_inflated_exit: how an inflated monitor's exit orders its release
    * against the entry count it reads next. Default JITLOCK_EXIT_AUTO. */
   uint32_t inflated_exit;
+  /* The time-to-safepoint watchdog: when jitlock_rt_safepoint_begin (or a
+   * safepoint the runtime takes itself) has waited this many milliseconds
+   * for the threads to become safe, it prints to stderr every thread not
+   * yet safe with its state, then acts on safepoint_timeout_action. 0 (the
+   * default): the environment variable JITLOCK_SAFEPOINT_TIMEOUT_MS, if it
+   * is set to a positive number, else no watchdog. */
+  uint32_t safepoint_timeout_ms;
+  /* jitlock_safepoint_timeout_action. Default JITLOCK_SAFEPOINT_TIMEOUT_REPORT
+   * (or JITLOCK_SAFEPOINT_TIMEOUT_ACTION=abort in the environment). */
+  uint32_t safepoint_timeout_action;
 } jitlock_rt_config;
+
+typedef enum jitlock_safepoint_timeout_action {
+  /* Print the report once, then keep waiting. */
+  JITLOCK_SAFEPOINT_TIMEOUT_REPORT = 0,
+  /* Print the report, then abort() the process. */
+  JITLOCK_SAFEPOINT_TIMEOUT_ABORT = 1
+} jitlock_safepoint_timeout_action;
 
 typedef enum jitlock_inflated_exit {
   /* JITLOCK_EXIT_STORE where membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)
@@ -252,13 +269,48 @@ static inline void jitlock_rt_default_config(jitlock_rt_config *cfg) {
  * JITLOCK_ESTATE otherwise and JITLOCK_EINVAL for an invalid config,
  * including a struct_size it refuses. Fields beyond a smaller caller's
  * struct_size take their defaults. The runtime is usable without calling
- * this: it starts with the defaults. */
+ * this: it starts with the defaults.
+ *
+ * Once the layout has been handed out (jitlock_rt_fill_layout or
+ * jitlock_rt_get_layout called, jitlock_rt_check_layout passed, or a thread
+ * attached), code may have been generated for it and objects locked by it:
+ * a configuration whose layout fingerprint differs (header offset, monitor
+ * storage, inflated exit, shadow pages) is then refused with JITLOCK_ESTATE
+ * and a misuse report naming both fingerprints. A configuration with the
+ * same fingerprint (other spin limits, misuse handler, locking mode, ...)
+ * stays allowed. jitlock_rt_shutdown and jitlock_rt_shutdown_forget end
+ * that: code generated before them must not run afterwards unless the
+ * layout stays the same. */
 int jitlock_rt_configure(const jitlock_rt_config *cfg);
 
 /* Frees every monitor and restores every inflated object's header to its
  * unlocked form (hash kept). Requires every thread to be detached; returns
- * JITLOCK_ESTATE otherwise. The runtime may be used again afterwards. */
+ * JITLOCK_ESTATE otherwise. The runtime may be used again afterwards, and
+ * configured with another layout. */
 int jitlock_rt_shutdown(void);
+
+/* As jitlock_rt_shutdown, but writes to no object: every monitor is
+ * forgotten and freed, and no displaced header is written back. For a VM
+ * that has already freed (or will never look at again) the memory of its
+ * objects. Objects that still exist keep whatever their headers hold (a
+ * monitor tag that names freed memory): they must not be locked again. */
+int jitlock_rt_shutdown_forget(void);
+
+/* The layout check of lowered code: `fingerprint` is the layout fingerprint
+ * (jitlock_rt_layout_fingerprint) that the code was generated for. Returns
+ * JITLOCK_OK and freezes the layout (see jitlock_rt_configure) when it is
+ * this runtime's; otherwise reports JITLOCK_EINVAL to the misuse handler
+ * with both fingerprints and, as misuse from compiled code does (unless
+ * compiled_code_misuse is JITLOCK_MISUSE_REPORT), aborts with that message.
+ * Called before the layout was handed out (from the constructor of code
+ * linked into the program, before main configures the runtime), it keeps
+ * the fingerprint and returns JITLOCK_OK: the comparison happens at the
+ * next jitlock_rt_attach, before any monitor operation.
+ * The LLVM lowering emits a module constructor that calls it, so code
+ * lowered for another layout stops before its first monitor operation
+ * instead of miscounting or faulting; a JIT must run module constructors
+ * (ORC: LLJIT::initialize). A null fingerprint is refused the same way. */
+int jitlock_rt_check_layout(const char *fingerprint);
 
 /*===-- Threads ----------------------------------------------------------===*/
 
@@ -288,6 +340,15 @@ jitlock_thread *jitlock_rt_code_thread(void);
 
 /* A small, unique, never-reused number for diagnostics (1, 2, ...). */
 uint64_t jitlock_rt_thread_id(const jitlock_thread *thread);
+
+/* A pointer of the embedder's own per thread (its VM thread object, say),
+ * kept by the runtime and never dereferenced. Set by the thread itself or
+ * by another thread while `thread` is attached; JITLOCK_ENOT_ATTACHED
+ * otherwise. Attach and detach reset it to null. */
+int jitlock_rt_set_thread_data(jitlock_thread *thread, void *data);
+/* The pointer last set for `thread`, or null (never set, or `thread` not
+ * attached). */
+void *jitlock_rt_thread_data(const jitlock_thread *thread);
 
 /*===-- Monitor enter and exit -------------------------------------------===*/
 /* The complete operations, for interpreters and embedders: misuse (`self`
@@ -888,7 +949,8 @@ static inline void jitlock_rt_get_layout(jitlock_rt_layout *layout) {
 }
 
 /* Writes a one-line summary of every layout value that lowered or emitted
- * code compiles in ("abi=4;header=0;...") into `buf` (at most `size` bytes,
+ * code compiles in ("abi=5;header=0;...", the number being
+ * JITLOCK_RT_ABI_VERSION) into `buf` (at most `size` bytes,
  * NUL-terminated when size > 0) and returns its length, as snprintf does.
  * Code generators stamp their output with it and loaders compare stamps, so
  * that code built for another layout is refused rather than run. */

@@ -10,8 +10,10 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/Constants.h"
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Transforms/Utils/ModuleUtils.h"
 
 #include <cstdint>
 
@@ -461,14 +463,46 @@ MDString *stampModule(Module &M, StringRef Flag, StringRef Stamp) {
   return OldStamp;
 }
 
+/// The module constructor that has lowered code check, before anything of
+/// the module runs, that the runtime it meets has the layout it was lowered
+/// for: an embedder's own JIT or a clang -fpass-plugin build have no loader
+/// that compares the stamp. A module gets one, however many lowerings ran.
+static void emitLayoutCheck(Module &M, StringRef Stamp) {
+  if (M.getFunction(LayoutCheckName))
+    return;
+  LLVMContext &Ctx = M.getContext();
+  auto *Text = ConstantDataArray::getString(Ctx, Stamp);
+  auto *Fingerprint =
+      new GlobalVariable(M, Text->getType(), /*isConstant=*/true,
+                         GlobalValue::PrivateLinkage, Text, "jitlock_layout");
+  Fingerprint->setUnnamedAddr(GlobalValue::UnnamedAddr::Global);
+  Fingerprint->setAlignment(Align(1));
+  FunctionCallee Check = M.getOrInsertFunction(
+      "jitlock_rt_check_layout",
+      FunctionType::get(Type::getInt32Ty(Ctx), {PointerType::get(Ctx, 0)},
+                        /*isVarArg=*/false));
+  Function *Ctor =
+      Function::Create(FunctionType::get(Type::getVoidTy(Ctx), false),
+                       GlobalValue::InternalLinkage, LayoutCheckName, M);
+  Ctor->addFnAttr(Attribute::NoUnwind);
+  IRBuilder<> B(BasicBlock::Create(Ctx, "", Ctor));
+  B.CreateCall(Check, {Fingerprint});
+  B.CreateRetVoid();
+  // Ahead of the module's own constructors, which may lock.
+  appendToGlobalCtors(M, Ctor, /*Priority=*/101);
+}
+
 void stampLoweredLayout(Module &M, const jitlock_rt_layout &L) {
   std::string Stamp = layoutFingerprint(L);
   MDString *Old = stampModule(M, LoweredLayoutFlag, Stamp);
-  if (Old && Old->getString() != Stamp)
+  if (Old && Old->getString() != Stamp) {
     reportError(M.getContext(),
                 "conflicting configuration: module already lowered for "
                 "layout '" +
                     Old->getString() + "', now lowering for '" + Stamp + "'");
+    return;
+  }
+  emitLayoutCheck(M, Stamp);
 }
 
 } // namespace jitlock

@@ -132,6 +132,10 @@ bool eraseElidedMarkers(llvm::Module &M);
 /// jitlock.lowered-layout), or reports a conflict when it already carries
 /// another layout's stamp.
 void stampLoweredLayout(llvm::Module &M, const jitlock_rt_layout &L);
+/// The internal module constructor stampLoweredLayout adds, which calls
+/// jitlock_rt_check_layout with the stamp (no dot: it is not one of the
+/// jitlock.* functions the lowering replaces).
+inline constexpr llvm::StringLiteral LayoutCheckName = "jitlock_layout_check";
 
 } // namespace jitlock
 

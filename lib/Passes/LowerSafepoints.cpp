@@ -321,7 +321,9 @@ void placePolls(Module &M, const ResolvedConfig &C) {
     return;
   FunctionCallee Poll = M.getOrInsertFunction(SafepointPollName, PollTy);
   for (Function &F : M) {
-    if (F.isDeclaration() || F.hasFnAttribute(PollsPlacedAttr))
+    // The layout check runs before any managed code: it needs no poll.
+    if (F.isDeclaration() || F.hasFnAttribute(PollsPlacedAttr) ||
+        F.getName() == LayoutCheckName)
       continue;
     if (F.hasFnAttribute(Attribute::Naked)) {
       OptimizationRemarkEmitter ORE(&F);

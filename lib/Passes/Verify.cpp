@@ -30,6 +30,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/Statistic.h"
+#include "llvm/IR/DebugInfoMetadata.h"
 #include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/DiagnosticPrinter.h"
 #include "llvm/IR/Module.h"
@@ -72,9 +73,21 @@ bool isWellFormedCall(const CallBase &CB, StringRef Name) {
   return FT == F->getFunctionType() && isContractType(FT, Name);
 }
 
+/// "file:line:column: " from a debug location (clang -g), as compilers
+/// start a diagnostic; nothing without one.
+static void printLocation(raw_ostream &OS, const DILocation *Loc) {
+  if (!Loc || Loc->getFilename().empty())
+    return;
+  OS << Loc->getFilename() << ":" << Loc->getLine();
+  if (Loc->getColumn())
+    OS << ":" << Loc->getColumn();
+  OS << ": ";
+}
+
 std::string describe(const Instruction &I, const Twine &What) {
   std::string Text;
   raw_string_ostream OS(Text);
+  printLocation(OS, I.getDebugLoc().get());
   OS << "in function '" << I.getFunction()->getName() << "': " << What << ":";
   I.print(OS);
   return Text;
@@ -109,7 +122,12 @@ void reportError(const Instruction &I, const Twine &What) {
 }
 
 void reportError(const Function &F, const Twine &What) {
-  reportError(F.getContext(), "in function '" + F.getName() + "': " + What);
+  std::string Where;
+  if (const DISubprogram *SP = F.getSubprogram();
+      SP && !SP->getFilename().empty())
+    Where = (SP->getFilename() + ":" + Twine(SP->getLine()) + ": ").str();
+  reportError(F.getContext(),
+              Where + "in function '" + F.getName() + "': " + What);
 }
 
 void reportWarning(const Instruction &I, const Twine &What) {

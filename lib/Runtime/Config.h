@@ -10,6 +10,8 @@
 
 #include "jitlock/jitlock_rt.h"
 
+#include <string>
+
 namespace jitlock {
 
 extern jitlock_rt_config Config;
@@ -40,6 +42,20 @@ int checkStructSize(const char *Struct, uint32_t Size, size_t MinSize,
 /// Refuses, with nothing written, as checkStructSize does.
 int fillCallerStruct(const char *Struct, void *Out, size_t MinSize,
                      const void *From, size_t LibrarySize);
+
+/// The layout lease (jitlock_rt_configure): once the layout was handed out,
+/// to a code generator, to lowered code's check or to an attached thread, a
+/// configuration that changes its fingerprint is refused until shutdown.
+void markLayoutHandedOut();
+bool layoutHandedOut();
+void releaseLayout();
+/// Compares the layout checks that lowered code made before the layout was
+/// handed out (jitlock_rt_check_layout) with the layout now; at attach.
+void checkPendingLayouts();
+
+/// The layout fingerprint (jitlock_rt_layout_fingerprint) that `Cfg` would
+/// give, its inflated_exit resolved (Layout.cpp).
+std::string fingerprintFor(const jitlock_rt_config &Cfg);
 
 } // namespace jitlock
 

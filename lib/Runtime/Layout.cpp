@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "jitlock/jitlock_rt.h"
 
+#include "Config.h"
 #include "ExitBarrier.h"
 #include "Monitor.h"
 #include "ObjectHeader.h"
@@ -13,7 +14,11 @@
 #include "Thread.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
+#include <mutex>
+#include <string>
+#include <vector>
 
 #include <unistd.h>
 
@@ -24,18 +29,20 @@ using namespace jitlock;
 static constexpr size_t MinLayoutSize =
     offsetof(jitlock_rt_layout, poll_armed_bit) + sizeof(uint64_t);
 
-/// The whole layout, as this library knows it.
-static void fillWholeLayout(jitlock_rt_layout *L) {
+/// The whole layout, as this library knows it, for configuration `C` whose
+/// inflated exit resolves to `Exit`.
+static void fillWholeLayout(jitlock_rt_layout *L, const jitlock_rt_config &C,
+                            uint32_t Exit) {
   *L = jitlock_rt_layout{};
   L->struct_size = sizeof(jitlock_rt_layout);
   L->abi_version = JITLOCK_RT_ABI_VERSION;
-  L->header_offset = Config.header_offset;
+  L->header_offset = C.header_offset;
   L->lock_mask = header::LockMask;
   L->unlocked_value = header::UnlockedValue;
   L->locked_value = header::LockedValue;
   L->monitor_value = header::MonitorValue;
-  L->hash_shift = Config.hash_shift;
-  L->hash_bits = Config.hash_bits;
+  L->hash_shift = C.hash_shift;
+  L->hash_bits = C.hash_bits;
   L->thread_size = sizeof(jitlock_thread);
   L->thread_align = alignof(jitlock_thread);
   L->thread_tls_offset = threadTlsOffset();
@@ -53,12 +60,12 @@ static void fillWholeLayout(jitlock_rt_layout *L) {
   L->cache_line_size = CacheLine;
   L->stack_watermark_offset = offsetof(jitlock_thread, StackWatermark);
   L->stack_page_size = uint32_t(sysconf(_SC_PAGESIZE));
-  L->stack_shadow_pages = Config.stack_shadow_pages;
-  L->locking_mode = Config.locking_mode;
+  L->stack_shadow_pages = C.stack_shadow_pages;
+  L->locking_mode = C.locking_mode;
   L->poll_word_offset = offsetof(jitlock_thread, PollWord);
   L->poll_armed_bit = poll::ArmedBit;
   // Every strategy's fields, whichever runs: code generators lower for any.
-  L->monitor_storage = Config.monitor_storage;
+  L->monitor_storage = C.monitor_storage;
   L->monitor_index_shift = header::MonitorIndexShift;
   L->monitor_stride = sizeof(Monitor);
   L->monitor_base_offset = offsetof(jitlock_thread, MonitorBase);
@@ -66,17 +73,105 @@ static void fillWholeLayout(jitlock_rt_layout *L) {
   L->monitor_cache_entries = MonitorCacheEntries;
   L->monitor_cache_probes = MonitorCacheProbes;
   L->monitor_entry_count_offset = offsetof(Monitor, EntryCount);
-  L->monitor_exit = inflatedExit();
+  L->monitor_exit = Exit;
 }
+
+namespace jitlock {
+
+static std::atomic<bool> LayoutHandedOut{false};
+/// Layout checks that ran before the layout was handed out (the
+/// constructors of lowered code linked into the program run before main,
+/// which may still configure): compared at the first attach, which comes
+/// before the code's first monitor operation. Not earlier: an embedder
+/// that takes the layout to compare stamps itself gets to refuse first.
+static std::mutex PendingMutex;
+static std::vector<std::string> PendingChecks;
+static std::atomic<bool> HasPendingChecks{false};
+static std::string currentFingerprint() {
+  jitlock_rt_config Current = Config;
+  Current.inflated_exit = inflatedExit();
+  return fingerprintFor(Current);
+}
+
+/// The failed check: misuse from compiled code, which aborts by default.
+static int layoutMismatch(const char *Fingerprint, const std::string &Mine) {
+  // Both fingerprints in full: they are what tells which setting differs.
+  std::string What =
+      std::string("lowered code's layout check failed: the code was "
+                  "generated for layout '") +
+      (Fingerprint ? Fingerprint : "(null)") +
+      "', but this runtime's layout is '" + Mine +
+      "'; lower it again against this runtime's configuration (or configure "
+      "the runtime as the code expects, before its layout is handed out)";
+  return misuse(JITLOCK_EINVAL, nullptr, nullptr, What.c_str(),
+                Caller::CompiledCode);
+}
+
+void markLayoutHandedOut() {
+  if (LayoutHandedOut.load(std::memory_order_acquire))
+    return;
+  std::lock_guard<std::mutex> Guard(PendingMutex);
+  LayoutHandedOut.store(true, std::memory_order_release);
+}
+
+void checkPendingLayouts() {
+  if (!HasPendingChecks.load(std::memory_order_acquire))
+    return;
+  std::vector<std::string> Pending;
+  {
+    std::lock_guard<std::mutex> Guard(PendingMutex);
+    Pending.swap(PendingChecks);
+    HasPendingChecks.store(false, std::memory_order_release);
+  }
+  std::string Mine = currentFingerprint();
+  for (const std::string &Expected : Pending)
+    if (Expected != Mine)
+      layoutMismatch(Expected.c_str(), Mine);
+}
+
+bool layoutHandedOut() {
+  return LayoutHandedOut.load(std::memory_order_acquire);
+}
+void releaseLayout() {
+  LayoutHandedOut.store(false, std::memory_order_release);
+}
+
+std::string fingerprintFor(const jitlock_rt_config &Cfg) {
+  jitlock_rt_layout L;
+  fillWholeLayout(&L, Cfg, Cfg.inflated_exit);
+  std::string Text(jitlock_rt_layout_fingerprint(&L, nullptr, 0), '\0');
+  jitlock_rt_layout_fingerprint(&L, Text.data(), Text.size() + 1);
+  return Text;
+}
+
+} // namespace jitlock
 
 int jitlock_rt_fill_layout(jitlock_rt_layout *Out) {
   jitlock_rt_layout L;
-  fillWholeLayout(&L);
+  fillWholeLayout(&L, Config, inflatedExit());
   if (int Err = fillCallerStruct("jitlock_rt_layout", Out, MinLayoutSize, &L,
                                  sizeof(L)))
     return Err;
   // What the caller may read: a newer caller's fields beyond are unknown.
   Out->struct_size = std::min(Out->struct_size, L.struct_size);
+  markLayoutHandedOut();
+  return JITLOCK_OK;
+}
+
+int jitlock_rt_check_layout(const char *Fingerprint) {
+  if (Fingerprint && !layoutHandedOut()) {
+    // Before main, or before the embedder configured: the comparison waits
+    // for the first attach (PendingChecks).
+    std::lock_guard<std::mutex> Guard(PendingMutex);
+    if (!LayoutHandedOut.load(std::memory_order_acquire)) {
+      PendingChecks.emplace_back(Fingerprint);
+      HasPendingChecks.store(true, std::memory_order_release);
+      return JITLOCK_OK;
+    }
+  }
+  std::string Mine = currentFingerprint();
+  if (!Fingerprint || Mine != Fingerprint)
+    return layoutMismatch(Fingerprint, Mine);
   return JITLOCK_OK;
 }
 

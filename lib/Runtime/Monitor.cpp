@@ -549,16 +549,17 @@ static void destroyChain(Monitor *M) {
   }
 }
 
-void freeAllMonitors() {
+void freeAllMonitors(bool WriteBack) {
   std::lock_guard<std::mutex> Guard(RegistryMutex);
   while (Monitor *M = RegistryHead.load(std::memory_order_acquire)) {
     RegistryHead.store(M->RegistryNext.load(std::memory_order_relaxed),
                        std::memory_order_relaxed);
     // Give the object back its unlocked header, hash included, once any
     // transient embedder state (11) has passed.
-    storage::unpublish(
-        *M, M->Object,
-        header::withLockBits(M->DisplacedHeader.load(std::memory_order_relaxed),
+    if (WriteBack)
+      storage::unpublish(*M, M->Object,
+                         header::withLockBits(
+                             M->DisplacedHeader.load(std::memory_order_relaxed),
                              header::UnlockedValue));
     destroyMonitor(M);
     LiveMonitors.fetch_sub(1, std::memory_order_relaxed);

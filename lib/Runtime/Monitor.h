@@ -246,8 +246,9 @@ extern std::atomic<uint64_t> DeflationTrigger;
 /// Called by the inflation that reached DeflationTrigger.
 void requestDeflation();
 /// Frees every monitor, live or free, restoring the headers of objects that
-/// still point at one. Only while no thread is attached.
-void freeAllMonitors();
+/// still point at one unless `WriteBack` is false (the objects' memory may
+/// be gone: jitlock_rt_shutdown_forget). Only while no thread is attached.
+void freeAllMonitors(bool WriteBack = true);
 
 /// The allocation side's counters, since the process started.
 struct FreeListFigures {

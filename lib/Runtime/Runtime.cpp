@@ -16,11 +16,13 @@
 #include "Thread.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include <unistd.h>
@@ -47,7 +49,9 @@ static constexpr jitlock_rt_config DefaultConfig = {
     /*compiled_code_misuse=*/JITLOCK_MISUSE_ABORT,
     /*monitor_storage=*/JITLOCK_MONITORS_POINTER,
     /*monitor_capacity=*/0,
-    /*inflated_exit=*/JITLOCK_EXIT_AUTO};
+    /*inflated_exit=*/JITLOCK_EXIT_AUTO,
+    /*safepoint_timeout_ms=*/0,
+    /*safepoint_timeout_action=*/JITLOCK_SAFEPOINT_TIMEOUT_REPORT};
 jitlock_rt_config Config = DefaultConfig;
 
 /// The required fields, those the config had before it had a size: no
@@ -73,7 +77,7 @@ static constexpr size_t MinConfigSize =
   else
     snprintf(Who, sizeof(Who), "thread %llu, which passed thread %p",
              (unsigned long long)Self->Id, static_cast<void *>(Thread));
-  char Msg[512];
+  char Msg[2048];
   int N = snprintf(Msg, sizeof(Msg),
                    "jitlock: fatal: misuse from compiled code: %s (%s) on %s, "
                    "object %p; aborting (compiled_code_misuse = "
@@ -245,6 +249,7 @@ static void detachLocked(jitlock_thread &T) {
   storage::dropCache(T);
   releaseFreeMonitors(T);
   T.MonitorBase = 0;
+  std::atomic_ref<void *>(T.UserData).store(nullptr, std::memory_order_relaxed);
   T.Attached = 0;
   waitForOwnerPeeks();
 }
@@ -381,6 +386,9 @@ int jitlock_rt_configure(const jitlock_rt_config *In) {
     return misuse(JITLOCK_EINVAL, nullptr, nullptr,
                   "invalid configuration: table monitor storage is keyed by "
                   "the identity hash and needs hash_bits > 0");
+  if (Cfg->safepoint_timeout_action > JITLOCK_SAFEPOINT_TIMEOUT_ABORT)
+    return misuse(JITLOCK_EINVAL, nullptr, nullptr,
+                  "invalid configuration: unknown safepoint_timeout_action");
   if (Cfg->monitor_capacity > storage::MaxCapacity) {
     char What[160];
     snprintf(What, sizeof(What),
@@ -410,6 +418,25 @@ int jitlock_rt_configure(const jitlock_rt_config *In) {
     return misuse(JITLOCK_ESTATE, nullptr, nullptr,
                   "configure while threads are attached");
   }
+  // Code generated for the handed-out layout may still run, and objects may
+  // carry its headers: only a configuration with the same layout is taken.
+  if (layoutHandedOut()) {
+    jitlock_rt_config Current = Config;
+    Current.inflated_exit = inflatedExit();
+    std::string Now = fingerprintFor(Current);
+    std::string Asked = fingerprintFor(Given);
+    if (Now != Asked) {
+      Guard.unlock();
+      std::string What =
+          "configure that changes the layout after it was handed out (to a "
+          "code generator, lowered code or an attached thread): the layout "
+          "is '" +
+          Now + "', the configuration asks for '" + Asked +
+          "'; configure before jitlock_rt_get_layout and the first attach, "
+          "or call jitlock_rt_shutdown first";
+      return misuse(JITLOCK_ESTATE, nullptr, nullptr, What.c_str());
+    }
+  }
   // Headers that name monitors are read as the storage says: it changes
   // only while no monitor is in memory.
   bool StorageChanges = Cfg->monitor_storage != Config.monitor_storage ||
@@ -432,7 +459,8 @@ int jitlock_rt_configure(const jitlock_rt_config *In) {
   return JITLOCK_OK;
 }
 
-int jitlock_rt_shutdown(void) {
+/// jitlock_rt_shutdown, writing displaced headers back or not.
+static int shutdownRuntime(bool WriteBack) {
   // The deflation thread would sweep monitors being freed: stopped first,
   // unless shutdown is refused anyway.
   if (deflationThreadRunning()) {
@@ -454,8 +482,15 @@ int jitlock_rt_shutdown(void) {
     return misuse(JITLOCK_ESTATE, nullptr, nullptr,
                   "shutdown while threads are attached");
   }
-  freeAllMonitors();
+  freeAllMonitors(WriteBack);
+  releaseLayout();
   return JITLOCK_OK;
+}
+
+int jitlock_rt_shutdown(void) { return shutdownRuntime(/*WriteBack=*/true); }
+
+int jitlock_rt_shutdown_forget(void) {
+  return shutdownRuntime(/*WriteBack=*/false);
 }
 
 //===----------------------------------------------------------------------===//
@@ -481,9 +516,14 @@ jitlock_thread *jitlock_rt_attach(void) {
   T.Id = NextThreadId++;
   T.HashState = 0;
   T.MonitorBase = storage::regionBase();
+  T.UserData = nullptr;
   storage::dropCache(T);
   T.Attached = 1;
   Threads.push_back(&T);
+  markLayoutHandedOut();
+  // The misuse handler hears a mismatch without the registry lock held.
+  Guard.unlock();
+  checkPendingLayouts();
   return &T;
 }
 
@@ -511,6 +551,26 @@ jitlock_thread *jitlock_rt_current(void) { return currentThread(); }
 jitlock_thread *jitlock_rt_code_thread(void) { return &currentThreadStorage(); }
 
 uint64_t jitlock_rt_thread_id(const jitlock_thread *T) { return T ? T->Id : 0; }
+
+int jitlock_rt_set_thread_data(jitlock_thread *Thread, void *Data) {
+  // Under the registry lock for another thread, so that it cannot detach
+  // (which clears the pointer) in between.
+  if (!withAttachedThread(Thread, [&](jitlock_thread &T) {
+        std::atomic_ref<void *>(T.UserData)
+            .store(Data, std::memory_order_release);
+      }))
+    return misuse(JITLOCK_ENOT_ATTACHED, Thread, nullptr,
+                  "set thread data of a thread that is not attached");
+  return JITLOCK_OK;
+}
+
+void *jitlock_rt_thread_data(const jitlock_thread *Thread) {
+  void *Data = nullptr;
+  withAttachedThread(Thread, [&](jitlock_thread &T) {
+    Data = std::atomic_ref<void *>(T.UserData).load(std::memory_order_acquire);
+  });
+  return Data;
+}
 
 //===----------------------------------------------------------------------===//
 // Operations
@@ -626,4 +686,52 @@ int jitlock_rt_fill_monitor_stats(jitlock_monitor_stats *Out) {
   }
   return fillCallerStruct("jitlock_monitor_stats", Out, sizeof(S), &S,
                           sizeof(S));
+}
+
+//===----------------------------------------------------------------------===//
+// The IR interface, unlowered
+//===----------------------------------------------------------------------===//
+
+// A module that calls jitlock.monitor.enter and friends but was never lowered
+// (compiled without -fpass-plugin=JitlockPlugin.so, or JIT-compiled without
+// the jitlock passes) would otherwise fail to link with an undefined symbol
+// that names nothing jitlock documents, or, worse, call something else.
+// These weak definitions stop it at its first call with a message that says
+// how to fix it. Lowered code never calls them (the lowering replaces every
+// call), and a JIT resolving from jitlock::runtimeSymbols() never sees them.
+
+[[noreturn]] static void unlowered(const char *Name) {
+  char Msg[512];
+  int N = snprintf(Msg, sizeof(Msg),
+                   "jitlock: fatal: %s was called, but this code was never "
+                   "lowered by the jitlock passes: compile it with "
+                   "-fpass-plugin=<libdir>/JitlockPlugin.so (clang), run "
+                   "opt -load-pass-plugin=JitlockPlugin.so "
+                   "-passes=jitlock-lower, or register the passes in your "
+                   "JIT (jitlock::registerPasses); aborting\n",
+                   Name);
+  if (N > 0) {
+    ssize_t Written =
+        ::write(STDERR_FILENO, Msg, std::min(size_t(N), sizeof(Msg) - 1));
+    (void)Written;
+  }
+  abort();
+}
+
+extern "C" {
+#define JITLOCK_UNLOWERED                                                      \
+  __attribute__((weak, visibility("default"), used, noinline))
+JITLOCK_UNLOWERED void
+jitlockUnloweredEnter(void *) __asm__("jitlock.monitor.enter");
+JITLOCK_UNLOWERED void
+jitlockUnloweredExit(void *) __asm__("jitlock.monitor.exit");
+JITLOCK_UNLOWERED void
+jitlockUnloweredPoll(void) __asm__("jitlock.safepoint.poll");
+JITLOCK_UNLOWERED void *jitlockUnloweredThread(void) __asm__("jitlock.thread");
+#undef JITLOCK_UNLOWERED
+
+void jitlockUnloweredEnter(void *) { unlowered("jitlock.monitor.enter"); }
+void jitlockUnloweredExit(void *) { unlowered("jitlock.monitor.exit"); }
+void jitlockUnloweredPoll(void) { unlowered("jitlock.safepoint.poll"); }
+void *jitlockUnloweredThread(void) { unlowered("jitlock.thread"); }
 }

@@ -79,9 +79,12 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <deque>
 #include <sched.h>
+#include <string>
+#include <unistd.h>
 #include <vector>
 
 namespace jitlock {
@@ -385,6 +388,117 @@ void resetSafepointState(jitlock_thread &T) {
 }
 
 //===----------------------------------------------------------------------===//
+// The time-to-safepoint watchdog
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A safepoint that never completes is otherwise silent: typically an
+/// attached thread in `managed` blocked outside the runtime (pthread_join,
+/// a read) without jitlock_rt_enter_native. Past the configured time, the
+/// watchdog names the threads not yet safe, once per safepoint, and then
+/// keeps waiting or aborts.
+class SafepointWatchdog {
+public:
+  SafepointWatchdog() {
+    uint32_t Ms = Config.safepoint_timeout_ms;
+    Abort = Config.safepoint_timeout_action == JITLOCK_SAFEPOINT_TIMEOUT_ABORT;
+    if (Ms == 0) {
+      // The environment's, as for a VM that cannot change its configure.
+      static const uint64_t EnvMs = envNumber("JITLOCK_SAFEPOINT_TIMEOUT_MS");
+      static const bool EnvAbort =
+          envIs("JITLOCK_SAFEPOINT_TIMEOUT_ACTION", "abort");
+      Ms = uint32_t(EnvMs);
+      Abort = Abort || EnvAbort;
+    }
+    LimitNs = uint64_t(Ms) * 1000000;
+    if (LimitNs)
+      StartNs = monotonicNowNs();
+  }
+
+  /// Called between rounds of the wait; `Unsafe` are the threads not yet
+  /// seen safe (the registry lock is held, so they stay attached).
+  void check(const std::vector<jitlock_thread *> &Unsafe, uint64_t Id) {
+    if (!LimitNs || Reported)
+      return;
+    uint64_t Waited = monotonicNowNs() - StartNs;
+    if (Waited < LimitNs)
+      return;
+    Reported = true;
+    std::string Text;
+    char Line[256];
+    snprintf(Line, sizeof(Line),
+             "jitlock: safepoint %llu has waited %llu ms (time-to-safepoint "
+             "limit %llu ms) for %zu thread(s) not yet safe:\n",
+             (unsigned long long)Id, (unsigned long long)(Waited / 1000000),
+             (unsigned long long)(LimitNs / 1000000), Unsafe.size());
+    Text += Line;
+    for (const jitlock_thread *T : Unsafe) {
+      uint32_t State = T->State.load(std::memory_order_seq_cst);
+      snprintf(Line, sizeof(Line), "jitlock:   thread %llu: %s%s\n",
+               (unsigned long long)T->Id, stateName(State),
+               State == JITLOCK_THREAD_MANAGED
+                   ? " (has not reached a poll: managed code that does not "
+                     "poll, or a wait outside the runtime without "
+                     "jitlock_rt_enter_native)"
+               : State == JITLOCK_THREAD_RUNTIME
+                   ? " (inside VM work: jitlock_rt_leave_runtime stops "
+                     "it)"
+                   : " (moving between states)");
+      Text += Line;
+    }
+    Text += Abort ? "jitlock: fatal: aborting "
+                    "(safepoint_timeout_action = "
+                    "JITLOCK_SAFEPOINT_TIMEOUT_ABORT)\n"
+                  : "jitlock: still waiting\n";
+    // One write, so that the report stays in one piece.
+    ssize_t Written = ::write(STDERR_FILENO, Text.data(), Text.size());
+    (void)Written;
+    if (Abort)
+      abort();
+  }
+
+private:
+  static const char *stateName(uint32_t State) {
+    switch (State) {
+    case JITLOCK_THREAD_MANAGED:
+      return "managed";
+    case JITLOCK_THREAD_NATIVE:
+      return "native";
+    case JITLOCK_THREAD_RUNTIME:
+      return "runtime";
+    case JITLOCK_THREAD_BLOCKED:
+      return "blocked";
+    }
+    return "unknown";
+  }
+  static uint64_t envNumber(const char *Name) {
+    const char *Text = getenv(Name);
+    if (!Text || !*Text)
+      return 0;
+    char *End = nullptr;
+    unsigned long long Value = strtoull(Text, &End, 10);
+    if (*End != '\0' || Value > UINT32_MAX) {
+      fprintf(stderr,
+              "jitlock: warning: %s='%s' is not a number of milliseconds "
+              "(at most %u); the time-to-safepoint watchdog stays off\n",
+              Name, Text, UINT32_MAX);
+      return 0;
+    }
+    return Value;
+  }
+  static bool envIs(const char *Name, const char *Value) {
+    const char *Text = getenv(Name);
+    return Text && strcmp(Text, Value) == 0;
+  }
+
+  uint64_t LimitNs = 0;
+  uint64_t StartNs = 0;
+  bool Abort = false;
+  bool Reported = false;
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
 // Safepoints
 //===----------------------------------------------------------------------===//
 
@@ -404,10 +518,12 @@ static void beginSafepoint() {
     Unsafe.push_back(T);
   }
   Backoff Wait;
+  SafepointWatchdog Watchdog;
   for (;;) {
     std::erase_if(Unsafe, [&](jitlock_thread *T) { return isSafe(*T, Id); });
     if (Unsafe.empty())
       break;
+    Watchdog.check(Unsafe, Id);
     Wait.pause();
   }
 }

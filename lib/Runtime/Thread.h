@@ -171,7 +171,9 @@ struct alignas(jitlock::CacheLine) jitlock_thread {
   /// Index storage: the address of monitor 0 of the monitor region, set at
   /// attach (MonitorStorage.h); 0 under the other strategies.
   uintptr_t MonitorBase;
-  uint64_t Padding0[2];
+  /// The embedder's pointer (jitlock_rt_set_thread_data); never read here.
+  void *UserData;
+  uint64_t Padding0[1];
   void *LockStackSentinel;
   // Line 1: the lock stack slots, oldest first.
   void *LockStackSlots[jitlock::LockStackCapacity];

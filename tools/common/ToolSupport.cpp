@@ -1,5 +1,6 @@
 //===- ToolSupport.cpp - The command line of the jitlock tools ------------===//
 #include "ToolSupport.h"
+#include "jitlock/jitlock_rt.h"
 
 #include "llvm/ADT/Statistic.h"
 #include "llvm/Support/Path.h"
@@ -72,6 +73,14 @@ void exitWithUsageError(const Twine &Msg, int Status) {
 
 bool debugPassManager() { return DebugPassManager; }
 
+std::string jitlockVersion(StringRef Tool) {
+  uint32_t Version = jitlock_rt_version();
+  return (Tool + " (jitlock " JITLOCK_VERSION "), runtime C ABI " +
+          Twine(JITLOCK_RT_VERSION_ABI(Version)) + "." +
+          Twine(JITLOCK_RT_VERSION_MINOR(Version)))
+      .str();
+}
+
 /// Whether this build counts STATISTICs (what --version says too).
 static bool statisticsCompiledIn() { return LLVM_ENABLE_STATS; }
 
@@ -93,6 +102,11 @@ void parseCommandLine(int Argc, const char *const *Argv, StringRef Tool,
       O->setHiddenFlag(cl::NotHidden);
     }
   cl::HideUnrelatedOptions({&ToolCategory, &llvmCategory()});
+  // jitlock's version first, then LLVM's (the extra printers follow it).
+  cl::SetVersionPrinter([](raw_ostream &OS) {
+    OS << jitlockVersion(ToolName) << "\n";
+    cl::PrintVersionMessage();
+  });
   cl::AddExtraVersionPrinter([](raw_ostream &OS) {
     OS << ToolName << ": "
        << (statisticsCompiledIn()

@@ -33,6 +33,10 @@ void parseCommandLine(int Argc, const char *const *Argv, llvm::StringRef Tool,
                       llvm::StringRef Overview, llvm::StringRef MoreHelp,
                       llvm::cl::OptionCategory &ToolCategory, int UsageStatus);
 
+/// "<tool> (jitlock <version>), runtime C ABI <abi>.<minor>": the package's
+/// version, and the running runtime's ABI (jitlock_rt_version).
+std::string jitlockVersion(llvm::StringRef Tool);
+
 /// "<tool>: error: " on stderr, the stream to write the message to.
 llvm::raw_ostream &error();
 llvm::raw_ostream &warning();

@@ -492,7 +492,7 @@ bool dumpSequence(const std::string &Dir, const char *Name, Sequence Seq,
           "                        [--program NAME]... [--source TEXT]\n"
           "                        [--list] [--asm] [--safepoints N]\n"
           "                        [--handshakes N] [--min-midway N]\n"
-          "                        [--dump-sequences DIR]\n");
+          "                        [--dump-sequences DIR] [--version]\n");
   exit(2);
 }
 
@@ -632,6 +632,13 @@ int main(int argc, char **argv) {
       Sources.push_back(*It);
     } else if (Arg == "--source") {
       Sources.push_back({"source", Value()});
+    } else if (Arg == "--version") {
+      uint32_t Version = jitlock_rt_version();
+      printf("jitlock-baseline (jitlock " JITLOCK_VERSION
+             "), runtime C ABI %u.%u\n",
+             JITLOCK_RT_VERSION_ABI(Version),
+             JITLOCK_RT_VERSION_MINOR(Version));
+      return 0;
     } else if (Arg == "--list") {
       for (const auto &[Name, Text] : builtinPrograms())
         printf("%-10s %s\n", Name.c_str(), Text.c_str());

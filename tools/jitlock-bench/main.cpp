@@ -341,7 +341,12 @@ int main(int Argc, char **Argv) {
   for (uint32_t Storage : {JITLOCK_MONITORS_INDEX, JITLOCK_MONITORS_TABLE}) {
     jitlock_rt_config Cfg = BaseConfig;
     Cfg.monitor_storage = Storage;
-    if (int RC = jitlock_rt_configure(&Cfg)) {
+    // The layout was handed out to the kernels before: a storage change
+    // needs a shutdown (setRuntimeConfig does the same between runs).
+    int RC = jitlock_rt_shutdown();
+    if (RC == JITLOCK_OK)
+      RC = jitlock_rt_configure(&Cfg);
+    if (RC != JITLOCK_OK) {
       StorageError[Storage] = std::string("the runtime refuses ") +
                               storageName(Storage) +
                               " monitor storage: " + jitlock_rt_status_name(RC);
@@ -357,7 +362,11 @@ int main(int Argc, char **Argv) {
     AsmjitFor[Storage] = new AsmjitKernels;
     AsmjitFor[Storage]->build(SL);
   }
-  if (int RC = jitlock_rt_configure(&BaseConfig)) {
+  // Back to the base storage for the runs: another shutdown.
+  int BaseRC = jitlock_rt_shutdown();
+  if (BaseRC == JITLOCK_OK)
+    BaseRC = jitlock_rt_configure(&BaseConfig);
+  if (int RC = BaseRC) {
     error() << "jitlock_rt_configure: " << jitlock_rt_status_name(RC) << "\n";
     return ExitFailed;
   }

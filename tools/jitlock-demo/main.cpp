@@ -499,7 +499,8 @@ void printUsage(FILE *Out) {
                "  --threads N     worker threads (default 4, 1..256)\n"
                "  --iterations N  iterations per thread (default 10000)\n"
                "  --layout        print the runtime's thread and monitor "
-               "layout first\n");
+               "layout first\n"
+               "  --version       jitlock's version and the runtime's ABI\n");
 }
 
 bool parseCount(const char *Text, unsigned Max, unsigned &Out) {
@@ -521,6 +522,12 @@ int parseOptions(int Argc, char **Argv, Options &Opts) {
       Opts.Layout = true;
     } else if (std::strcmp(Arg, "--help") == 0 || std::strcmp(Arg, "-h") == 0) {
       printUsage(stdout);
+      return EXIT_SUCCESS;
+    } else if (std::strcmp(Arg, "--version") == 0) {
+      uint32_t Version = jitlock_rt_version();
+      std::printf(
+          "jitlock-demo (jitlock " JITLOCK_VERSION "), runtime C ABI %u.%u\n",
+          JITLOCK_RT_VERSION_ABI(Version), JITLOCK_RT_VERSION_MINOR(Version));
       return EXIT_SUCCESS;
     } else if ((IsThreads || IsIterations) && I + 1 < Argc) {
       const char *Value = Argv[++I];

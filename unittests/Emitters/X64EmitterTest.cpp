@@ -727,6 +727,8 @@ protected:
     jitlock_rt_default_config(&Cfg);
     Cfg.monitor_storage = uint32_t(GetParam());
     ASSERT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+    // The layout was handed out (attach, layout()): released first.
+    ASSERT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
     int RC = jitlock_rt_configure(&Cfg);
     self = jitlock_rt_attach();
     ASSERT_NE(self, nullptr);

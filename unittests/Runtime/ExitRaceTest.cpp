@@ -43,6 +43,8 @@ protected:
     cfg.spin_limit = 0;
     cfg.inflated_exit = GetParam();
     EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+    // The exit is part of the layout, handed out at attach.
+    EXPECT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
     int rc = jitlock_rt_configure(&cfg);
     if (rc != JITLOCK_OK) {
       EXPECT_EQ(GetParam(), uint32_t(JITLOCK_EXIT_STORE)) << st(rc);

@@ -646,6 +646,9 @@ protected:
   void SetUp() override {
     ASSERT_EQ(jitlock_rt_current(), nullptr)
         << "a previous test left the main thread attached";
+    // A fixture member may have taken the layout already (which freezes
+    // it): shutdown releases it for the storage under test.
+    ASSERT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
     jitlock_rt_config cfg;
     testDefaultConfig(&cfg);
     ASSERT_EQ(jitlock_rt_configure(&cfg), JITLOCK_OK);
@@ -674,12 +677,23 @@ protected:
   }
 
   // Detaches, applies `cfg`, attaches again. A config that asks for the
-  // default (pointer) monitor storage gets the storage under test.
+  // default (pointer) monitor storage gets the storage under test. The
+  // layout was handed out at attach: a config that changes it needs a
+  // shutdown first (which gives inflated objects their headers back).
   void reconfigure(const jitlock_rt_config &given) {
     jitlock_rt_config cfg = given;
     if (cfg.monitor_storage == JITLOCK_MONITORS_POINTER)
       cfg.monitor_storage = testMonitorStorage();
+    jitlock_rt_layout now;
+    jitlock_rt_get_layout(&now);
+    bool layoutChanges = cfg.header_offset != now.header_offset ||
+                         cfg.monitor_storage != now.monitor_storage ||
+                         cfg.stack_shadow_pages != now.stack_shadow_pages ||
+                         (cfg.inflated_exit != JITLOCK_EXIT_AUTO &&
+                          cfg.inflated_exit != now.monitor_exit);
     ASSERT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+    if (layoutChanges)
+      ASSERT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
     ASSERT_EQ(jitlock_rt_configure(&cfg), JITLOCK_OK);
     self = jitlock_rt_attach();
     ASSERT_NE(self, nullptr);

@@ -111,7 +111,9 @@ TEST_F(StorageTest, ConfigureRefusesWhatItCannotHonour) {
   EXPECT_NE(log.last().what.find("monitor_capacity"), std::string::npos)
       << log.last().what;
 
-  // A storage change while monitors exist would misread their headers.
+  // A storage change while monitors exist would misread their headers
+  // (and the attach that made them handed the layout out).
+  ASSERT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
   cfg.monitor_storage = JITLOCK_MONITORS_INDEX;
   ASSERT_EQ(jitlock_rt_configure(&cfg), JITLOCK_OK);
   self = jitlock_rt_attach();

@@ -15,7 +15,13 @@
 //      exactly;
 //   3. before the pool's memory is reused for new objects, and before it is
 //      freed, deflate the idle monitors, so that no monitor still refers to
-//      the memory; then reuse it for a second run, and free it.
+//      the memory; then reuse it for a second run, and free it;
+//   4. emit a recursive method whose entry checks the stack (emitStackBang,
+//      before the prologue, with ExtraBytes the prologue's size), and enter
+//      it through jitlock_rt_call_guarded: a deliberate runaway recursion,
+//      holding its object's lock at every level, overflows, and the guarded
+//      call returns JITLOCK_ESTACK_OVERFLOW with every hold released. An
+//      overflow outside any guarded call aborts the process.
 //
 // Usage: asmjit-baseline-example [threads] [rounds]. Exit status 0 when
 // every count is exact, 1 otherwise.
@@ -120,6 +126,126 @@ asmjit::Error emitBump(asmjit::JitRuntime &Rt, BumpFn &Out) {
   if (Ok.Err != asmjit::kErrorOk)
     return Ok.Err;
   return Rt.add(&Out, &Code);
+}
+
+//===-- Step 4 (emitted here): a method that checks its stack -------------===//
+
+using DeepFn = void (*)(Object *Obj, uint64_t Depth);
+
+/// void deep(Object *obj, uint64_t depth):
+///   synchronized (obj) { if (depth) deep(obj, depth - 1); obj->Count += 1 }
+/// Its entry checks the stack against the thread's watermark first.
+asmjit::Error emitDeep(asmjit::JitRuntime &Rt, DeepFn &Out) {
+  jitlock_rt_layout L;
+  jitlock_rt_get_layout(&L);
+  asmjit::CodeHolder Code;
+  Code.init(Rt.environment());
+  x86::Assembler A(&Code);
+  Checked Ok;
+
+  // The prologue below pushes r12 and rbx and reserves 8 bytes (which keeps
+  // rsp 16-byte aligned at the recursive call): ExtraBytes is those 24
+  // bytes, so that the check covers the whole frame before any of it is
+  // written.
+  constexpr uint32_t FrameBytes = 24;
+  // The bang comes before the prologue, so it may use only scratch
+  // registers: the thread is loaded into rax first (emitLoadThread writes
+  // nothing else), and rcx is the bang's scratch.
+  const emit::x64::StackBangOperands BangOps{x86::rax, x86::rcx};
+  const emit::x64::MonitorOperands Ops{x86::rdi, x86::r12, x86::rax, x86::rcx,
+                                       x86::rdx};
+  emit::SlowPathLabels BangSlow, EnterSlow, ExitSlow;
+  asmjit::Label Entry = A.newLabel(), Leaf = A.newLabel();
+
+  Ok(A.bind(Entry));
+  Ok(emit::x64::emitLoadThread(A, L, BangOps.Thread));
+  Ok(emit::x64::emitStackBang(A, L, BangOps, FrameBytes,
+                              emit::BangMode::Watermark,
+                              emit::SlowPathMode::Labels, &BangSlow));
+  Ok(A.push(x86::r12));
+  Ok(A.push(x86::rbx));
+  Ok(A.sub(x86::rsp, 8));
+  Ok(A.mov(Ops.Thread, BangOps.Thread));
+  Ok(A.mov(x86::rbx, x86::rdi)); // obj, kept across the call
+  Ok(emit::x64::emitMonitorEnter(A, L, Ops, emit::SlowPathMode::Labels,
+                                 &EnterSlow));
+  Ok(A.test(x86::rsi, x86::rsi));
+  Ok(A.jz(Leaf));
+  Ok(A.dec(x86::rsi));
+  Ok(A.call(Entry));
+  Ok(A.mov(x86::rdi, x86::rbx));
+  Ok(A.bind(Leaf));
+  Ok(A.inc(x86::qword_ptr(x86::rdi, offsetof(Object, Count))));
+  Ok(emit::x64::emitMonitorExit(A, L, Ops, emit::SlowPathMode::Labels,
+                                &ExitSlow));
+  Ok(A.add(x86::rsp, 8));
+  Ok(A.pop(x86::rbx));
+  Ok(A.pop(x86::r12));
+  Ok(A.ret());
+  Ok(emit::x64::emitStackBangSlowCall(A, BangOps, FrameBytes, BangSlow));
+  Ok(emit::x64::emitSlowCall(A, /*Enter=*/true, Ops, EnterSlow));
+  Ok(emit::x64::emitSlowCall(A, /*Enter=*/false, Ops, ExitSlow));
+  if (Ok.Err != asmjit::kErrorOk)
+    return Ok.Err;
+  return Rt.add(&Out, &Code);
+}
+
+/// Runs deep(obj, Depth) on a new attached thread, entered the way every
+/// entry into JIT code should be: through jitlock_rt_call_guarded, which
+/// turns a stack overflow inside into JITLOCK_ESTACK_OVERFLOW.
+int runDeepGuarded(DeepFn Deep, Object *Obj, uint64_t Depth, size_t &Released) {
+  int Status = JITLOCK_OK;
+  std::thread Worker([&] {
+    jitlock_thread *Self = jitlock_rt_attach();
+    struct Call {
+      DeepFn Fn;
+      Object *Obj;
+      uint64_t Depth;
+    } Args{Deep, Obj, Depth};
+    jitlock_guarded_result Result = {};
+    Status = jitlock_rt_call_guarded(
+        Self,
+        [](void *P) {
+          auto *C = static_cast<Call *>(P);
+          C->Fn(C->Obj, C->Depth);
+        },
+        &Args, &Result);
+    Released = Result.released_count;
+    if (jitlock_rt_detach() != JITLOCK_OK)
+      Status = -1;
+  });
+  Worker.join();
+  return Status;
+}
+
+/// A bounded recursion, then a runaway one: the second overflows and is
+/// recovered, and the object is free again afterwards.
+bool runDeep(DeepFn Deep) {
+  Object Obj{1, 0};
+  size_t Released = 0;
+  int Status = runDeepGuarded(Deep, &Obj, 99, Released);
+  bool Ok = Status == JITLOCK_OK && Obj.Count == 100;
+  std::printf("deep(100 levels): %s, count = %llu\n",
+              jitlock_rt_status_name(Status), (unsigned long long)Obj.Count);
+  // Far deeper than any thread stack: it must overflow.
+  Status = runDeepGuarded(Deep, &Obj, uint64_t(1) << 40, Released);
+  jitlock_lock_info Info;
+  bool Free = jitlock_rt_inspect(&Obj, &Info) == JITLOCK_OK &&
+              Info.state != JITLOCK_STATE_FAST && Info.holds == 0;
+  std::printf("deep(runaway): %s, %zu holds released, object %s\n",
+              jitlock_rt_status_name(Status), Released,
+              Free ? "free" : "still held");
+  Ok &= Status == JITLOCK_ESTACK_OVERFLOW && Released > 0 && Free;
+  // The thread that overflowed is gone; the object serves the next one.
+  Obj.Count = 0;
+  Status = runDeepGuarded(Deep, &Obj, 9, Released);
+  Ok &= Status == JITLOCK_OK && Obj.Count == 10;
+  // Obj's memory goes away: its monitor (the recursion inflated it) with it.
+  jitlock_rt_deflate_idle();
+  jitlock_lock_info After;
+  Ok &= jitlock_rt_inspect(&Obj, &After) == JITLOCK_OK &&
+        After.state == JITLOCK_STATE_UNLOCKED;
+  return Ok;
 }
 
 //===-- Step 2: the threads
@@ -263,6 +389,15 @@ int main(int Argc, char **Argv) {
   Ok &= releasePool(Pool.get(), "before free");
   Pool.reset();
 
+  // Step 4: a stack overflow in JIT code, recovered.
+  DeepFn Deep = nullptr;
+  if (asmjit::Error E = emitDeep(Rt, Deep)) {
+    std::fprintf(stderr, "asmjit-baseline-example: emitting failed: %s\n",
+                 asmjit::DebugUtils::errorAsString(E));
+    return 1;
+  }
+  Ok &= runDeep(Deep);
+
   jitlock_rt_stats Stats;
   jitlock_rt_get_stats(&Stats);
   std::printf("runtime calls: %llu (contended enters %llu, inflations %llu)\n",
@@ -271,6 +406,7 @@ int main(int Argc, char **Argv) {
               (unsigned long long)Stats.inflations);
   Ok &= jitlock_rt_shutdown() == JITLOCK_OK;
   Rt.release(Bump);
+  Rt.release(Deep);
   std::printf("%s\n", Ok ? "OK" : "FAILED");
   return Ok ? 0 : 1;
 }

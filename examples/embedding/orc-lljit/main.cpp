@@ -10,7 +10,9 @@
 //   4. optimize it with a PassBuilder on which jitlock::registerPasses was
 //      called: the lowering joins the O2 pipeline at its start;
 //   5. compile it with ORC's LLJIT, the runtime's functions defined as
-//      absolute symbols from jitlock::runtimeSymbols();
+//      absolute symbols from jitlock::runtimeSymbols(), and run the module's
+//      constructors (LLJIT::initialize): the lowering added one that checks
+//      the runtime's layout against the one the code was lowered for;
 //   6. call it on N attached threads through jitlock_rt_call_guarded, all
 //      incrementing one counter under its monitor, and check the total.
 //
@@ -218,7 +220,9 @@ int main(int Argc, char **Argv) {
   if (Threads == 0 || Iterations <= 0)
     return fail("usage: orc-lljit-example [threads > 0] [iterations > 0]");
 
-  // Step 1: the runtime's configuration, before any thread attaches. The
+  // Step 1: the runtime's configuration, before any thread attaches and
+  // before the layout is handed out to the lowering (step 4), which freezes
+  // it: jitlock_rt_configure refuses another layout afterwards. The
   // defaults put the header at offset 0, as Counter has it.
   jitlock_rt_config Cfg;
   jitlock_rt_default_config(&Cfg);
@@ -271,6 +275,11 @@ int main(int Argc, char **Argv) {
     return fail(toString(std::move(E)));
   if (Error E = (*J)->addIRModule(
           orc::ThreadSafeModule(std::move(M), std::move(Ctx))))
+    return fail(toString(std::move(E)));
+  // The module's constructors, the layout check among them: code lowered
+  // for another layout (a header offset, a monitor storage) stops here with
+  // a message naming both, instead of miscounting or faulting later.
+  if (Error E = (*J)->initialize((*J)->getMainJITDylib()))
     return fail(toString(std::move(E)));
   auto Addr = (*J)->lookup("increment");
   if (!Addr)

@@ -2,12 +2,17 @@
  * installed jitlock with pkg-config (unittests/Embedding/InstallTest.cmake):
  *
  *   cc c-consumer.c $(pkg-config --cflags --libs jitlock)
+ *   cc c-consumer.c $(pkg-config --cflags --libs jitlock-static)
  *       threads call the runtime's C functions for every monitor operation,
  *       as an interpreter does;
  *   clang-19 -O2 -fpass-plugin=<plugindir>/JitlockPlugin.so -DJITLOCK_LOWERED
  *       c-consumer.c $(pkg-config --cflags --libs jitlock)
  *       the same code calls the jitlock IR interface instead, and the plugin
- *       lowers it to inline fast paths ahead of time (thread=call).
+ *       lowers it to inline fast paths ahead of time (thread=call), with a
+ *       constructor that checks the runtime's layout first;
+ *   cc -DJITLOCK_LOWERED c-consumer.c $(pkg-config --cflags --libs jitlock)
+ *       the plugin forgotten: it links (the runtime defines the jitlock.*
+ *       names weakly) and aborts at the first enter, saying how to lower.
  *
  * Either way: N threads increment one counter under its monitor; the exit
  * status is 0 when the total is exact, and the runtime loaded is the one
@@ -69,6 +74,16 @@ int main(void) {
   if (layout.abi_version != JITLOCK_RT_ABI_VERSION) {
     fprintf(stderr, "c-consumer: runtime ABI %u, header ABI %u\n",
             layout.abi_version, JITLOCK_RT_ABI_VERSION);
+    return 1;
+  }
+  /* The layout was handed out (to this program, and to the lowered code's
+   * layout check): a configuration with another one is refused. */
+  jitlock_rt_config other;
+  jitlock_rt_default_config(&other);
+  other.header_offset = 8;
+  if (jitlock_rt_configure(&other) != JITLOCK_ESTATE) {
+    fprintf(stderr, "c-consumer: a layout change after get_layout was not "
+                    "refused\n");
     return 1;
   }
   pthread_t threads[Threads];
