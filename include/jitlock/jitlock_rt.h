@@ -949,7 +949,7 @@ static inline void jitlock_rt_get_layout(jitlock_rt_layout *layout) {
 }
 
 /* Writes a one-line summary of every layout value that lowered or emitted
- * code compiles in ("abi=5;header=0;...", the number being
+ * code compiles in ("abi=6;header=0;...", the number being
  * JITLOCK_RT_ABI_VERSION) into `buf` (at most `size` bytes,
  * NUL-terminated when size > 0) and returns its length, as snprintf does.
  * Code generators stamp their output with it and loaders compare stamps, so
