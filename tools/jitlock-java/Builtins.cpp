@@ -859,6 +859,13 @@ Slot threadIsDaemon(VMThread *, Method *, Slot *A) {
 Slot threadGetId(VMThread *, Method *, Slot *A) {
   return slotAt(argA(A, 0), ThreadTid);
 }
+Slot threadHoldsLock(VMThread *T, Method *, Slot *A) {
+  if (!A[0]) {
+    throwNPE(T, "holdsLock(null)");
+    return 0;
+  }
+  return jitlock_rt_holds_lock(T->Rt, argA(A, 0)) != 0;
+}
 Slot threadYield(VMThread *T, Method *, Slot *) {
   NativeScope N(T);
   std::this_thread::yield();
@@ -959,8 +966,10 @@ Slot enumValueOf(VMThread *T, Method *, Slot *A) {
       if (V && stringEq(refAt(V, EnumName), Name))
         return retA(V);
     }
+  std::string Canonical = C->javaName();
+  std::replace(Canonical.begin(), Canonical.end(), '$', '.');
   throwNew(T, "java/lang/IllegalArgumentException",
-           "No enum constant " + C->javaName() + "." + stringUtf8(Name));
+           "No enum constant " + Canonical + "." + stringUtf8(Name));
   return 0;
 }
 
@@ -1439,6 +1448,7 @@ void defineBuiltins() {
        {"isDaemon", "()Z", threadIsDaemon, Final},
        {"getId", "()J", threadGetId},
        {"yield", "()V", threadYield, Static},
+       {"holdsLock", "(Ljava/lang/Object;)Z", threadHoldsLock, Static},
        {"onSpinWait", "()V", threadOnSpinWait, Static}});
   ThreadName = offsetOf(ThreadClass, "name");
   ThreadTarget = offsetOf(ThreadClass, "target");
