@@ -26,6 +26,7 @@
 //  * Backward branches and returns poll for a safepoint.
 //
 //===----------------------------------------------------------------------===//
+#include "Tier1.h"
 #include "VM.h"
 
 #include <algorithm>
@@ -311,6 +312,8 @@ std::string memberText(Class *C, unsigned RefIndex) {
   return Owner + "." + *C->File->utf8(NT.A) + *C->File->utf8(NT.B);
 }
 
+} // namespace
+
 Class *resolveClassRef(VMThread *T, Class *C, unsigned I) {
   CpCacheEntry &E = C->CpCache[I];
   if (void *R = E.Resolved.load(std::memory_order_acquire))
@@ -383,6 +386,8 @@ Object *resolveString(VMThread *T, Class *C, unsigned I) {
   return S;
 }
 
+namespace {
+
 Slot *fieldAddr(Object *O, Field *F) {
   return reinterpret_cast<Slot *>(reinterpret_cast<char *>(O) + F->Offset);
 }
@@ -418,6 +423,8 @@ void storeField(Slot *P, Field *F, Slot V) {
     __atomic_store_n(P, V, __ATOMIC_RELAXED);
 }
 
+} // namespace
+
 Object *multiNewArray(VMThread *T, Class *AC, const int32_t *Dims, unsigned N) {
   Array *A = allocArray(T, AC, Dims[0]);
   if (!A || N == 1)
@@ -431,11 +438,13 @@ Object *multiNewArray(VMThread *T, Class *AC, const int32_t *Dims, unsigned N) {
   return A;
 }
 
-void throwIndex(VMThread *T, int32_t Index, int32_t Length) {
+void throwIndexOutOfBounds(VMThread *T, int32_t Index, int32_t Length) {
   throwNew(T, "java/lang/ArrayIndexOutOfBoundsException",
            "Index " + std::to_string(Index) + " out of bounds for length " +
                std::to_string(Length));
 }
+
+namespace {
 
 Slot abstractEntry(VMThread *T, Method *M, Slot *) {
   throwNew(T, "java/lang/AbstractMethodError", M->qualifiedName());
@@ -744,8 +753,14 @@ Slot interpret(VMThread *T, Method *M, Slot *Args) {
     }
     jitlock_rt_stack_bang(T->Rt, Need);
   }
-  M->Invocations.store(M->Invocations.load(std::memory_order_relaxed) + 1,
-                       std::memory_order_relaxed);
+  uint32_t Calls = M->Invocations.load(std::memory_order_relaxed) + 1;
+  M->Invocations.store(Calls, std::memory_order_relaxed);
+  if (Calls == Tier1InvocationThreshold) {
+    compileHotMethod(T, M);
+    MethodEntry Now = M->Entry.load(std::memory_order_acquire);
+    if (Now != interpret)
+      return Now(T, M, Args);
+  }
 
   Class *C = M->Owner;
   Slot *Locals = static_cast<Slot *>(
@@ -867,7 +882,7 @@ Slot interpret(VMThread *T, Method *M, Slot *Args) {
         THROW("java/lang/NullPointerException",
               "Cannot load from array because it is null");
       if (uint32_t(Index) >= uint32_t(A->Length)) {
-        throwIndex(T, Index, A->Length);
+        throwIndexOutOfBounds(T, Index, A->Length);
         goto Exception;
       }
       char *D = A->data();
@@ -934,7 +949,7 @@ Slot interpret(VMThread *T, Method *M, Slot *Args) {
         THROW("java/lang/NullPointerException",
               "Cannot store to array because it is null");
       if (uint32_t(Index) >= uint32_t(A->Length)) {
-        throwIndex(T, Index, A->Length);
+        throwIndexOutOfBounds(T, Index, A->Length);
         goto Exception;
       }
       char *D = A->data();
@@ -1479,8 +1494,13 @@ Slot interpret(VMThread *T, Method *M, Slot *Args) {
       THROW("java/lang/InternalError",
             std::string("unverified instruction ") + opcodeName(Op));
     }
-    if (Next <= Pc && Op != WIDE)
-      pollSafepoint(T); // a backward branch
+    if (Next <= Pc && Op != WIDE) { // a backward branch
+      pollSafepoint(T);
+      uint32_t Loops = M->BackEdges.load(std::memory_order_relaxed) + 1;
+      M->BackEdges.store(Loops, std::memory_order_relaxed);
+      if (Loops == Tier1BackEdgeThreshold)
+        compileHotMethod(T, M); // for its next call: no on-stack replacement
+    }
     Pc = Next;
     continue;
 

@@ -87,6 +87,7 @@ struct Method {
   void *NativeData = nullptr;
   int VtableIndex = -1;
   std::atomic<uint32_t> Invocations{0}; // counted by tier 0, for tier 1
+  std::atomic<uint32_t> BackEdges{0};   // backward branches, likewise
 
   bool isStatic() const { return Flags & AccStatic; }
   bool isAbstract() const { return Flags & AccAbstract; }
@@ -295,6 +296,16 @@ inline Slot callMethod(VMThread *T, Method *M, Slot *Args) {
 /// false with a message naming class, method, offset and instruction.
 bool verifyClass(Class *C, std::string &Error);
 const char *opcodeName(uint8_t Op);
+/// Tier 0's constant-pool resolution, cached per entry (tier 1 resolves
+/// with them at compile time): null with the linkage error pending.
+Class *resolveClassRef(VMThread *T, Class *C, unsigned CpIndex);
+Method *resolveMethodRef(VMThread *T, Class *C, unsigned CpIndex);
+Field *resolveFieldRef(VMThread *T, Class *C, unsigned CpIndex, bool Static);
+Object *resolveString(VMThread *T, Class *C, unsigned CpIndex);
+/// multianewarray with nonnegative counts; null with an exception pending.
+Object *multiNewArray(VMThread *T, Class *ArrayClass, const int32_t *Dims,
+                      unsigned N);
+void throwIndexOutOfBounds(VMThread *T, int32_t Index, int32_t Length);
 
 // Invokedynamic.cpp
 /// Links the call site of constant `CpIndex` of `C` at link time: checks

@@ -10,6 +10,7 @@
 // jitlock runtime's C ABI.
 //
 //===----------------------------------------------------------------------===//
+#include "Tier1.h"
 #include "ToolSupport.h"
 #include "VM.h"
 
@@ -54,12 +55,33 @@ cl::alias ClassPathLong("classpath", cl::desc("Alias for -cp"),
 cl::opt<bool> Xint("Xint", cl::desc("Interpret every method (tier 0 only)"),
                    cl::cat(JavaCategory));
 cl::opt<bool> Xcomp("Xcomp",
-                    cl::desc("Compile every method before it runs (tier 1; "
-                             "until tier 1 exists, runs tier 0)"),
+                    cl::desc("Compile every method with tier 1 before its "
+                             "first call"),
                     cl::cat(JavaCategory));
 cl::opt<bool> LogJit("Xlog:jit",
-                     cl::desc("Say which tier runs the methods (stderr)"),
+                     cl::desc("Print each method tier 1 compiled, how long "
+                              "it took, and each it refused and why "
+                              "(stderr)"),
                      cl::cat(JavaCategory));
+cl::opt<unsigned> Tier1Invocations(
+    "tier1-invocations",
+    cl::desc("Tiered: compile a method at its Nth call (default 1000)"),
+    cl::value_desc("N"), cl::init(1000), cl::cat(JavaCategory));
+cl::opt<unsigned> Tier1BackEdges(
+    "tier1-backedges",
+    cl::desc("Tiered: compile a method, for its next call, at its Nth "
+             "backward branch (default 10000)"),
+    cl::value_desc("N"), cl::init(10000), cl::cat(JavaCategory));
+cl::opt<std::string> PrintTier1(
+    "print-tier1",
+    cl::desc("Print each compiled method's optimized IR or machine code "
+             "(stderr)"),
+    cl::value_desc("ir|asm"), cl::cat(JavaCategory));
+cl::opt<std::string> PrintTier1Filter(
+    "print-tier1-filter",
+    cl::desc("With --print-tier1: only methods whose qualified name "
+             "contains TEXT, e.g. Counter.increment"),
+    cl::value_desc("TEXT"), cl::cat(JavaCategory));
 cl::opt<bool> Xstats("Xstats",
                      cl::desc("Print the runtime's lock statistics at exit "
                               "(stderr)"),
@@ -148,6 +170,12 @@ void checkOptions() {
   }
   if (Xint && Xcomp)
     Usage("-Xint and -Xcomp exclude each other");
+  if (Tier1Invocations == 0 || Tier1BackEdges == 0)
+    Usage("--tier1-invocations and --tier1-backedges need a count of at "
+          "least 1");
+  if (PrintTier1.getNumOccurrences() && PrintTier1 != "ir" &&
+      PrintTier1 != "asm")
+    Usage("--print-tier1 must be ir or asm, got '" + PrintTier1 + "'");
   Options.ClassPath = ClassPath;
   Options.LogJit = LogJit;
 }
@@ -236,10 +264,24 @@ int runMain() {
     errs() << "jitlock-java: jit: "
            << (Xint    ? "-Xint: every method runs in tier 0 (the "
                          "interpreter)\n"
-               : Xcomp ? "-Xcomp: tier 1 is not available in this build; "
-                         "every method runs in tier 0 (the interpreter)\n"
-                       : "tiered: tier 1 is not available in this build; "
-                         "every method runs in tier 0 (the interpreter)\n");
+               : Xcomp ? "-Xcomp: every method is compiled by tier 1 "
+                         "before its first call\n"
+                       : "tiered: a method is compiled by tier 1 at its " +
+                             std::to_string(Tier1Invocations) + "th call or " +
+                             std::to_string(Tier1BackEdges) +
+                             "th backward branch\n");
+  Tier1Options Tier1;
+  if (!Xint) {
+    Tier1.InvocationThreshold = Xcomp ? 1 : unsigned(Tier1Invocations);
+    Tier1.BackEdgeThreshold = Xcomp ? 0 : unsigned(Tier1BackEdges);
+  }
+  Tier1.Log = LogJit;
+  Tier1.Print = PrintTier1;
+  Tier1.PrintFilter = PrintTier1Filter;
+  if (!initTier1(Tier1, Error)) {
+    error() << Error << "\n";
+    return ExitUsage;
+  }
 
   VMThread *T = newVMThread();
   if (!attachThread(T)) {
