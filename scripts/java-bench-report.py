@@ -157,7 +157,7 @@ def markdown(meta, rounds, med):
         f"{meta.get('load_end', '?')} (1, 5, 15 minutes)",
         f"* **JDK:** {meta.get('jdk', '?')}",
         f"* **jitlock-java:** {meta.get('jitlock_java', '?')}",
-        f"* **Run:** {meta.get('date', '?')}; {meta['rounds']} rounds, the "
+        f"* **Run:** {meta.get('date', '?')}; {meta['rounds']} round(s), the "
         "configurations alternating within each round; suite arguments "
         f"`{meta.get('suite_args', '')}`",
         "",
@@ -254,7 +254,7 @@ def plot(meta, med, path):
         ax.set_ylim(bottom=min(vals) / 2, top=max(vals) * 6)
     ax.set_title(f"JitlockBench on jitlock-java and HotSpot: "
                  f"{meta.get('cpu', '')}, {meta.get('nproc', '?')} cores, "
-                 f"{meta['rounds']} rounds", fontsize=10)
+                 f"{meta['rounds']} round(s)", fontsize=10)
     ax.legend(ncol=3, fontsize=8, loc="upper left")
     ax.grid(axis="y", which="both", alpha=0.25)
     fig.tight_layout()
