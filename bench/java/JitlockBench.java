@@ -249,40 +249,93 @@ public final class JitlockBench {
 
     // --- a counter contended by N threads --------------------------------------
 
+    /// Holds started threads until the timed part begins, so that thread
+    /// start-up is not timed and the threads really overlap (started one by
+    /// one, the first could finish before the last one runs).
+    static final class StartGate {
+        private int arrived;
+        private boolean open;
+
+        synchronized void arriveAndAwait() throws InterruptedException {
+            arrived++;
+            notifyAll();
+            while (!open) wait();
+        }
+
+        synchronized void awaitArrivals(int n) throws InterruptedException {
+            while (arrived < n) wait();
+        }
+
+        synchronized void open() {
+            open = true;
+            notifyAll();
+        }
+    }
+
     static final class Incrementer extends Thread {
         final Counter counter;
         final long times;
+        final StartGate gate;
+        boolean interrupted;
 
-        Incrementer(Counter counter, long times) {
+        Incrementer(Counter counter, long times, StartGate gate) {
             this.counter = counter;
             this.times = times;
+            this.gate = gate;
         }
 
         public void run() {
+            try {
+                gate.arriveAndAwait();
+            } catch (InterruptedException e) {
+                interrupted = true;
+                return;
+            }
             for (long i = 0; i < times; i++) counter.increment();
         }
     }
 
+    static String joinAll(Thread[] ts) {
+        try {
+            for (int t = 0; t < ts.length; t++) ts[t].join();
+        } catch (InterruptedException e) {
+            return "interrupted";
+        }
+        return null;
+    }
+
     static final class ContendedKernel extends Kernel {
         final int threads;
+        Counter counter;
+        Incrementer[] workers;
+        StartGate gate;
 
         ContendedKernel(int threads, long ops) {
             super("contended-" + threads, ops / threads * threads);
             this.threads = threads;
         }
 
-        String run() {
-            Counter c = new Counter();
-            published = c;
-            Incrementer[] ts = new Incrementer[threads];
-            for (int t = 0; t < threads; t++) ts[t] = new Incrementer(c, ops / threads);
-            for (int t = 0; t < threads; t++) ts[t].start();
+        void setUp() {
+            counter = new Counter();
+            published = counter;
+            gate = new StartGate();
+            workers = new Incrementer[threads];
+            for (int t = 0; t < threads; t++)
+                workers[t] = new Incrementer(counter, ops / threads, gate);
+            for (int t = 0; t < threads; t++) workers[t].start();
             try {
-                for (int t = 0; t < threads; t++) ts[t].join();
+                gate.awaitArrivals(threads);
             } catch (InterruptedException e) {
-                return "interrupted";
+                throw new IllegalStateException("interrupted");
             }
-            return expectCount("count", c.get(), ops);
+        }
+
+        String run() {
+            gate.open();
+            String bad = joinAll(workers);
+            for (int t = 0; bad == null && t < threads; t++)
+                if (workers[t].interrupted) bad = "a worker was interrupted";
+            return bad != null ? bad : expectCount("count", counter.get(), ops);
         }
     }
 
@@ -312,15 +365,18 @@ public final class JitlockBench {
     static final class Producer extends Thread {
         final Channel channel;
         final long items;
+        final StartGate gate;
         boolean interrupted;
 
-        Producer(Channel channel, long items) {
+        Producer(Channel channel, long items, StartGate gate) {
             this.channel = channel;
             this.items = items;
+            this.gate = gate;
         }
 
         public void run() {
             try {
+                gate.arriveAndAwait();
                 for (long i = 1; i <= items; i++) channel.put(i);
             } catch (InterruptedException e) {
                 interrupted = true;
@@ -329,22 +385,36 @@ public final class JitlockBench {
     }
 
     static final class ProducerConsumerKernel extends Kernel {
+        Channel channel;
+        Producer producer;
+        StartGate gate;
+
         ProducerConsumerKernel(long ops) { super("prodcons", ops); }
 
+        void setUp() {
+            channel = new Channel();
+            published = channel;
+            gate = new StartGate();
+            producer = new Producer(channel, ops, gate);
+            producer.start();
+            try {
+                gate.awaitArrivals(1);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException("interrupted");
+            }
+        }
+
         String run() {
-            Channel ch = new Channel();
-            published = ch;
-            Producer p = new Producer(ch, ops);
-            p.start();
+            gate.open();
             long sum = 0;
             try {
-                for (long i = 0; i < ops; i++) sum += ch.take();
-                p.join();
+                for (long i = 0; i < ops; i++) sum += channel.take();
             } catch (InterruptedException e) {
                 return "interrupted";
             }
-            if (p.interrupted) return "producer interrupted";
-            return expectCount("sum", sum, ops * (ops + 1) / 2);
+            String bad = joinAll(new Thread[] {producer});
+            if (bad == null && producer.interrupted) bad = "producer interrupted";
+            return bad != null ? bad : expectCount("sum", sum, ops * (ops + 1) / 2);
         }
     }
 
