@@ -195,11 +195,15 @@ def markdown(meta, rounds, med):
                            f"{'met' if r <= limit else 'missed'} |")
             else:
                 out.append(f"| {label} | - | no result |")
-    spread = [f"{LABELS.get(n, n)} {k} {fmt(v[1])}..{fmt(v[2])}"
-              for (n, k), v in med.items() if v[3] > 1 and v[2] > 1.5 * v[1]]
-    if spread:
-        out += ["", "Kernels whose rounds spread by more than 1.5x "
-                "(min..max ns per op): " + "; ".join(spread) + "."]
+    if meta["rounds"] > 1:
+        out += ["", "The spread over the rounds (min..max ns per op):", "",
+                "| kernel | " + " | ".join(LABELS.get(n, n) for n in names)
+                + " |",
+                "| --- |" + " ---: |" * len(names)]
+        for k in KERNELS:
+            cells = [f"{fmt(med[(n, k)][1])}..{fmt(med[(n, k)][2])}"
+                     if (n, k) in med else "-" for n in names]
+            out.append(f"| {k} | " + " | ".join(cells) + " |")
     bad = [f"round {r} {c} {k}: {note}" for (r, c, k, v, note) in rounds
            if v is None]
     if bad:
