@@ -119,12 +119,22 @@ def bad_input(args):
         with open(os.path.join(bad, 'Floats.class'), 'rb') as f:
             sample = f.read()
 
-        def variant(name, data):
+        def variant(name, data, cls='Floats'):
             d = os.path.join(tmp, name)
             os.makedirs(d)
-            with open(os.path.join(d, 'Floats.class'), 'wb') as f:
+            with open(os.path.join(d, cls + '.class'), 'wb') as f:
                 f.write(data)
             return d
+
+        # Confused.main: getstatic lock; dup; astore_1; monitorenter.
+        with open(os.path.join(bad, 'Confused.class'), 'rb') as f:
+            confused = f.read()
+        shape = re.compile(b'\xb2..\x59\x4c\xc2', re.S)
+        assert shape.search(confused), 'unexpected code in Confused'
+        # An int where the lock should be, and a missing value.
+        int_lock = shape.sub(b'\x03\x00\x00\x59\x4c\xc2', confused, 1)
+        underflow = shape.sub(lambda m: m.group(0)[:3] + b'\x00\x4c\xc2',
+                              confused, 1)
 
         # The constant pool starts at byte 10; its first entry of javac's
         # is a Methodref (tag 10) whose class index is at bytes 11..12.
@@ -142,6 +152,12 @@ def bad_input(args):
              'Floats', 'bad constant-pool index'),
             ('trailing bytes', variant('trailing', sample + b'\0'), 'Floats',
              'trailing bytes'),
+            ('synchronized on an int',
+             variant('intlock', int_lock, 'Confused'), 'Confused',
+             'expects a reference'),
+            ('operand stack underflow',
+             variant('underflow', underflow, 'Confused'), 'Confused',
+             'on the operand stack'),
             ('missing main class', good, 'NoSuchClass', 'not found'),
             ('no main method', bad, 'NoMain', 'has no method'),
             ('unsupported bytecode (float)', bad, 'Floats', 'bytecode'),
