@@ -189,6 +189,26 @@ def bad_input(args):
                 ok = False
             else:
                 print('ok   %s: %s' % (label, err.strip().splitlines()[-1]))
+        # Usage errors: status 2 with a diagnostic too.
+        usage = [
+            ('no main class given', []),
+            ('bad --monitors', ['--monitors=bogus', '-cp', good, 'Exit']),
+            ('bad --exit', ['--exit=maybe', '-cp', good, 'Exit']),
+            ('bad --heap', ['--heap=12q', '-cp', good, 'Exit']),
+            ('bad -Xss', ['-Xss1k', '-cp', good, 'Exit']),
+            ('bad --safepoint-every', ['--safepoint-every=0', '-cp', good,
+                                       'Exit']),
+            ('-Xint with -Xcomp', ['-Xint', '-Xcomp', '-cp', good, 'Exit']),
+            ('unknown option', ['--no-such-option', '-cp', good, 'Exit']),
+        ]
+        for label, argv in usage:
+            status, out, err, secs = run([args.vm] + argv, timeout=60)
+            if status == 2 and 'jitlock-java: error:' in err:
+                print('ok   usage: %s: %s' % (label, err.strip().splitlines()[0]))
+            else:
+                print('FAIL usage: %s: status %s\n--- stderr\n%s---' %
+                      (label, status, err))
+                ok = False
         # NoSuchMethodError is thrown when the call runs, as in the JVM.
         nsm = os.path.join(args.build, 'nosuchmethod')
         for vm in [[args.vm, '-Xint']] + ([[args.java]] if args.java else []):

@@ -1863,6 +1863,13 @@ Slot interpret(VMThread *T, Method *M, Slot *Args) {
           THROW("java/lang/NullPointerException",
                 "Cannot invoke \"" + RM->qualifiedName() +
                     "\" because value is null");
+        // javac's code passes a receiver of the method's class; checked
+        // anyway where a wrong one could index past a vtable.
+        if (RM->VtableIndex >= 0 && !RM->Owner->isInterface() &&
+            size_t(RM->VtableIndex) >= Recv->Cls->Vtable.size())
+          THROW("java/lang/IncompatibleClassChangeError",
+                Recv->Cls->javaName() + " has no method " +
+                    RM->qualifiedName());
         if (Op != INVOKESPECIAL)
           Target = selectVirtual(Recv, RM);
       }
