@@ -119,12 +119,22 @@ def bad_input(args):
         with open(os.path.join(bad, 'Floats.class'), 'rb') as f:
             sample = f.read()
 
-        def variant(name, data):
+        def variant(name, data, cls='Floats'):
             d = os.path.join(tmp, name)
             os.makedirs(d)
-            with open(os.path.join(d, 'Floats.class'), 'wb') as f:
+            with open(os.path.join(d, cls + '.class'), 'wb') as f:
                 f.write(data)
             return d
+
+        # Confused.main: getstatic lock; dup; astore_1; monitorenter.
+        with open(os.path.join(bad, 'Confused.class'), 'rb') as f:
+            confused = f.read()
+        shape = re.compile(b'\xb2..\x59\x4c\xc2', re.S)
+        assert shape.search(confused), 'unexpected code in Confused'
+        # An int where the lock should be, and a missing value.
+        int_lock = shape.sub(b'\x03\x00\x00\x59\x4c\xc2', confused, 1)
+        underflow = shape.sub(lambda m: m.group(0)[:3] + b'\x00\x4c\xc2',
+                              confused, 1)
 
         # The constant pool starts at byte 10; its first entry of javac's
         # is a Methodref (tag 10) whose class index is at bytes 11..12.
@@ -142,6 +152,12 @@ def bad_input(args):
              'Floats', 'bad constant-pool index'),
             ('trailing bytes', variant('trailing', sample + b'\0'), 'Floats',
              'trailing bytes'),
+            ('synchronized on an int',
+             variant('intlock', int_lock, 'Confused'), 'Confused',
+             'expects a reference'),
+            ('operand stack underflow',
+             variant('underflow', underflow, 'Confused'), 'Confused',
+             'on the operand stack'),
             ('missing main class', good, 'NoSuchClass', 'not found'),
             ('no main method', bad, 'NoMain', 'has no method'),
             ('unsupported bytecode (float)', bad, 'Floats', 'bytecode'),
@@ -173,6 +189,26 @@ def bad_input(args):
                 ok = False
             else:
                 print('ok   %s: %s' % (label, err.strip().splitlines()[-1]))
+        # Usage errors: status 2 with a diagnostic too.
+        usage = [
+            ('no main class given', []),
+            ('bad --monitors', ['--monitors=bogus', '-cp', good, 'Exit']),
+            ('bad --exit', ['--exit=maybe', '-cp', good, 'Exit']),
+            ('bad --heap', ['--heap=12q', '-cp', good, 'Exit']),
+            ('bad -Xss', ['-Xss1k', '-cp', good, 'Exit']),
+            ('bad --safepoint-every', ['--safepoint-every=0', '-cp', good,
+                                       'Exit']),
+            ('-Xint with -Xcomp', ['-Xint', '-Xcomp', '-cp', good, 'Exit']),
+            ('unknown option', ['--no-such-option', '-cp', good, 'Exit']),
+        ]
+        for label, argv in usage:
+            status, out, err, secs = run([args.vm] + argv, timeout=60)
+            if status == 2 and 'jitlock-java: error:' in err:
+                print('ok   usage: %s: %s' % (label, err.strip().splitlines()[0]))
+            else:
+                print('FAIL usage: %s: status %s\n--- stderr\n%s---' %
+                      (label, status, err))
+                ok = False
         # NoSuchMethodError is thrown when the call runs, as in the JVM.
         nsm = os.path.join(args.build, 'nosuchmethod')
         for vm in [[args.vm, '-Xint']] + ([[args.java]] if args.java else []):

@@ -332,8 +332,11 @@ bool Class::isSubclassOf(const Class *Other) const {
 
 void linkClass(Class *C) {
   std::lock_guard<std::recursive_mutex> G(ClassLock);
-  classes().emplace(C->Name, nullptr).first->second.release();
-  classes()[C->Name].reset(C);
+  // A class read from a file is registered (and owned) before its
+  // superclass loads; the VM's own classes are registered here.
+  std::unique_ptr<Class> &Owned = classes()[C->Name];
+  if (Owned.get() != C)
+    Owned.reset(C);
   // Fields: one 8-byte slot each, after the superclass's.
   uint32_t Size = C->Super ? C->Super->InstanceSize : sizeof(Object);
   uint32_t NStatics = 0;
@@ -380,7 +383,7 @@ void linkClass(Class *C) {
           Method *Default = IM.get();
           for (Class *J : Ifaces)
             if (Method *D = J->findMethod(IM->Name, IM->Descriptor))
-              if (!D->isAbstract() && J->isSubclassOf(J)) {
+              if (!D->isAbstract()) {
                 Default = D;
                 break;
               }

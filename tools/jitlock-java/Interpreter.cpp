@@ -465,6 +465,538 @@ const char *opcodeName(uint8_t Op) {
 
 //===-- The verifier ------------------------------------------------------===//
 
+namespace {
+
+/// The kinds the stack check tracks per local and stack slot: 'I' (int,
+/// and boolean, byte, char, short), 'J' and 'j' (the two halves of a
+/// long), 'A' (a reference or null) and 'T' (unusable).
+struct Frame {
+  std::vector<char> Locals, Stack;
+};
+
+/// The second pass of verifyClass: a dataflow over the kinds of every
+/// local and stack slot, so that no instruction can read an int as a
+/// reference, split a long, underflow or overflow the operand stack, or
+/// reach an instruction with two different stack shapes. (Which class a
+/// reference has is javac's to get right.)
+class KindChecker {
+public:
+  KindChecker(Method &M, const ClassFile &F) : M(M), F(F) {}
+
+  bool run(size_t &FailPc, std::string &Why);
+
+private:
+  Method &M;
+  const ClassFile &F;
+  std::vector<std::unique_ptr<Frame>> In;
+  std::vector<size_t> Work;
+  std::string Problem;
+
+  bool merge(size_t Pc, const Frame &Fr) {
+    if (!In[Pc]) {
+      In[Pc] = std::make_unique<Frame>(Fr);
+      Work.push_back(Pc);
+      return true;
+    }
+    Frame &Old = *In[Pc];
+    if (Old.Stack != Fr.Stack) {
+      Problem = "the operand stack differs on two paths to bytecode " +
+                std::to_string(Pc);
+      return false;
+    }
+    bool Changed = false;
+    for (size_t I = 0; I < Old.Locals.size(); ++I)
+      if (Old.Locals[I] != Fr.Locals[I] && Old.Locals[I] != 'T') {
+        Old.Locals[I] = 'T';
+        Changed = true;
+      }
+    if (Changed)
+      Work.push_back(Pc);
+    return true;
+  }
+
+  static char kindOfDescriptor(const std::string &D) {
+    char K = kindOf(D[0]);
+    return K == 'L' ? 'A' : K;
+  }
+};
+
+bool KindChecker::run(size_t &FailPc, std::string &Why) {
+  const std::vector<uint8_t> &Code = M.Code;
+  In.resize(Code.size());
+  Frame Entry;
+  Entry.Locals.assign(M.MaxLocals, 'T');
+  size_t L = 0;
+  if (!M.isStatic())
+    Entry.Locals[L++] = 'A';
+  for (char K : M.ArgKinds) {
+    if (K == 'J') {
+      Entry.Locals[L++] = 'J';
+      Entry.Locals[L++] = 'j';
+    } else {
+      Entry.Locals[L++] = K == 'L' ? 'A' : 'I';
+    }
+  }
+  merge(0, Entry);
+  while (!Work.empty()) {
+    size_t Pc = Work.back();
+    Work.pop_back();
+    Frame Fr = *In[Pc];
+    const Frame Before = Fr;
+    const uint8_t *I = &Code[Pc];
+    uint8_t Op = *I;
+    auto Fail = [&](const std::string &What) {
+      FailPc = Pc;
+      Why = What;
+      return false;
+    };
+    auto Pop = [&](char K) {
+      std::vector<char> &S = Fr.Stack;
+      if (K == 'J') {
+        if (S.size() < 2 || S.back() != 'j' || S[S.size() - 2] != 'J')
+          return false;
+        S.resize(S.size() - 2);
+        return true;
+      }
+      if (S.empty() || S.back() != K)
+        return false;
+      S.pop_back();
+      return true;
+    };
+    auto Push = [&](char K) {
+      if (K == 'J') {
+        Fr.Stack.push_back('J');
+        Fr.Stack.push_back('j');
+      } else if (K != 'V') {
+        Fr.Stack.push_back(K);
+      }
+    };
+    auto Need = [&](std::initializer_list<char> Kinds) {
+      for (char K : Kinds)
+        if (!Pop(K)) {
+          Problem = std::string("expects ") +
+                    (K == 'I'   ? "an int"
+                     : K == 'J' ? "a long"
+                                : "a reference") +
+                    " on the operand stack";
+          return false;
+        }
+      return true;
+    };
+    auto SetLocal = [&](unsigned N, char K) {
+      if (N > 0 && Fr.Locals[N - 1] == 'J')
+        Fr.Locals[N - 1] = 'T';
+      if (Fr.Locals[N] == 'J' && N + 1 < Fr.Locals.size())
+        Fr.Locals[N + 1] = 'T';
+      Fr.Locals[N] = K;
+      if (K == 'J') {
+        if (N + 2 < Fr.Locals.size() && Fr.Locals[N + 1] == 'J')
+          Fr.Locals[N + 2] = 'T';
+        Fr.Locals[N + 1] = 'j';
+      }
+    };
+    auto GetLocal = [&](unsigned N, char K) {
+      if (Fr.Locals[N] != K || (K == 'J' && Fr.Locals[N + 1] != 'j')) {
+        Problem = "local " + std::to_string(N) + " does not hold " +
+                  (K == 'I'   ? "an int"
+                   : K == 'J' ? "a long"
+                              : "a reference");
+        return false;
+      }
+      Push(K);
+      return true;
+    };
+    /// A raw window of N slots below the top must not cut a long in two.
+    auto Whole = [&](size_t N) {
+      const std::vector<char> &S = Fr.Stack;
+      if (S.size() < N || S[S.size() - N] == 'j') {
+        Problem = "stack manipulation on a split or missing value";
+        return false;
+      }
+      return true;
+    };
+    auto Category1 = [&](size_t FromTop) {
+      char K = Fr.Stack[Fr.Stack.size() - 1 - FromTop];
+      return K == 'I' || K == 'A';
+    };
+    auto Invoke = [&](const std::string &Desc, bool HasReceiver) {
+      Method Probe;
+      Probe.Descriptor = Desc;
+      Probe.Flags = AccStatic;
+      std::string E;
+      parseMethodDescriptor(Probe, E);
+      for (size_t K = Probe.ArgKinds.size(); K-- > 0;)
+        if (!Need({Probe.ArgKinds[K] == 'L' ? 'A' : Probe.ArgKinds[K]}))
+          return false;
+      if (HasReceiver && !Need({'A'}))
+        return false;
+      Push(Probe.ReturnKind == 'L' ? 'A' : Probe.ReturnKind);
+      return true;
+    };
+    auto RefDesc = [&](unsigned Index) -> const std::string & {
+      return *F.utf8(F.Cp[F.Cp[Index].B].B);
+    };
+
+    Problem.clear();
+    bool Ok = true, FallsThrough = true;
+    size_t Next = Pc + fixedLength(Op);
+    std::vector<size_t> Targets;
+    switch (Op) {
+    case NOP:
+      break;
+    case ACONST_NULL:
+      Push('A');
+      break;
+    case BIPUSH:
+    case SIPUSH:
+      Push('I');
+      break;
+    case LCONST_0:
+    case LCONST_1:
+    case LDC2_W:
+      Push('J');
+      break;
+    case LDC:
+    case LDC_W: {
+      unsigned Index = Op == LDC ? I[1] : u2(I + 1);
+      Push(F.Cp[Index].Tag == CpInteger ? 'I' : 'A');
+      break;
+    }
+    case ILOAD:
+      Ok = GetLocal(I[1], 'I');
+      break;
+    case LLOAD:
+      Ok = GetLocal(I[1], 'J');
+      break;
+    case ALOAD:
+      Ok = GetLocal(I[1], 'A');
+      break;
+    case ISTORE:
+    case LSTORE:
+    case ASTORE: {
+      char K = Op == ISTORE ? 'I' : Op == LSTORE ? 'J' : 'A';
+      Ok = Need({K});
+      if (Ok)
+        SetLocal(I[1], K);
+      break;
+    }
+    case IINC:
+      Ok = Fr.Locals[I[1]] == 'I';
+      if (!Ok)
+        Problem = "local " + std::to_string(I[1]) + " does not hold an int";
+      break;
+    case IALOAD:
+    case BALOAD:
+    case CALOAD:
+    case SALOAD:
+      Ok = Need({'I', 'A'});
+      Push('I');
+      break;
+    case LALOAD:
+      Ok = Need({'I', 'A'});
+      Push('J');
+      break;
+    case AALOAD:
+      Ok = Need({'I', 'A'});
+      Push('A');
+      break;
+    case IASTORE:
+    case BASTORE:
+    case CASTORE:
+    case SASTORE:
+      Ok = Need({'I', 'I', 'A'});
+      break;
+    case LASTORE:
+      Ok = Need({'J', 'I', 'A'});
+      break;
+    case AASTORE:
+      Ok = Need({'A', 'I', 'A'});
+      break;
+    case POP:
+      Ok = Whole(1) && Category1(0);
+      if (Ok)
+        Fr.Stack.pop_back();
+      break;
+    case POP2:
+      Ok = Whole(2);
+      if (Ok)
+        Fr.Stack.resize(Fr.Stack.size() - 2);
+      break;
+    case DUP:
+      Ok = Whole(1) && Category1(0);
+      if (Ok)
+        Fr.Stack.push_back(Fr.Stack.back());
+      break;
+    case DUP_X1:
+    case DUP_X2:
+    case DUP2:
+    case DUP2_X1:
+    case DUP2_X2:
+    case SWAP: {
+      // The values moved (N from the top) and the depth they go below.
+      size_t N = (Op == DUP2 || Op == DUP2_X1 || Op == DUP2_X2) ? 2 : 1;
+      size_t Under = Op == DUP_X1 || Op == DUP2_X1   ? 1
+                     : Op == DUP_X2 || Op == DUP2_X2 ? 2
+                     : Op == SWAP                    ? 1
+                                                     : 0;
+      Ok = Whole(N) && Whole(N + Under) && (N == 2 || Category1(0));
+      if (Ok && Op == SWAP)
+        Ok = Category1(0) && Category1(1);
+      if (!Ok) {
+        if (Problem.empty())
+          Problem = "stack manipulation on a long";
+        break;
+      }
+      std::vector<char> &S = Fr.Stack;
+      std::vector<char> Top(S.end() - long(N), S.end());
+      if (Op == SWAP)
+        std::swap(S[S.size() - 1], S[S.size() - 2]);
+      else
+        S.insert(S.end() - long(N + Under), Top.begin(), Top.end());
+      break;
+    }
+    case IADD:
+    case ISUB:
+    case IMUL:
+    case IDIV:
+    case IREM:
+    case ISHL:
+    case ISHR:
+    case IUSHR:
+    case IAND:
+    case IOR:
+    case IXOR:
+      Ok = Need({'I', 'I'});
+      Push('I');
+      break;
+    case LADD:
+    case LSUB:
+    case LMUL:
+    case LDIV:
+    case LREM:
+    case LAND:
+    case LOR:
+    case LXOR:
+      Ok = Need({'J', 'J'});
+      Push('J');
+      break;
+    case LSHL:
+    case LSHR:
+    case LUSHR:
+      Ok = Need({'I', 'J'});
+      Push('J');
+      break;
+    case INEG:
+    case I2B:
+    case I2C:
+    case I2S:
+      Ok = Need({'I'});
+      Push('I');
+      break;
+    case LNEG:
+      Ok = Need({'J'});
+      Push('J');
+      break;
+    case I2L:
+      Ok = Need({'I'});
+      Push('J');
+      break;
+    case L2I:
+      Ok = Need({'J'});
+      Push('I');
+      break;
+    case LCMP:
+      Ok = Need({'J', 'J'});
+      Push('I');
+      break;
+    case IF_ACMPEQ:
+    case IF_ACMPNE:
+      Ok = Need({'A', 'A'});
+      Targets.push_back(Pc + s2(I + 1));
+      break;
+    case IFNULL:
+    case IFNONNULL:
+      Ok = Need({'A'});
+      Targets.push_back(Pc + s2(I + 1));
+      break;
+    case GOTO:
+      Targets.push_back(Pc + s2(I + 1));
+      FallsThrough = false;
+      break;
+    case GOTO_W:
+      Targets.push_back(Pc + s4(I + 1));
+      FallsThrough = false;
+      break;
+    case TABLESWITCH:
+    case LOOKUPSWITCH: {
+      Ok = Need({'I'});
+      const uint8_t *P = &Code[(Pc + 4) & ~size_t(3)];
+      Targets.push_back(Pc + s4(P));
+      if (Op == TABLESWITCH) {
+        int64_t Count = int64_t(s4(P + 8)) - s4(P + 4) + 1;
+        for (int64_t K = 0; K < Count; ++K)
+          Targets.push_back(Pc + s4(P + 12 + 4 * K));
+      } else {
+        for (int32_t K = 0; K < s4(P + 4); ++K)
+          Targets.push_back(Pc + s4(P + 12 + 8 * K));
+      }
+      FallsThrough = false;
+      break;
+    }
+    case IRETURN:
+    case LRETURN:
+    case ARETURN:
+    case RETURN: {
+      char Want = M.ReturnKind == 'L' ? 'A' : M.ReturnKind;
+      char Has = Op == IRETURN   ? 'I'
+                 : Op == LRETURN ? 'J'
+                 : Op == ARETURN ? 'A'
+                                 : 'V';
+      if (Want != Has) {
+        Ok = false;
+        Problem = "returns the wrong kind of value for " + M.Descriptor;
+      } else if (Has != 'V') {
+        Ok = Need({Has});
+      }
+      FallsThrough = false;
+      break;
+    }
+    case GETSTATIC:
+      Push(kindOfDescriptor(RefDesc(u2(I + 1))));
+      break;
+    case PUTSTATIC:
+      Ok = Need({kindOfDescriptor(RefDesc(u2(I + 1)))});
+      break;
+    case GETFIELD:
+      Ok = Need({'A'});
+      Push(kindOfDescriptor(RefDesc(u2(I + 1))));
+      break;
+    case PUTFIELD:
+      Ok = Need({kindOfDescriptor(RefDesc(u2(I + 1))), 'A'});
+      break;
+    case INVOKEVIRTUAL:
+    case INVOKESPECIAL:
+    case INVOKEINTERFACE:
+      Ok = Invoke(RefDesc(u2(I + 1)), true);
+      break;
+    case INVOKESTATIC:
+    case INVOKEDYNAMIC:
+      Ok = Invoke(RefDesc(u2(I + 1)), false);
+      break;
+    case NEW:
+      Push('A');
+      break;
+    case NEWARRAY:
+    case ANEWARRAY:
+      Ok = Need({'I'});
+      Push('A');
+      break;
+    case MULTIANEWARRAY:
+      for (unsigned D = 0; D < I[3] && Ok; ++D)
+        Ok = Need({'I'});
+      Push('A');
+      break;
+    case ARRAYLENGTH:
+      Ok = Need({'A'});
+      Push('I');
+      break;
+    case ATHROW:
+      Ok = Need({'A'});
+      FallsThrough = false;
+      break;
+    case CHECKCAST:
+      Ok = Need({'A'});
+      Push('A');
+      break;
+    case INSTANCEOF:
+      Ok = Need({'A'});
+      Push('I');
+      break;
+    case MONITORENTER:
+    case MONITOREXIT:
+      Ok = Need({'A'});
+      break;
+    case WIDE: {
+      uint8_t W = I[1];
+      unsigned N = u2(I + 2);
+      Next = Pc + (W == IINC ? 6 : 4);
+      if (W == IINC) {
+        Ok = Fr.Locals[N] == 'I';
+        if (!Ok)
+          Problem = "local " + std::to_string(N) + " does not hold an int";
+      } else if (W == ILOAD || W == LLOAD || W == ALOAD) {
+        Ok = GetLocal(N, W == ILOAD ? 'I' : W == LLOAD ? 'J' : 'A');
+      } else {
+        char K = W == ISTORE ? 'I' : W == LSTORE ? 'J' : 'A';
+        Ok = Need({K});
+        if (Ok)
+          SetLocal(N, K);
+      }
+      break;
+    }
+    default:
+      if (Op >= ICONST_M1 && Op <= ICONST_5) {
+        Push('I');
+      } else if (Op >= IFEQ && Op <= IFLE) {
+        Ok = Need({'I'});
+        Targets.push_back(Pc + s2(I + 1));
+      } else if (Op >= IF_ICMPEQ && Op <= IF_ICMPLE) {
+        Ok = Need({'I', 'I'});
+        Targets.push_back(Pc + s2(I + 1));
+      } else if (Op >= ILOAD_0 && Op < ILOAD_0 + 4) {
+        Ok = GetLocal(Op - ILOAD_0, 'I');
+      } else if (Op >= LLOAD_0 && Op < LLOAD_0 + 4) {
+        Ok = GetLocal(Op - LLOAD_0, 'J');
+      } else if (Op >= ALOAD_0 && Op < ALOAD_0 + 4) {
+        Ok = GetLocal(Op - ALOAD_0, 'A');
+      } else if (Op >= ISTORE_0 && Op < ISTORE_0 + 4) {
+        Ok = Need({'I'});
+        if (Ok)
+          SetLocal(Op - ISTORE_0, 'I');
+      } else if (Op >= LSTORE_0 && Op < LSTORE_0 + 4) {
+        Ok = Need({'J'});
+        if (Ok)
+          SetLocal(Op - LSTORE_0, 'J');
+      } else if (Op >= ASTORE_0 && Op < ASTORE_0 + 4) {
+        Ok = Need({'A'});
+        if (Ok)
+          SetLocal(Op - ASTORE_0, 'A');
+      } else {
+        return Fail("no stack rule for this instruction");
+      }
+      break;
+    }
+    if (!Ok)
+      return Fail(Problem.empty() ? "operand stack underflow" : Problem);
+    if (Fr.Stack.size() > M.MaxStack)
+      return Fail("the operand stack exceeds max_stack " +
+                  std::to_string(M.MaxStack));
+    // Any instruction may throw: its handlers see the locals from before
+    // and after it, and a stack of just the exception.
+    for (const ExceptionHandler &H : M.Handlers) {
+      if (Pc < H.StartPc || Pc >= H.EndPc)
+        continue;
+      if (M.MaxStack < 1)
+        return Fail("a handler needs a stack slot; max_stack is 0");
+      for (const Frame *Src : {&Before, static_cast<const Frame *>(&Fr)}) {
+        Frame Caught;
+        Caught.Locals = Src->Locals;
+        Caught.Stack.assign(1, 'A');
+        if (!merge(H.HandlerPc, Caught))
+          return Fail(Problem);
+      }
+    }
+    for (size_t Target : Targets)
+      if (!merge(Target, Fr))
+        return Fail(Problem);
+    if (FallsThrough && !merge(Next, Fr))
+      return Fail(Problem);
+  }
+  return true;
+}
+
+} // namespace
+
 bool verifyClass(Class *C, std::string &Error) {
   const ClassFile &F = *C->File;
   for (auto &MP : C->Methods) {
@@ -736,6 +1268,11 @@ bool verifyClass(Class *C, std::string &Error) {
         return Fail(H.HandlerPc,
                     "bad catch type " + std::to_string(H.CatchType));
     }
+    KindChecker Kinds(*M, F);
+    size_t BadPc = 0;
+    std::string Why;
+    if (!Kinds.run(BadPc, Why))
+      return Fail(BadPc, Why);
     M->Entry.store(interpret);
   }
   return true;
@@ -1341,6 +1878,13 @@ Slot interpret(VMThread *T, Method *M, Slot *Args) {
           THROW("java/lang/NullPointerException",
                 "Cannot invoke \"" + RM->qualifiedName() +
                     "\" because value is null");
+        // javac's code passes a receiver of the method's class; checked
+        // anyway where a wrong one could index past a vtable.
+        if (RM->VtableIndex >= 0 && !RM->Owner->isInterface() &&
+            size_t(RM->VtableIndex) >= Recv->Cls->Vtable.size())
+          THROW("java/lang/IncompatibleClassChangeError",
+                Recv->Cls->javaName() + " has no method " +
+                    RM->qualifiedName());
         if (Op != INVOKESPECIAL)
           Target = selectVirtual(Recv, RM);
       }

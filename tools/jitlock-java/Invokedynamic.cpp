@@ -320,9 +320,9 @@ bool checkCallSite(Class *C, unsigned CpIndex, std::string &Error) {
              Name == "makeConcatWithConstants") {
     Ok = Ret == "Ljava/lang/String;" && linkConcat(C, BM, *S, Error);
   } else {
-    std::replace(const_cast<std::string &>(Owner).begin(),
-                 const_cast<std::string &>(Owner).end(), '/', '.');
-    Error = "invokedynamic with bootstrap method " + Owner + "." + Name +
+    std::string Dotted = Owner;
+    std::replace(Dotted.begin(), Dotted.end(), '/', '.');
+    Error = "invokedynamic with bootstrap method " + Dotted + "." + Name +
             ", which jitlock-java does not implement";
     return false;
   }

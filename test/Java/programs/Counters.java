@@ -2,14 +2,21 @@
 // block, a static synchronized method (its class's Class object) and a
 // block on X.class; each total must be exact.
 public class Counters {
-    static final int THREADS = 8, ITERATIONS = 20000;
+    static final int THREADS = 8, ITERATIONS = 10000;
     int viaMethod;
     long viaBlock;
     static int viaStatic, viaClass;
     final Object lock = new Object();
 
-    synchronized void incMethod() { viaMethod++; }
-    static synchronized void incStatic() { viaStatic++; }
+    // Each increment reads, sometimes yields (so that another thread runs
+    // inside the critical section if the lock failed), then writes.
+    static int next(int v) {
+        if ((v & 31) == 0) Thread.yield();
+        return v + 1;
+    }
+
+    synchronized void incMethod() { viaMethod = next(viaMethod); }
+    static synchronized void incStatic() { viaStatic = next(viaStatic); }
 
     public static void main(String[] args) throws InterruptedException {
         Counters c = new Counters();
@@ -18,9 +25,9 @@ public class Counters {
             ts[t] = new Thread(() -> {
                 for (int i = 0; i < ITERATIONS; i++) {
                     c.incMethod();
-                    synchronized (c.lock) { c.viaBlock += 2; }
+                    synchronized (c.lock) { c.viaBlock = next((int) c.viaBlock) + 1; }
                     incStatic();
-                    synchronized (Counters.class) { viaClass++; }
+                    synchronized (Counters.class) { viaClass = next(viaClass); }
                 }
             });
         }

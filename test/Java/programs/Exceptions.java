@@ -61,8 +61,9 @@ public class Exceptions {
     static boolean otherThreadCanLock(Object o) throws InterruptedException {
         boolean[] got = new boolean[1];
         Thread t = new Thread(() -> { synchronized (o) { got[0] = true; } });
+        t.setDaemon(true); // a lock never released must not hang the program
         t.start();
-        t.join();
+        t.join(10000);
         return got[0];
     }
 

@@ -17,10 +17,12 @@ public class Interrupts {
                 }
             }
         }, "waiter");
+        waiter.setDaemon(true); // an interrupt that is lost must not hang the program
         waiter.start();
         while (!waiting) Thread.sleep(1);
         synchronized (lock) { waiter.interrupt(); }
-        waiter.join();
+        waiter.join(10000);
+        if (waiter.isAlive()) System.out.println("THE WAITER MISSED ITS INTERRUPT");
 
         Thread sleeper = new Thread(() -> {
             try {
@@ -30,9 +32,10 @@ public class Interrupts {
                 System.out.println("sleeper: " + e.getMessage());
             }
         });
+        sleeper.setDaemon(true);
         sleeper.start();
         sleeper.interrupt();
-        sleeper.join();
+        sleeper.join(10000);
 
         Thread self = Thread.currentThread();
         self.interrupt();
@@ -61,13 +64,15 @@ public class Interrupts {
                 System.out.println("joiner: interrupted while joining");
             }
         });
+        forever.setDaemon(true);
+        joiner.setDaemon(true);
         forever.start();
         joiner.start();
         Thread.sleep(20);
         joiner.interrupt();
-        joiner.join();
+        joiner.join(10000);
         forever.interrupt();
-        forever.join();
+        forever.join(10000);
         System.out.println("alive after join: " + forever.isAlive() + " " + joiner.isAlive());
     }
 }

@@ -21,8 +21,9 @@ public class StackOverflow {
     static boolean lockable(Object o) throws InterruptedException {
         boolean[] got = new boolean[1];
         Thread t = new Thread(() -> { synchronized (o) { got[0] = true; } });
+        t.setDaemon(true); // a lock never released must not hang the program
         t.start();
-        t.join();
+        t.join(10000);
         return got[0];
     }
 
