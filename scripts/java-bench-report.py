@@ -155,13 +155,15 @@ def markdown(meta, rounds, med):
         f"{meta.get('nproc', '?')}; load average at the start "
         f"{meta.get('load_start', '?')}, at the end "
         f"{meta.get('load_end', '?')} (1, 5, 15 minutes)",
-        f"* **JDK:** {meta.get('jdk', '?')}",
+        f"* **JDK:** {meta.get('jdk', '?')}; "
+        f"{meta.get('biased_locking', '')}",
         f"* **jitlock-java:** {meta.get('jitlock_java', '?')}",
         f"* **Run:** {meta.get('date', '?')}; {meta['rounds']} round(s), the "
         "configurations alternating within each round; suite arguments "
         f"`{meta.get('suite_args', '')}`",
         "",
-        "Median ns per op over the rounds (lower is better):",
+        "Median ns per op over the rounds (each round's number is the median"
+        " of its timed repetitions; lower is better):",
         "",
         "| kernel | " + " | ".join(LABELS.get(n, n) for n in names) + " |",
         "| --- |" + " ---: |" * len(names),

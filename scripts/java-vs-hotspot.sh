@@ -4,7 +4,7 @@
 # (docs/java.md, "Side by side with HotSpot").
 #
 #   scripts/java-vs-hotspot.sh [--rounds N] [--ops N] [--warmup N]
-#       [--build DIR] [--out DIR] [--java PATH] [--no-xint]
+#       [--timed N] [--build DIR] [--out DIR] [--java PATH] [--no-xint]
 #
 # The same class files (compiled once here with javac --release 17) run in
 # each configuration:
@@ -15,7 +15,9 @@
 #   hotspot-biased   java -XX:+UseBiasedLocking, when the JDK still has the
 #                    flag (JDK 15..17 deprecate it and turn it off by default)
 # Each round runs every configuration once, starting with a different one
-# each round. OUT (default BUILD/java-vs-hotspot) gets the raw output of
+# each round; each run times --timed rounds of every kernel (after --warmup
+# untimed ones) and prints their median, and the report takes the median of
+# those over the rounds. OUT (default BUILD/java-vs-hotspot) gets the raw output of
 # every run, meta.json, results.json, results.csv, results.md and
 # java-vs-hotspot.png. When jitlock-java is not built yet it is built with
 # cmake (the default preset).
@@ -25,6 +27,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 rounds=5
 ops=1000000
 warmup=3
+timed=3
 build=$root/build/default
 out=
 java=${JAVA:-java}
@@ -41,6 +44,7 @@ while (($#)); do
     --rounds) number "$1" "${2:-}"; rounds=$2; shift 2 ;;
     --ops) number "$1" "${2:-}"; ops=$2; shift 2 ;;
     --warmup) number "$1" "${2:-}"; warmup=$2; shift 2 ;;
+    --timed) number "$1" "${2:-}"; timed=$2; shift 2 ;;
     --build) build=${2:?--build wants a directory}; shift 2 ;;
     --out) out=${2:?--out wants a directory}; shift 2 ;;
     --java) java=${2:?--java wants a path}; shift 2 ;;
@@ -51,6 +55,7 @@ while (($#)); do
 done
 ((rounds >= 1)) || { echo "java-vs-hotspot: --rounds must be at least 1" >&2; exit 2; }
 ((ops >= 4096)) || { echo "java-vs-hotspot: --ops must be at least 4096" >&2; exit 2; }
+((timed >= 1)) || { echo "java-vs-hotspot: --timed must be at least 1" >&2; exit 2; }
 out=${out:-$build/java-vs-hotspot}
 javac=$(dirname "$(command -v "$java" || echo /nonexistent/java)")/javac
 [[ -x $javac ]] || javac=$(command -v javac || true)
@@ -72,7 +77,7 @@ rm -rf "$out"
 mkdir -p "$out"
 "$javac" --release 17 -nowarn -encoding UTF-8 -d "$out/classes" \
   "$root/bench/java/JitlockBench.java"
-suite=(-cp "$out/classes" JitlockBench --ops "$ops" --warmup "$warmup")
+suite=(-cp "$out/classes" JitlockBench --ops "$ops" --warmup "$warmup" --timed "$timed")
 
 names=(jitlock-tiered)
 cmds=("$jvm --heap=2g")
@@ -88,11 +93,10 @@ if "$java" -XX:+UseBiasedLocking -XX:+PrintFlagsFinal -version 2>/dev/null |
     grep -Eq 'UseBiasedLocking +=  *true'; then
   names+=(hotspot-biased)
   cmds+=("$java -XX:+UseBiasedLocking")
-  biased="HotSpot -XX:+UseBiasedLocking run (the default here is $("$java" \
-    -XX:+PrintFlagsFinal -version 2>/dev/null |
-    awk '/ UseBiasedLocking /{print $4}'))"
+  biased="biased locking is $("$java" -XX:+PrintFlagsFinal -version 2>/dev/null |
+    awk '/ UseBiasedLocking /{print $4 == "true" ? "on" : "off"}') by default on this JDK (JEP 374), also run with -XX:+UseBiasedLocking"
 else
-  biased="this JDK has no biased locking to turn on (-XX:+UseBiasedLocking not run)"
+  biased="this JDK has no biased locking to turn on (JEP 374; -XX:+UseBiasedLocking not run)"
 fi
 echo "java-vs-hotspot: $biased" >&2
 
@@ -127,7 +131,7 @@ LOAD_END=$(load) NPROC=$(nproc) \
 CPU=$(cpu_model) \
 JDK=$("$java" -version 2>&1 | sed -n 2p) \
 JITLOCK_JAVA="commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')" \
-SUITE_ARGS="--ops $ops --warmup $warmup" BIASED=$biased \
+SUITE_ARGS="--ops $ops --warmup $warmup --timed $timed" BIASED=$biased \
 python3 - "$out/meta.json" <<'EOF'
 import json, os, sys
 env = os.environ

@@ -2,10 +2,11 @@
 // subset jitlock-java runs (docs/java.md) so that the same class files run on
 // jitlock-java and on HotSpot (scripts/java-vs-hotspot.sh).
 //
-//   java JitlockBench [--ops N] [--warmup W] [--only NAME[,NAME...]]
+//   java JitlockBench [--ops N] [--warmup W] [--timed T] [--only NAME[,...]]
 //
 // Each kernel runs W untimed rounds (so that both VMs compile its methods),
-// then one round timed with System.nanoTime, and prints one line
+// then T rounds (default 1) each timed with System.nanoTime, and prints one
+// line with the median of the T:
 //
 //   NAME ns_per_op 12.345
 //
@@ -440,7 +441,8 @@ public final class JitlockBench {
         return false;
     }
 
-    static void measure(Kernel k, int warmup) {
+    /// W untimed rounds, then T timed ones; prints the median of the T.
+    static void measure(Kernel k, int warmup, int timed) {
         for (int r = 0; r < warmup; r++) {
             k.setUp();
             String bad = k.run();
@@ -449,13 +451,26 @@ public final class JitlockBench {
                 return;
             }
         }
-        k.setUp();
-        long start = System.nanoTime();
-        String bad = k.run();
-        long nanos = System.nanoTime() - start;
-        if (bad != null) fail(k.name, bad);
-        else if (nanos <= 0) fail(k.name, "the clock did not advance");
-        else System.out.println(k.name + " ns_per_op " + perOp(nanos, k.ops));
+        long[] nanos = new long[timed];
+        for (int r = 0; r < timed; r++) {
+            k.setUp();
+            long start = System.nanoTime();
+            String bad = k.run();
+            long t = System.nanoTime() - start;
+            if (bad != null) {
+                fail(k.name, "timed round " + r + ": " + bad);
+                return;
+            }
+            if (t <= 0) {
+                fail(k.name, "the clock did not advance");
+                return;
+            }
+            // Insertion sort: a handful of rounds.
+            int i = r;
+            for (; i > 0 && nanos[i - 1] > t; i--) nanos[i] = nanos[i - 1];
+            nanos[i] = t;
+        }
+        System.out.println(k.name + " ns_per_op " + perOp(nanos[timed / 2], k.ops));
     }
 
     static void fail(String name, String why) {
@@ -465,13 +480,13 @@ public final class JitlockBench {
 
     static void usage(String why) {
         System.err.println("JitlockBench: " + why);
-        System.err.println("usage: JitlockBench [--ops N] [--warmup W] [--only NAME[,NAME...]]");
+        System.err.println("usage: JitlockBench [--ops N] [--warmup W] [--timed T] [--only NAME[,NAME...]]");
         System.exit(2);
     }
 
     public static void main(String[] args) {
         long ops = 1000000;
-        int warmup = 3;
+        int warmup = 3, timed = 1;
         String only = null;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
@@ -480,13 +495,15 @@ public final class JitlockBench {
             try {
                 if (a.equals("--ops")) ops = Long.parseLong(v);
                 else if (a.equals("--warmup")) warmup = Integer.parseInt(v);
+                else if (a.equals("--timed")) timed = Integer.parseInt(v);
                 else if (a.equals("--only")) only = v;
                 else usage("unknown option " + a);
             } catch (NumberFormatException e) {
                 usage("not a number: " + v);
             }
         }
-        if (ops < 4096 || warmup < 0) usage("--ops must be at least 4096 and --warmup at least 0");
+        if (ops < 4096 || warmup < 0 || timed < 1)
+            usage("--ops must be at least 4096, --warmup at least 0 and --timed at least 1");
 
         // Per-kernel op counts, scaled so that each kernel takes a similar time.
         Kernel[] kernels = {
@@ -505,7 +522,7 @@ public final class JitlockBench {
         for (Kernel k : kernels) {
             if (!selected(only, k.name)) continue;
             any = true;
-            measure(k, warmup);
+            measure(k, warmup, timed);
         }
         if (!any) usage("no kernel named in --only " + only);
         if (failures > 0) System.exit(1);
