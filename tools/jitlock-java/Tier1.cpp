@@ -125,8 +125,18 @@ Slot helperMultiNewArray(VMThread *T, Class *ArrayClass, Slot *Dims,
   return Slot(uintptr_t(multiNewArray(T, ArrayClass, Counts, N)));
 }
 
-Method *helperSelect(Object *Receiver, Method *M) {
-  return selectVirtual(Receiver, M);
+/// The method invokevirtual/invokeinterface calls, or null with
+/// IncompatibleClassChangeError pending when the receiver's vtable is too
+/// short for it (tier 0 checks the same).
+Method *helperSelect(VMThread *T, Object *Receiver, Method *M, bool Virtual) {
+  if (M->VtableIndex >= 0 && !M->Owner->isInterface() &&
+      size_t(M->VtableIndex) >= Receiver->Cls->Vtable.size()) {
+    throwNew(T, "java/lang/IncompatibleClassChangeError",
+             Receiver->Cls->javaName() + " has no method " +
+                 M->qualifiedName());
+    return nullptr;
+  }
+  return Virtual ? selectVirtual(Receiver, M) : M;
 }
 
 bool helperIsInstance(Object *O, Class *K) { return isInstanceOf(O, K); }
@@ -404,7 +414,9 @@ private:
   // Resolution at compile time, with tier 0's resolvers.
   template <typename R> R *resolved(R *Result, unsigned Index) {
     if (!Result) {
-      std::string What = VT->Pending ? describeThrowable(VT, VT->Pending)
+      // The class only: a message would run Java code (toString) while
+      // this thread holds the compile lock.
+      std::string What = VT->Pending ? VT->Pending->Cls->javaName()
                                      : std::string("unknown error");
       VT->Pending = nullptr;
       refuse("constant " + std::to_string(Index) + " does not resolve (" +
@@ -763,9 +775,14 @@ void Translator::emitInvoke(uint8_t Op, unsigned Index) {
     Value *Recv = B.CreateIntToPtr(slot(Sp), Ptr, "receiver");
     nullCheck(Recv, "Cannot invoke \"" + RM->qualifiedName() +
                         "\" because value is null");
-    Target = Op == INVOKESPECIAL
-                 ? static_cast<Value *>(ptr(RM))
-                 : callHelper(helperSelect, {Recv, ptr(RM)}, Ptr);
+    bool Virtual = Op != INVOKESPECIAL;
+    if (!Virtual && (RM->VtableIndex < 0 || RM->Owner->isInterface())) {
+      Target = ptr(RM); // no vtable to check
+    } else {
+      Target = callHelper(helperSelect,
+                          {Thread, Recv, ptr(RM), B.getInt1(Virtual)}, Ptr);
+      branchToDispatchIf(B.CreateIsNull(Target));
+    }
   }
   Value *Entry = B.CreateLoad(
       Ptr, B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Target, EntryOffset),
