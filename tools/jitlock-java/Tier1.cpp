@@ -292,7 +292,15 @@ private:
   Value *Thread = nullptr, *SyncObj = nullptr;
   std::vector<AllocaInst *> Locals, Stack;
   std::vector<BasicBlock *> Blocks; // by bytecode offset
-  std::vector<int> Depth;           // stack depth on entry, -1 unseen
+  /// What tier 1 knows of the frame at a bytecode, for structured locking:
+  /// an id per local and stack slot naming the bytecode that made its value
+  /// (so a value keeps its id through loads, stores and dups), and the ids
+  /// of the monitors the method entered and holds, innermost last.
+  struct FrameState {
+    std::vector<int> Locals, Stack, Held;
+  };
+  std::vector<std::unique_ptr<FrameState>> States; // by offset, on entry
+  std::vector<int> LocalIds, StackIds, Held;       // at the current point
   std::vector<size_t> Work;
   std::map<size_t, BasicBlock *> Dispatch;
   BasicBlock *Unwind = nullptr; // leaves the method, exception pending
@@ -320,7 +328,10 @@ private:
 
   // The operand stack: i64 slots.
   Value *slot(int I) { return B.CreateLoad(I64, Stack[I]); }
-  void setSlot(int I, Value *V) {
+  /// The id of a value the current bytecode makes.
+  int fresh() const { return int(Pc) + 1; }
+  void setSlot(int I, Value *V, int Id = 0) {
+    StackIds.at(I) = Id ? Id : fresh();
     if (V->getType()->isPointerTy())
       V = B.CreatePtrToInt(V, I64);
     else if (V->getType() != I64)
@@ -341,22 +352,72 @@ private:
   Value *popA() { return B.CreateIntToPtr(pop(), Ptr); }
   Value *local(unsigned I) { return B.CreateLoad(I64, Locals.at(I)); }
   void setLocal(unsigned I, Value *V) { B.CreateStore(V, Locals.at(I)); }
+  /// xload: pushes local I (two slots for a long) with its id.
+  void pushLocal(unsigned I, bool Long) {
+    int Id = LocalIds.at(I);
+    setSlot(Sp, local(I), Id);
+    Sp += Long ? 2 : 1;
+  }
+  /// xstore: pops into local I (a long makes local I+1 unusable).
+  void storeLocal(unsigned I, bool Long) {
+    Sp -= Long ? 2 : 1;
+    LocalIds.at(I) = StackIds[Sp];
+    if (Long)
+      LocalIds.at(I + 1) = fresh();
+    setLocal(I, slot(Sp));
+  }
+  /// The dup family and swap: pops `Count` slots and pushes them again in
+  /// the order `Order` gives (0 is the old top), values and ids alike.
+  void shuffle(int Count, std::initializer_list<int> Order) {
+    SmallVector<Value *, 4> Vals;
+    SmallVector<int, 4> Ids;
+    for (int K = 0; K < Count; ++K) {
+      Vals.push_back(slot(Sp - 1 - K));
+      Ids.push_back(StackIds[Sp - 1 - K]);
+    }
+    Sp -= Count;
+    for (int K : Order) {
+      setSlot(Sp, Vals[K], Ids[K]);
+      ++Sp;
+    }
+  }
 
   // Control flow.
-  void enqueue(size_t Target, int D) {
+  /// Records the frame state a path brings to `Target`: the first path's,
+  /// and any other must hold the same monitors, kept in the same places.
+  void enqueue(size_t Target, FrameState In) {
     if (Target >= Len || !Blocks[Target])
       refuse("branch target " + std::to_string(Target) +
              " is not an instruction");
-    if (Depth[Target] < 0) {
-      Depth[Target] = D;
+    std::unique_ptr<FrameState> &Old = States[Target];
+    if (!Old) {
+      Old = std::make_unique<FrameState>(std::move(In));
       Work.push_back(Target);
-    } else if (Depth[Target] != D) {
+      return;
+    }
+    if (Old->Stack.size() != In.Stack.size())
       refuse("the stack depth at " + std::to_string(Target) +
              " differs between paths");
-    }
+    if (Old->Held != In.Held)
+      refuse("paths reach " + std::to_string(Target) +
+             " holding different monitors (unstructured locking)");
+    auto Check = [&](const std::vector<int> &Was, const std::vector<int> &Now) {
+      for (size_t K = 0; K < Was.size(); ++K)
+        if (Was[K] != Now[K] && llvm::is_contained(Old->Held, Was[K]))
+          refuse("a monitor's object is not in the same place on every "
+                 "path to " +
+                 std::to_string(Target) + " (unstructured locking)");
+    };
+    Check(Old->Locals, In.Locals);
+    Check(Old->Stack, In.Stack);
   }
+  FrameState here() const {
+    return {LocalIds, std::vector<int>(StackIds.begin(), StackIds.begin() + Sp),
+            Held};
+  }
+  void enqueue(size_t Target) { enqueue(Target, here()); }
   void jump(size_t Target) {
-    enqueue(Target, Sp);
+    enqueue(Target);
     B.CreateBr(Blocks[Target]);
   }
   BasicBlock *newBlock(const Twine &Name) {
@@ -507,6 +568,7 @@ BasicBlock *Translator::dispatchBlock() {
   B.SetInsertPoint(D);
   Value *PendingAddr =
       B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Thread, PendingOffset);
+  bool CaughtAll = false;
   for (const ExceptionHandler &H : M->Handlers) {
     if (Pc < H.StartPc || Pc >= H.EndPc)
       continue;
@@ -520,15 +582,21 @@ BasicBlock *Translator::dispatchBlock() {
       B.CreateCondBr(Yes, Catch, Next);
     } else {
       B.CreateBr(Catch);
+      CaughtAll = true;
     }
     B.SetInsertPoint(Catch);
     Value *Ex = B.CreateLoad(Ptr, PendingAddr);
     B.CreateStore(ConstantPointerNull::get(Ptr), PendingAddr);
     B.CreateStore(B.CreatePtrToInt(Ex, I64), Stack.at(0));
-    enqueue(H.HandlerPc, 1);
+    enqueue(H.HandlerPc, {LocalIds, {-int(H.HandlerPc) - 1}, Held});
     B.CreateBr(Blocks[H.HandlerPc]);
     B.SetInsertPoint(Next);
+    if (CaughtAll)
+      break; // the later entries see nothing from here
   }
+  if (!CaughtAll && !Held.empty())
+    refuse("an exception can leave the method holding a monitor it entered "
+           "(unstructured locking)");
   B.CreateBr(Unwind);
   return D;
 }
@@ -588,8 +656,12 @@ void Translator::emitEntry() {
     monitor(MonitorEnterName, SyncObj);
   }
   Unwind = newBlock("unwind");
-  Depth[0] = 0;
-  Work.push_back(0);
+  // The arguments' ids are below every bytecode's.
+  LocalIds.assign(M->MaxLocals, 0);
+  for (unsigned K = 0; K < M->MaxLocals; ++K)
+    LocalIds[K] = -int(Len) - 1 - int(K);
+  StackIds.assign(M->MaxStack + 2, 0);
+  enqueue(0);
   B.CreateBr(Blocks[0]);
   B.SetInsertPoint(Unwind);
   if (SyncObj)
@@ -605,7 +677,7 @@ void Translator::run() {
                   " bytes of bytecode, more than tier 1's 16384"};
   // One block per instruction start (found the way the verifier walks).
   Blocks.assign(Len + 1, nullptr);
-  Depth.assign(Len + 1, -1);
+  States.resize(Len + 1);
   for (size_t P = 0; P < Len;) {
     Blocks[P] = BasicBlock::Create(Ctx, "bc" + Twine(P));
     uint8_t Op = Code[P];
@@ -644,7 +716,11 @@ void Translator::run() {
   while (!Work.empty()) {
     Pc = Work.back();
     Work.pop_back();
-    Sp = Depth[Pc];
+    const FrameState &S = *States[Pc];
+    LocalIds = S.Locals;
+    std::copy(S.Stack.begin(), S.Stack.end(), StackIds.begin());
+    Sp = int(S.Stack.size());
+    Held = S.Held;
     Blocks[Pc]->insertInto(F);
     B.SetInsertPoint(Blocks[Pc]);
     emitInstruction();
@@ -747,6 +823,8 @@ void Translator::emitDivision(bool Long, bool Rem) {
 }
 
 void Translator::emitReturn(uint8_t Op) {
+  if (!Held.empty())
+    refuse("returns holding a monitor it entered (unstructured locking)");
   Value *Result = Op == RETURN    ? B.getInt64(0)
                   : Op == LRETURN ? slot(Sp - 2)
                                   : slot(Sp - 1);
@@ -846,28 +924,25 @@ void Translator::emitInstruction() {
   case ILOAD:
   case LLOAD:
   case ALOAD:
-    if (Op == LLOAD)
-      pushL(local(I[1]));
-    else
-      push(local(I[1]));
+    pushLocal(I[1], Op == LLOAD);
     break;
   case 26:
   case 27:
   case 28:
   case 29:
-    push(local(Op - 26));
+    pushLocal(Op - 26, false);
     break;
   case 30:
   case 31:
   case 32:
   case 33:
-    pushL(local(Op - 30));
+    pushLocal(Op - 30, true);
     break;
   case 42:
   case 43:
   case 44:
   case 45:
-    push(local(Op - 42));
+    pushLocal(Op - 42, false);
     break;
   case IALOAD:
     push(atomicLoad(I32, arrayElement(4, false), false));
@@ -892,28 +967,26 @@ void Translator::emitInstruction() {
     break;
   case ISTORE:
   case ASTORE:
-    setLocal(I[1], pop());
-    break;
   case LSTORE:
-    setLocal(I[1], popL());
+    storeLocal(I[1], Op == LSTORE);
     break;
   case 59:
   case 60:
   case 61:
   case 62:
-    setLocal(Op - 59, pop());
+    storeLocal(Op - 59, false);
     break;
   case 63:
   case 64:
   case 65:
   case 66:
-    setLocal(Op - 63, popL());
+    storeLocal(Op - 63, true);
     break;
   case 75:
   case 76:
   case 77:
   case 78:
-    setLocal(Op - 75, pop());
+    storeLocal(Op - 75, false);
     break;
   case IASTORE:
   case LASTORE:
@@ -971,61 +1044,27 @@ void Translator::emitInstruction() {
   case 88: // pop2
     Sp -= 2;
     break;
-  case 89: { // dup
-    Value *V1 = slot(Sp - 1);
-    push(V1);
+  case 89: // dup
+    shuffle(1, {0, 0});
     break;
-  }
-  case 90: { // dup_x1
-    Value *V1 = slot(Sp - 1), *V2 = slot(Sp - 2);
-    setSlot(Sp - 2, V1);
-    setSlot(Sp - 1, V2);
-    push(V1);
+  case 90: // dup_x1
+    shuffle(2, {0, 1, 0});
     break;
-  }
-  case 91: { // dup_x2
-    Value *V1 = slot(Sp - 1), *V2 = slot(Sp - 2), *V3 = slot(Sp - 3);
-    setSlot(Sp - 3, V1);
-    setSlot(Sp - 2, V3);
-    setSlot(Sp - 1, V2);
-    push(V1);
+  case 91: // dup_x2
+    shuffle(3, {0, 2, 1, 0});
     break;
-  }
-  case 92: { // dup2
-    Value *V1 = slot(Sp - 1), *V2 = slot(Sp - 2);
-    setSlot(Sp, V2);
-    setSlot(Sp + 1, V1);
-    Sp += 2;
+  case 92: // dup2
+    shuffle(2, {1, 0, 1, 0});
     break;
-  }
-  case 93: { // dup2_x1
-    Value *V1 = slot(Sp - 1), *V2 = slot(Sp - 2), *V3 = slot(Sp - 3);
-    setSlot(Sp - 3, V2);
-    setSlot(Sp - 2, V1);
-    setSlot(Sp - 1, V3);
-    setSlot(Sp, V2);
-    setSlot(Sp + 1, V1);
-    Sp += 2;
+  case 93: // dup2_x1
+    shuffle(3, {1, 0, 2, 1, 0});
     break;
-  }
-  case 94: { // dup2_x2
-    Value *V1 = slot(Sp - 1), *V2 = slot(Sp - 2), *V3 = slot(Sp - 3),
-          *V4 = slot(Sp - 4);
-    setSlot(Sp - 4, V2);
-    setSlot(Sp - 3, V1);
-    setSlot(Sp - 2, V4);
-    setSlot(Sp - 1, V3);
-    setSlot(Sp, V2);
-    setSlot(Sp + 1, V1);
-    Sp += 2;
+  case 94: // dup2_x2
+    shuffle(4, {1, 0, 3, 2, 1, 0});
     break;
-  }
-  case 95: { // swap
-    Value *V1 = slot(Sp - 1), *V2 = slot(Sp - 2);
-    setSlot(Sp - 1, V2);
-    setSlot(Sp - 2, V1);
+  case 95: // swap
+    shuffle(2, {0, 1});
     break;
-  }
   case 96:
   case 100:
   case 104:
@@ -1063,6 +1102,7 @@ void Translator::emitInstruction() {
     pushL(B.CreateNeg(popL()));
     break;
   case IINC:
+    LocalIds.at(I[1]) = fresh();
     setLocal(I[1], B.CreateZExt(
                        B.CreateAdd(B.CreateTrunc(local(I[1]), I32),
                                    B.getInt32(uint32_t(int32_t(int8_t(I[2]))))),
@@ -1094,14 +1134,14 @@ void Translator::emitInstruction() {
     const uint8_t *P = Code + ((Pc + 4) & ~size_t(3));
     Value *Key = popI();
     size_t Default = size_t(int64_t(Pc) + s4(P));
-    enqueue(Default, Sp);
+    enqueue(Default);
     if (Op == TABLESWITCH) {
       int32_t Low = s4(P + 4), High = s4(P + 8);
       SwitchInst *S = B.CreateSwitch(Key, Blocks[Default],
                                      unsigned(int64_t(High) - Low + 1));
       for (int64_t K = Low; K <= High; ++K) {
         size_t Target = size_t(int64_t(Pc) + s4(P + 12 + 4 * (K - Low)));
-        enqueue(Target, Sp);
+        enqueue(Target);
         S->addCase(B.getInt32(uint32_t(int32_t(K))), Blocks[Target]);
       }
     } else {
@@ -1109,7 +1149,7 @@ void Translator::emitInstruction() {
       SwitchInst *S = B.CreateSwitch(Key, Blocks[Default], unsigned(Pairs));
       for (int32_t K = 0; K < Pairs; ++K) {
         size_t Target = size_t(int64_t(Pc) + s4(P + 12 + 8 * K));
-        enqueue(Target, Sp);
+        enqueue(Target);
         S->addCase(B.getInt32(uint32_t(s4(P + 8 + 8 * K))), Blocks[Target]);
       }
     }
@@ -1259,15 +1299,25 @@ void Translator::emitInstruction() {
     break;
   }
   case MONITORENTER: {
+    int Id = StackIds[Sp - 1];
     Value *O = popA();
     nullCheck(O, "Cannot enter synchronized block because value is null");
     monitor(MonitorEnterName, O);
+    Held.push_back(Id);
     break;
   }
   case MONITOREXIT: {
+    // The lowered exit of a monitor the thread does not hold is a fatal
+    // misuse, where tier 0 throws IllegalMonitorStateException: compile
+    // only exits of the monitor this method entered last.
+    int Id = StackIds[Sp - 1];
+    if (Held.empty() || Held.back() != Id)
+      refuse("monitorexit of an object other than the one this method "
+             "entered last (unstructured locking)");
     Value *O = popA();
     nullCheck(O, "Cannot exit synchronized block because value is null");
     monitor(MonitorExitName, O);
+    Held.pop_back();
     break;
   }
   case WIDE: {
@@ -1275,19 +1325,16 @@ void Translator::emitInstruction() {
     switch (I[1]) {
     case ILOAD:
     case ALOAD:
-      push(local(Index));
-      break;
     case LLOAD:
-      pushL(local(Index));
+      pushLocal(Index, I[1] == LLOAD);
       break;
     case ISTORE:
     case ASTORE:
-      setLocal(Index, pop());
-      break;
     case LSTORE:
-      setLocal(Index, popL());
+      storeLocal(Index, I[1] == LSTORE);
       break;
     default: // iinc
+      LocalIds.at(Index) = fresh();
       setLocal(Index, B.CreateZExt(
                           B.CreateAdd(B.CreateTrunc(local(Index), I32),
                                       B.getInt32(uint32_t(int32_t(s2(I + 4))))),
@@ -1327,8 +1374,8 @@ void Translator::emitInstruction() {
     } else {
       refuse("not an instruction tier 1 compiles");
     }
-    enqueue(Target, Sp);
-    enqueue(Next, Sp);
+    enqueue(Target);
+    enqueue(Next);
     if (Target <= Pc) {
       BasicBlock *Back = newBlock("backedge");
       B.CreateCondBr(Taken, Back, Blocks[Next]);
