@@ -259,11 +259,6 @@ inline int32_t s4(const uint8_t *P) {
                  uint32_t(P[2]) << 8 | uint32_t(P[3]));
 }
 
-/// Why a method is not compiled: the message -Xlog:jit prints.
-struct Refusal {
-  std::string Why;
-};
-
 class Translator {
 public:
   Translator(VMThread *T, Method *M, Module &Mod, StringRef Name)
@@ -274,8 +269,18 @@ public:
                          Function::ExternalLinkage, Name, Mod);
   }
 
-  /// Builds the function; a Refusal says why it cannot.
+  ~Translator() {
+    // The blocks of instructions no path reaches (javac leaves none, but a
+    // class file may), or none had reached when the method was refused.
+    for (BasicBlock *BB : Blocks)
+      if (BB && !BB->getParent())
+        delete BB;
+  }
+
+  /// Builds the function, or says why it cannot (why() not empty): then
+  /// the function is left incomplete, for the caller to discard.
   void run();
+  const std::string &why() const { return Why; }
 
 private:
   VMThread *VT; // the compiling thread, for resolution
@@ -306,11 +311,15 @@ private:
   BasicBlock *Unwind = nullptr; // leaves the method, exception pending
   int Sp = 0;
   size_t Pc = 0;
+  std::string Why; // the first refusal
 
-  [[noreturn]] void refuse(const std::string &Why) {
-    throw Refusal{"bytecode " + std::to_string(Pc) + " (" +
-                  opcodeName(Code[Pc]) + "): " + Why};
+  /// Refuses the method: translation stops at the current bytecode.
+  void refuse(const std::string &Reason) {
+    if (Why.empty())
+      Why = "bytecode " + std::to_string(Pc) + " (" + opcodeName(Code[Pc]) +
+            "): " + Reason;
   }
+  bool failed() const { return !Why.empty(); }
 
   // Constants.
   Constant *ptr(const void *P) {
@@ -386,21 +395,27 @@ private:
   /// Records the frame state a path brings to `Target`: the first path's,
   /// and any other must hold the same monitors, kept in the same places.
   void enqueue(size_t Target, FrameState In) {
-    if (Target >= Len || !Blocks[Target])
+    if (failed())
+      return;
+    if (Target >= Len || !Blocks[Target]) {
       refuse("branch target " + std::to_string(Target) +
              " is not an instruction");
+      return;
+    }
     std::unique_ptr<FrameState> &Old = States[Target];
     if (!Old) {
       Old = std::make_unique<FrameState>(std::move(In));
       Work.push_back(Target);
       return;
     }
-    if (Old->Stack.size() != In.Stack.size())
+    if (Old->Stack.size() != In.Stack.size()) {
       refuse("the stack depth at " + std::to_string(Target) +
              " differs between paths");
+      return;
+    }
     if (Old->Held != In.Held)
-      refuse("paths reach " + std::to_string(Target) +
-             " holding different monitors (unstructured locking)");
+      return refuse("paths reach " + std::to_string(Target) +
+                    " holding different monitors (unstructured locking)");
     auto Check = [&](const std::vector<int> &Was, const std::vector<int> &Now) {
       for (size_t K = 0; K < Was.size(); ++K)
         if (Was[K] != Now[K] && llvm::is_contained(Old->Held, Was[K]))
@@ -418,6 +433,8 @@ private:
   void enqueue(size_t Target) { enqueue(Target, here()); }
   void jump(size_t Target) {
     enqueue(Target);
+    if (failed())
+      return;
     B.CreateBr(Blocks[Target]);
   }
   BasicBlock *newBlock(const Twine &Name) {
@@ -483,7 +500,7 @@ private:
       refuse("constant " + std::to_string(Index) + " does not resolve (" +
              What + ")");
     }
-    return Result;
+    return Result; // null when refused
   }
   Class *classRef(unsigned I) { return resolved(resolveClassRef(VT, C, I), I); }
 
@@ -575,7 +592,8 @@ BasicBlock *Translator::dispatchBlock() {
     BasicBlock *Catch = newBlock("catch." + Twine(H.HandlerPc));
     BasicBlock *Next = newBlock("next");
     if (H.CatchType) {
-      classRef(H.CatchType); // resolves now, or refuses
+      if (!classRef(H.CatchType)) // resolves now, or refuses
+        return Unwind;
       Value *Yes =
           callHelper(helperCatches, {Thread, ptr(C), B.getInt32(H.CatchType)},
                      B.getInt1Ty());
@@ -589,6 +607,8 @@ BasicBlock *Translator::dispatchBlock() {
     B.CreateStore(ConstantPointerNull::get(Ptr), PendingAddr);
     B.CreateStore(B.CreatePtrToInt(Ex, I64), Stack.at(0));
     enqueue(H.HandlerPc, {LocalIds, {-int(H.HandlerPc) - 1}, Held});
+    if (failed())
+      return Unwind;
     B.CreateBr(Blocks[H.HandlerPc]);
     B.SetInsertPoint(Next);
     if (CaughtAll)
@@ -647,8 +667,10 @@ void Translator::emitEntry() {
   B.SetInsertPoint(Body);
   if (M->isSynchronized()) {
     if (M->isStatic()) {
-      if (!C->Mirror)
+      if (!C->Mirror) {
         refuse("the class has no mirror to synchronize on");
+        return;
+      }
       SyncObj = ptr(C->Mirror);
     } else {
       SyncObj = B.CreateIntToPtr(B.CreateLoad(I64, Locals[0]), Ptr, "this");
@@ -672,9 +694,11 @@ void Translator::emitEntry() {
 void Translator::run() {
   F->addFnAttr(StackBangAttr);
   F->addFnAttr("frame-pointer", "all");
-  if (Len > 16384)
-    throw Refusal{"the method has " + std::to_string(Len) +
-                  " bytes of bytecode, more than tier 1's 16384"};
+  if (Len > 16384) {
+    Why = "the method has " + std::to_string(Len) +
+          " bytes of bytecode, more than tier 1's 16384";
+    return;
+  }
   // One block per instruction start (found the way the verifier walks).
   Blocks.assign(Len + 1, nullptr);
   States.resize(Len + 1);
@@ -713,7 +737,7 @@ void Translator::run() {
     P += N;
   }
   emitEntry();
-  while (!Work.empty()) {
+  while (!Work.empty() && !failed()) {
     Pc = Work.back();
     Work.pop_back();
     const FrameState &S = *States[Pc];
@@ -725,10 +749,6 @@ void Translator::run() {
     B.SetInsertPoint(Blocks[Pc]);
     emitInstruction();
   }
-  // Instructions no path reaches (javac leaves none, but a class file may).
-  for (size_t P = 0; P < Len; ++P)
-    if (Blocks[P] && !Blocks[P]->getParent())
-      delete Blocks[P];
 }
 
 void Translator::emitIntBinary(uint8_t Op) {
@@ -824,7 +844,8 @@ void Translator::emitDivision(bool Long, bool Rem) {
 
 void Translator::emitReturn(uint8_t Op) {
   if (!Held.empty())
-    refuse("returns holding a monitor it entered (unstructured locking)");
+    return refuse("returns holding a monitor it entered (unstructured "
+                  "locking)");
   Value *Result = Op == RETURN    ? B.getInt64(0)
                   : Op == LRETURN ? slot(Sp - 2)
                                   : slot(Sp - 1);
@@ -836,9 +857,12 @@ void Translator::emitReturn(uint8_t Op) {
 
 void Translator::emitInvoke(uint8_t Op, unsigned Index) {
   Method *RM = resolved(resolveMethodRef(VT, C, Index), Index);
+  if (!RM)
+    return;
   if ((Op == INVOKESTATIC) != RM->isStatic())
-    refuse("calls " + std::string(RM->isStatic() ? "static" : "instance") +
-           " method " + RM->qualifiedName() + " the other way");
+    return refuse("calls " +
+                  std::string(RM->isStatic() ? "static" : "instance") +
+                  " method " + RM->qualifiedName() + " the other way");
   unsigned N = RM->ArgSlots;
   Sp -= int(N);
   Value *Args = argsArray(N);
@@ -912,10 +936,14 @@ void Translator::emitInstruction() {
     const CpEntry &E = C->File->Cp[Index];
     if (E.Tag == CpInteger)
       push(B.getInt32(uint32_t(E.Int)));
-    else if (E.Tag == CpString)
-      push(ptr(resolved(resolveString(VT, C, Index), Index)));
+    else if (Object *S = E.Tag == CpString
+                             ? resolved(resolveString(VT, C, Index), Index)
+                             : nullptr)
+      push(ptr(S));
+    else if (Class *K = E.Tag == CpClass ? classRef(Index) : nullptr)
+      push(ptr(K->Mirror));
     else
-      push(ptr(classRef(Index)->Mirror));
+      return;
     break;
   }
   case LDC2_W:
@@ -1135,6 +1163,8 @@ void Translator::emitInstruction() {
     Value *Key = popI();
     size_t Default = size_t(int64_t(Pc) + s4(P));
     enqueue(Default);
+    if (failed())
+      return;
     if (Op == TABLESWITCH) {
       int32_t Low = s4(P + 4), High = s4(P + 8);
       SwitchInst *S = B.CreateSwitch(Key, Blocks[Default],
@@ -1142,6 +1172,8 @@ void Translator::emitInstruction() {
       for (int64_t K = Low; K <= High; ++K) {
         size_t Target = size_t(int64_t(Pc) + s4(P + 12 + 4 * (K - Low)));
         enqueue(Target);
+        if (failed())
+          return;
         S->addCase(B.getInt32(uint32_t(int32_t(K))), Blocks[Target]);
       }
     } else {
@@ -1150,6 +1182,8 @@ void Translator::emitInstruction() {
       for (int32_t K = 0; K < Pairs; ++K) {
         size_t Target = size_t(int64_t(Pc) + s4(P + 12 + 8 * K));
         enqueue(Target);
+        if (failed())
+          return;
         S->addCase(B.getInt32(uint32_t(s4(P + 8 + 8 * K))), Blocks[Target]);
       }
     }
@@ -1169,6 +1203,8 @@ void Translator::emitInstruction() {
   case PUTFIELD: {
     bool Static = Op == GETSTATIC || Op == PUTSTATIC;
     Field *Fd = resolved(resolveFieldRef(VT, C, u2(I + 1), Static), u2(I + 1));
+    if (!Fd)
+      return;
     char D = Fd->Descriptor[0];
     bool Long = D == 'J';
     Value *Addr;
@@ -1217,8 +1253,10 @@ void Translator::emitInstruction() {
   }
   case NEW: {
     Class *K = classRef(u2(I + 1));
+    if (!K)
+      return;
     if (K->isInterface() || (K->Flags & AccAbstract))
-      refuse("instantiates the abstract " + K->javaName());
+      return refuse("instantiates the abstract " + K->javaName());
     Value *O = callHelper(helperNew, {Thread, ptr(K)}, I64);
     branchToDispatchIf(B.CreateICmpEQ(O, B.getInt64(0)));
     push(O);
@@ -1232,10 +1270,13 @@ void Translator::emitInstruction() {
                                           "B", "S", "I", "J"};
       AC = arrayClassOf(Descs[I[1] - 4]);
     } else {
-      AC = arrayClassFor(classRef(u2(I + 1)));
+      Class *K = classRef(u2(I + 1));
+      if (!K)
+        return;
+      AC = arrayClassFor(K);
     }
     if (!AC)
-      refuse("no array class");
+      return refuse("no array class");
     Value *A = callHelper(helperNewArray, {Thread, ptr(AC), popI()}, I64);
     branchToDispatchIf(B.CreateICmpEQ(A, B.getInt64(0)));
     push(A);
@@ -1243,6 +1284,8 @@ void Translator::emitInstruction() {
   }
   case MULTIANEWARRAY: {
     Class *K = classRef(u2(I + 1));
+    if (!K)
+      return;
     unsigned Dims = I[3];
     Sp -= int(Dims);
     Value *Args = argsArray(Dims);
@@ -1274,6 +1317,8 @@ void Translator::emitInstruction() {
   case CHECKCAST:
   case INSTANCEOF: {
     Class *K = classRef(u2(I + 1));
+    if (!K)
+      return;
     Value *O = B.CreateIntToPtr(slot(Sp - 1), Ptr);
     BasicBlock *Test = newBlock("type.test"), *Done = newBlock("type.done");
     BasicBlock *From = B.GetInsertBlock();
@@ -1312,8 +1357,8 @@ void Translator::emitInstruction() {
     // only exits of the monitor this method entered last.
     int Id = StackIds[Sp - 1];
     if (Held.empty() || Held.back() != Id)
-      refuse("monitorexit of an object other than the one this method "
-             "entered last (unstructured locking)");
+      return refuse("monitorexit of an object other than the one this method "
+                    "entered last (unstructured locking)");
     Value *O = popA();
     nullCheck(O, "Cannot exit synchronized block because value is null");
     monitor(MonitorExitName, O);
@@ -1372,10 +1417,12 @@ void Translator::emitInstruction() {
       jump(Target);
       return;
     } else {
-      refuse("not an instruction tier 1 compiles");
+      return refuse("not an instruction tier 1 compiles");
     }
     enqueue(Target);
     enqueue(Next);
+    if (failed())
+      return;
     if (Target <= Pc) {
       BasicBlock *Back = newBlock("backedge");
       B.CreateCondBr(Taken, Back, Blocks[Next]);
@@ -1390,7 +1437,7 @@ void Translator::emitInstruction() {
   }
   // Falls through to the next instruction.
   if (Next >= Len)
-    refuse("execution falls off the end of the code");
+    return refuse("execution falls off the end of the code");
   jump(Next);
 }
 
@@ -1504,11 +1551,13 @@ MethodEntry compile(VMThread *T, Method *M, std::string &Why) {
   std::string Name =
       "java" + std::to_string(NextId++) + "." + M->Owner->Name + "." + M->Name;
   std::replace(Name.begin(), Name.end(), '/', '.');
-  try {
-    Translator(T, M, *Mod, Name).run();
-  } catch (const Refusal &R) {
-    Why = R.Why;
-    return nullptr;
+  {
+    Translator Tr(T, M, *Mod, Name);
+    Tr.run();
+    if (!Tr.why().empty()) {
+      Why = Tr.why();
+      return nullptr;
+    }
   }
   std::string Broken;
   raw_string_ostream BrokenOS(Broken);
