@@ -125,8 +125,18 @@ Slot helperMultiNewArray(VMThread *T, Class *ArrayClass, Slot *Dims,
   return Slot(uintptr_t(multiNewArray(T, ArrayClass, Counts, N)));
 }
 
-Method *helperSelect(Object *Receiver, Method *M) {
-  return selectVirtual(Receiver, M);
+/// The method invokevirtual/invokeinterface calls, or null with
+/// IncompatibleClassChangeError pending when the receiver's vtable is too
+/// short for it (tier 0 checks the same).
+Method *helperSelect(VMThread *T, Object *Receiver, Method *M, bool Virtual) {
+  if (M->VtableIndex >= 0 && !M->Owner->isInterface() &&
+      size_t(M->VtableIndex) >= Receiver->Cls->Vtable.size()) {
+    throwNew(T, "java/lang/IncompatibleClassChangeError",
+             Receiver->Cls->javaName() + " has no method " +
+                 M->qualifiedName());
+    return nullptr;
+  }
+  return Virtual ? selectVirtual(Receiver, M) : M;
 }
 
 bool helperIsInstance(Object *O, Class *K) { return isInstanceOf(O, K); }
@@ -249,11 +259,6 @@ inline int32_t s4(const uint8_t *P) {
                  uint32_t(P[2]) << 8 | uint32_t(P[3]));
 }
 
-/// Why a method is not compiled: the message -Xlog:jit prints.
-struct Refusal {
-  std::string Why;
-};
-
 class Translator {
 public:
   Translator(VMThread *T, Method *M, Module &Mod, StringRef Name)
@@ -264,8 +269,18 @@ public:
                          Function::ExternalLinkage, Name, Mod);
   }
 
-  /// Builds the function; a Refusal says why it cannot.
+  ~Translator() {
+    // The blocks of instructions no path reaches (javac leaves none, but a
+    // class file may), or none had reached when the method was refused.
+    for (BasicBlock *BB : Blocks)
+      if (BB && !BB->getParent())
+        delete BB;
+  }
+
+  /// Builds the function, or says why it cannot (why() not empty): then
+  /// the function is left incomplete, for the caller to discard.
   void run();
+  const std::string &why() const { return Why; }
 
 private:
   VMThread *VT; // the compiling thread, for resolution
@@ -282,17 +297,29 @@ private:
   Value *Thread = nullptr, *SyncObj = nullptr;
   std::vector<AllocaInst *> Locals, Stack;
   std::vector<BasicBlock *> Blocks; // by bytecode offset
-  std::vector<int> Depth;           // stack depth on entry, -1 unseen
+  /// What tier 1 knows of the frame at a bytecode, for structured locking:
+  /// an id per local and stack slot naming the bytecode that made its value
+  /// (so a value keeps its id through loads, stores and dups), and the ids
+  /// of the monitors the method entered and holds, innermost last.
+  struct FrameState {
+    std::vector<int> Locals, Stack, Held;
+  };
+  std::vector<std::unique_ptr<FrameState>> States; // by offset, on entry
+  std::vector<int> LocalIds, StackIds, Held;       // at the current point
   std::vector<size_t> Work;
   std::map<size_t, BasicBlock *> Dispatch;
   BasicBlock *Unwind = nullptr; // leaves the method, exception pending
   int Sp = 0;
   size_t Pc = 0;
+  std::string Why; // the first refusal
 
-  [[noreturn]] void refuse(const std::string &Why) {
-    throw Refusal{"bytecode " + std::to_string(Pc) + " (" +
-                  opcodeName(Code[Pc]) + "): " + Why};
+  /// Refuses the method: translation stops at the current bytecode.
+  void refuse(const std::string &Reason) {
+    if (Why.empty())
+      Why = "bytecode " + std::to_string(Pc) + " (" + opcodeName(Code[Pc]) +
+            "): " + Reason;
   }
+  bool failed() const { return !Why.empty(); }
 
   // Constants.
   Constant *ptr(const void *P) {
@@ -310,7 +337,10 @@ private:
 
   // The operand stack: i64 slots.
   Value *slot(int I) { return B.CreateLoad(I64, Stack[I]); }
-  void setSlot(int I, Value *V) {
+  /// The id of a value the current bytecode makes.
+  int fresh() const { return int(Pc) + 1; }
+  void setSlot(int I, Value *V, int Id = 0) {
+    StackIds.at(I) = Id ? Id : fresh();
     if (V->getType()->isPointerTy())
       V = B.CreatePtrToInt(V, I64);
     else if (V->getType() != I64)
@@ -331,22 +361,80 @@ private:
   Value *popA() { return B.CreateIntToPtr(pop(), Ptr); }
   Value *local(unsigned I) { return B.CreateLoad(I64, Locals.at(I)); }
   void setLocal(unsigned I, Value *V) { B.CreateStore(V, Locals.at(I)); }
-
-  // Control flow.
-  void enqueue(size_t Target, int D) {
-    if (Target >= Len || !Blocks[Target])
-      refuse("branch target " + std::to_string(Target) +
-             " is not an instruction");
-    if (Depth[Target] < 0) {
-      Depth[Target] = D;
-      Work.push_back(Target);
-    } else if (Depth[Target] != D) {
-      refuse("the stack depth at " + std::to_string(Target) +
-             " differs between paths");
+  /// xload: pushes local I (two slots for a long) with its id.
+  void pushLocal(unsigned I, bool Long) {
+    int Id = LocalIds.at(I);
+    setSlot(Sp, local(I), Id);
+    Sp += Long ? 2 : 1;
+  }
+  /// xstore: pops into local I (a long makes local I+1 unusable).
+  void storeLocal(unsigned I, bool Long) {
+    Sp -= Long ? 2 : 1;
+    LocalIds.at(I) = StackIds[Sp];
+    if (Long)
+      LocalIds.at(I + 1) = fresh();
+    setLocal(I, slot(Sp));
+  }
+  /// The dup family and swap: pops `Count` slots and pushes them again in
+  /// the order `Order` gives (0 is the old top), values and ids alike.
+  void shuffle(int Count, std::initializer_list<int> Order) {
+    SmallVector<Value *, 4> Vals;
+    SmallVector<int, 4> Ids;
+    for (int K = 0; K < Count; ++K) {
+      Vals.push_back(slot(Sp - 1 - K));
+      Ids.push_back(StackIds[Sp - 1 - K]);
+    }
+    Sp -= Count;
+    for (int K : Order) {
+      setSlot(Sp, Vals[K], Ids[K]);
+      ++Sp;
     }
   }
+
+  // Control flow.
+  /// Records the frame state a path brings to `Target`: the first path's,
+  /// and any other must hold the same monitors, kept in the same places.
+  void enqueue(size_t Target, FrameState In) {
+    if (failed())
+      return;
+    if (Target >= Len || !Blocks[Target]) {
+      refuse("branch target " + std::to_string(Target) +
+             " is not an instruction");
+      return;
+    }
+    std::unique_ptr<FrameState> &Old = States[Target];
+    if (!Old) {
+      Old = std::make_unique<FrameState>(std::move(In));
+      Work.push_back(Target);
+      return;
+    }
+    if (Old->Stack.size() != In.Stack.size()) {
+      refuse("the stack depth at " + std::to_string(Target) +
+             " differs between paths");
+      return;
+    }
+    if (Old->Held != In.Held)
+      return refuse("paths reach " + std::to_string(Target) +
+                    " holding different monitors (unstructured locking)");
+    auto Check = [&](const std::vector<int> &Was, const std::vector<int> &Now) {
+      for (size_t K = 0; K < Was.size(); ++K)
+        if (Was[K] != Now[K] && llvm::is_contained(Old->Held, Was[K]))
+          refuse("a monitor's object is not in the same place on every "
+                 "path to " +
+                 std::to_string(Target) + " (unstructured locking)");
+    };
+    Check(Old->Locals, In.Locals);
+    Check(Old->Stack, In.Stack);
+  }
+  FrameState here() const {
+    return {LocalIds, std::vector<int>(StackIds.begin(), StackIds.begin() + Sp),
+            Held};
+  }
+  void enqueue(size_t Target) { enqueue(Target, here()); }
   void jump(size_t Target) {
-    enqueue(Target, Sp);
+    enqueue(Target);
+    if (failed())
+      return;
     B.CreateBr(Blocks[Target]);
   }
   BasicBlock *newBlock(const Twine &Name) {
@@ -404,13 +492,15 @@ private:
   // Resolution at compile time, with tier 0's resolvers.
   template <typename R> R *resolved(R *Result, unsigned Index) {
     if (!Result) {
-      std::string What = VT->Pending ? describeThrowable(VT, VT->Pending)
+      // The class only: a message would run Java code (toString) while
+      // this thread holds the compile lock.
+      std::string What = VT->Pending ? VT->Pending->Cls->javaName()
                                      : std::string("unknown error");
       VT->Pending = nullptr;
       refuse("constant " + std::to_string(Index) + " does not resolve (" +
              What + ")");
     }
-    return Result;
+    return Result; // null when refused
   }
   Class *classRef(unsigned I) { return resolved(resolveClassRef(VT, C, I), I); }
 
@@ -495,28 +585,38 @@ BasicBlock *Translator::dispatchBlock() {
   B.SetInsertPoint(D);
   Value *PendingAddr =
       B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Thread, PendingOffset);
+  bool CaughtAll = false;
   for (const ExceptionHandler &H : M->Handlers) {
     if (Pc < H.StartPc || Pc >= H.EndPc)
       continue;
     BasicBlock *Catch = newBlock("catch." + Twine(H.HandlerPc));
     BasicBlock *Next = newBlock("next");
     if (H.CatchType) {
-      classRef(H.CatchType); // resolves now, or refuses
+      if (!classRef(H.CatchType)) // resolves now, or refuses
+        return Unwind;
       Value *Yes =
           callHelper(helperCatches, {Thread, ptr(C), B.getInt32(H.CatchType)},
                      B.getInt1Ty());
       B.CreateCondBr(Yes, Catch, Next);
     } else {
       B.CreateBr(Catch);
+      CaughtAll = true;
     }
     B.SetInsertPoint(Catch);
     Value *Ex = B.CreateLoad(Ptr, PendingAddr);
     B.CreateStore(ConstantPointerNull::get(Ptr), PendingAddr);
     B.CreateStore(B.CreatePtrToInt(Ex, I64), Stack.at(0));
-    enqueue(H.HandlerPc, 1);
+    enqueue(H.HandlerPc, {LocalIds, {-int(H.HandlerPc) - 1}, Held});
+    if (failed())
+      return Unwind;
     B.CreateBr(Blocks[H.HandlerPc]);
     B.SetInsertPoint(Next);
+    if (CaughtAll)
+      break; // the later entries see nothing from here
   }
+  if (!CaughtAll && !Held.empty())
+    refuse("an exception can leave the method holding a monitor it entered "
+           "(unstructured locking)");
   B.CreateBr(Unwind);
   return D;
 }
@@ -567,8 +667,10 @@ void Translator::emitEntry() {
   B.SetInsertPoint(Body);
   if (M->isSynchronized()) {
     if (M->isStatic()) {
-      if (!C->Mirror)
+      if (!C->Mirror) {
         refuse("the class has no mirror to synchronize on");
+        return;
+      }
       SyncObj = ptr(C->Mirror);
     } else {
       SyncObj = B.CreateIntToPtr(B.CreateLoad(I64, Locals[0]), Ptr, "this");
@@ -576,8 +678,12 @@ void Translator::emitEntry() {
     monitor(MonitorEnterName, SyncObj);
   }
   Unwind = newBlock("unwind");
-  Depth[0] = 0;
-  Work.push_back(0);
+  // The arguments' ids are below every bytecode's.
+  LocalIds.assign(M->MaxLocals, 0);
+  for (unsigned K = 0; K < M->MaxLocals; ++K)
+    LocalIds[K] = -int(Len) - 1 - int(K);
+  StackIds.assign(M->MaxStack + 2, 0);
+  enqueue(0);
   B.CreateBr(Blocks[0]);
   B.SetInsertPoint(Unwind);
   if (SyncObj)
@@ -588,12 +694,14 @@ void Translator::emitEntry() {
 void Translator::run() {
   F->addFnAttr(StackBangAttr);
   F->addFnAttr("frame-pointer", "all");
-  if (Len > 16384)
-    throw Refusal{"the method has " + std::to_string(Len) +
-                  " bytes of bytecode, more than tier 1's 16384"};
+  if (Len > 16384) {
+    Why = "the method has " + std::to_string(Len) +
+          " bytes of bytecode, more than tier 1's 16384";
+    return;
+  }
   // One block per instruction start (found the way the verifier walks).
   Blocks.assign(Len + 1, nullptr);
-  Depth.assign(Len + 1, -1);
+  States.resize(Len + 1);
   for (size_t P = 0; P < Len;) {
     Blocks[P] = BasicBlock::Create(Ctx, "bc" + Twine(P));
     uint8_t Op = Code[P];
@@ -629,18 +737,18 @@ void Translator::run() {
     P += N;
   }
   emitEntry();
-  while (!Work.empty()) {
+  while (!Work.empty() && !failed()) {
     Pc = Work.back();
     Work.pop_back();
-    Sp = Depth[Pc];
+    const FrameState &S = *States[Pc];
+    LocalIds = S.Locals;
+    std::copy(S.Stack.begin(), S.Stack.end(), StackIds.begin());
+    Sp = int(S.Stack.size());
+    Held = S.Held;
     Blocks[Pc]->insertInto(F);
     B.SetInsertPoint(Blocks[Pc]);
     emitInstruction();
   }
-  // Instructions no path reaches (javac leaves none, but a class file may).
-  for (size_t P = 0; P < Len; ++P)
-    if (Blocks[P] && !Blocks[P]->getParent())
-      delete Blocks[P];
 }
 
 void Translator::emitIntBinary(uint8_t Op) {
@@ -735,6 +843,9 @@ void Translator::emitDivision(bool Long, bool Rem) {
 }
 
 void Translator::emitReturn(uint8_t Op) {
+  if (!Held.empty())
+    return refuse("returns holding a monitor it entered (unstructured "
+                  "locking)");
   Value *Result = Op == RETURN    ? B.getInt64(0)
                   : Op == LRETURN ? slot(Sp - 2)
                                   : slot(Sp - 1);
@@ -746,9 +857,12 @@ void Translator::emitReturn(uint8_t Op) {
 
 void Translator::emitInvoke(uint8_t Op, unsigned Index) {
   Method *RM = resolved(resolveMethodRef(VT, C, Index), Index);
+  if (!RM)
+    return;
   if ((Op == INVOKESTATIC) != RM->isStatic())
-    refuse("calls " + std::string(RM->isStatic() ? "static" : "instance") +
-           " method " + RM->qualifiedName() + " the other way");
+    return refuse("calls " +
+                  std::string(RM->isStatic() ? "static" : "instance") +
+                  " method " + RM->qualifiedName() + " the other way");
   unsigned N = RM->ArgSlots;
   Sp -= int(N);
   Value *Args = argsArray(N);
@@ -763,9 +877,14 @@ void Translator::emitInvoke(uint8_t Op, unsigned Index) {
     Value *Recv = B.CreateIntToPtr(slot(Sp), Ptr, "receiver");
     nullCheck(Recv, "Cannot invoke \"" + RM->qualifiedName() +
                         "\" because value is null");
-    Target = Op == INVOKESPECIAL
-                 ? static_cast<Value *>(ptr(RM))
-                 : callHelper(helperSelect, {Recv, ptr(RM)}, Ptr);
+    bool Virtual = Op != INVOKESPECIAL;
+    if (!Virtual && (RM->VtableIndex < 0 || RM->Owner->isInterface())) {
+      Target = ptr(RM); // no vtable to check
+    } else {
+      Target = callHelper(helperSelect,
+                          {Thread, Recv, ptr(RM), B.getInt1(Virtual)}, Ptr);
+      branchToDispatchIf(B.CreateIsNull(Target));
+    }
   }
   Value *Entry = B.CreateLoad(
       Ptr, B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Target, EntryOffset),
@@ -817,10 +936,14 @@ void Translator::emitInstruction() {
     const CpEntry &E = C->File->Cp[Index];
     if (E.Tag == CpInteger)
       push(B.getInt32(uint32_t(E.Int)));
-    else if (E.Tag == CpString)
-      push(ptr(resolved(resolveString(VT, C, Index), Index)));
+    else if (Object *S = E.Tag == CpString
+                             ? resolved(resolveString(VT, C, Index), Index)
+                             : nullptr)
+      push(ptr(S));
+    else if (Class *K = E.Tag == CpClass ? classRef(Index) : nullptr)
+      push(ptr(K->Mirror));
     else
-      push(ptr(classRef(Index)->Mirror));
+      return;
     break;
   }
   case LDC2_W:
@@ -829,28 +952,25 @@ void Translator::emitInstruction() {
   case ILOAD:
   case LLOAD:
   case ALOAD:
-    if (Op == LLOAD)
-      pushL(local(I[1]));
-    else
-      push(local(I[1]));
+    pushLocal(I[1], Op == LLOAD);
     break;
   case 26:
   case 27:
   case 28:
   case 29:
-    push(local(Op - 26));
+    pushLocal(Op - 26, false);
     break;
   case 30:
   case 31:
   case 32:
   case 33:
-    pushL(local(Op - 30));
+    pushLocal(Op - 30, true);
     break;
   case 42:
   case 43:
   case 44:
   case 45:
-    push(local(Op - 42));
+    pushLocal(Op - 42, false);
     break;
   case IALOAD:
     push(atomicLoad(I32, arrayElement(4, false), false));
@@ -875,28 +995,26 @@ void Translator::emitInstruction() {
     break;
   case ISTORE:
   case ASTORE:
-    setLocal(I[1], pop());
-    break;
   case LSTORE:
-    setLocal(I[1], popL());
+    storeLocal(I[1], Op == LSTORE);
     break;
   case 59:
   case 60:
   case 61:
   case 62:
-    setLocal(Op - 59, pop());
+    storeLocal(Op - 59, false);
     break;
   case 63:
   case 64:
   case 65:
   case 66:
-    setLocal(Op - 63, popL());
+    storeLocal(Op - 63, true);
     break;
   case 75:
   case 76:
   case 77:
   case 78:
-    setLocal(Op - 75, pop());
+    storeLocal(Op - 75, false);
     break;
   case IASTORE:
   case LASTORE:
@@ -954,61 +1072,27 @@ void Translator::emitInstruction() {
   case 88: // pop2
     Sp -= 2;
     break;
-  case 89: { // dup
-    Value *V1 = slot(Sp - 1);
-    push(V1);
+  case 89: // dup
+    shuffle(1, {0, 0});
     break;
-  }
-  case 90: { // dup_x1
-    Value *V1 = slot(Sp - 1), *V2 = slot(Sp - 2);
-    setSlot(Sp - 2, V1);
-    setSlot(Sp - 1, V2);
-    push(V1);
+  case 90: // dup_x1
+    shuffle(2, {0, 1, 0});
     break;
-  }
-  case 91: { // dup_x2
-    Value *V1 = slot(Sp - 1), *V2 = slot(Sp - 2), *V3 = slot(Sp - 3);
-    setSlot(Sp - 3, V1);
-    setSlot(Sp - 2, V3);
-    setSlot(Sp - 1, V2);
-    push(V1);
+  case 91: // dup_x2
+    shuffle(3, {0, 2, 1, 0});
     break;
-  }
-  case 92: { // dup2
-    Value *V1 = slot(Sp - 1), *V2 = slot(Sp - 2);
-    setSlot(Sp, V2);
-    setSlot(Sp + 1, V1);
-    Sp += 2;
+  case 92: // dup2
+    shuffle(2, {1, 0, 1, 0});
     break;
-  }
-  case 93: { // dup2_x1
-    Value *V1 = slot(Sp - 1), *V2 = slot(Sp - 2), *V3 = slot(Sp - 3);
-    setSlot(Sp - 3, V2);
-    setSlot(Sp - 2, V1);
-    setSlot(Sp - 1, V3);
-    setSlot(Sp, V2);
-    setSlot(Sp + 1, V1);
-    Sp += 2;
+  case 93: // dup2_x1
+    shuffle(3, {1, 0, 2, 1, 0});
     break;
-  }
-  case 94: { // dup2_x2
-    Value *V1 = slot(Sp - 1), *V2 = slot(Sp - 2), *V3 = slot(Sp - 3),
-          *V4 = slot(Sp - 4);
-    setSlot(Sp - 4, V2);
-    setSlot(Sp - 3, V1);
-    setSlot(Sp - 2, V4);
-    setSlot(Sp - 1, V3);
-    setSlot(Sp, V2);
-    setSlot(Sp + 1, V1);
-    Sp += 2;
+  case 94: // dup2_x2
+    shuffle(4, {1, 0, 3, 2, 1, 0});
     break;
-  }
-  case 95: { // swap
-    Value *V1 = slot(Sp - 1), *V2 = slot(Sp - 2);
-    setSlot(Sp - 1, V2);
-    setSlot(Sp - 2, V1);
+  case 95: // swap
+    shuffle(2, {0, 1});
     break;
-  }
   case 96:
   case 100:
   case 104:
@@ -1046,6 +1130,7 @@ void Translator::emitInstruction() {
     pushL(B.CreateNeg(popL()));
     break;
   case IINC:
+    LocalIds.at(I[1]) = fresh();
     setLocal(I[1], B.CreateZExt(
                        B.CreateAdd(B.CreateTrunc(local(I[1]), I32),
                                    B.getInt32(uint32_t(int32_t(int8_t(I[2]))))),
@@ -1077,14 +1162,18 @@ void Translator::emitInstruction() {
     const uint8_t *P = Code + ((Pc + 4) & ~size_t(3));
     Value *Key = popI();
     size_t Default = size_t(int64_t(Pc) + s4(P));
-    enqueue(Default, Sp);
+    enqueue(Default);
+    if (failed())
+      return;
     if (Op == TABLESWITCH) {
       int32_t Low = s4(P + 4), High = s4(P + 8);
       SwitchInst *S = B.CreateSwitch(Key, Blocks[Default],
                                      unsigned(int64_t(High) - Low + 1));
       for (int64_t K = Low; K <= High; ++K) {
         size_t Target = size_t(int64_t(Pc) + s4(P + 12 + 4 * (K - Low)));
-        enqueue(Target, Sp);
+        enqueue(Target);
+        if (failed())
+          return;
         S->addCase(B.getInt32(uint32_t(int32_t(K))), Blocks[Target]);
       }
     } else {
@@ -1092,7 +1181,9 @@ void Translator::emitInstruction() {
       SwitchInst *S = B.CreateSwitch(Key, Blocks[Default], unsigned(Pairs));
       for (int32_t K = 0; K < Pairs; ++K) {
         size_t Target = size_t(int64_t(Pc) + s4(P + 12 + 8 * K));
-        enqueue(Target, Sp);
+        enqueue(Target);
+        if (failed())
+          return;
         S->addCase(B.getInt32(uint32_t(s4(P + 8 + 8 * K))), Blocks[Target]);
       }
     }
@@ -1112,6 +1203,8 @@ void Translator::emitInstruction() {
   case PUTFIELD: {
     bool Static = Op == GETSTATIC || Op == PUTSTATIC;
     Field *Fd = resolved(resolveFieldRef(VT, C, u2(I + 1), Static), u2(I + 1));
+    if (!Fd)
+      return;
     char D = Fd->Descriptor[0];
     bool Long = D == 'J';
     Value *Addr;
@@ -1160,8 +1253,10 @@ void Translator::emitInstruction() {
   }
   case NEW: {
     Class *K = classRef(u2(I + 1));
+    if (!K)
+      return;
     if (K->isInterface() || (K->Flags & AccAbstract))
-      refuse("instantiates the abstract " + K->javaName());
+      return refuse("instantiates the abstract " + K->javaName());
     Value *O = callHelper(helperNew, {Thread, ptr(K)}, I64);
     branchToDispatchIf(B.CreateICmpEQ(O, B.getInt64(0)));
     push(O);
@@ -1175,10 +1270,13 @@ void Translator::emitInstruction() {
                                           "B", "S", "I", "J"};
       AC = arrayClassOf(Descs[I[1] - 4]);
     } else {
-      AC = arrayClassFor(classRef(u2(I + 1)));
+      Class *K = classRef(u2(I + 1));
+      if (!K)
+        return;
+      AC = arrayClassFor(K);
     }
     if (!AC)
-      refuse("no array class");
+      return refuse("no array class");
     Value *A = callHelper(helperNewArray, {Thread, ptr(AC), popI()}, I64);
     branchToDispatchIf(B.CreateICmpEQ(A, B.getInt64(0)));
     push(A);
@@ -1186,6 +1284,8 @@ void Translator::emitInstruction() {
   }
   case MULTIANEWARRAY: {
     Class *K = classRef(u2(I + 1));
+    if (!K)
+      return;
     unsigned Dims = I[3];
     Sp -= int(Dims);
     Value *Args = argsArray(Dims);
@@ -1217,6 +1317,8 @@ void Translator::emitInstruction() {
   case CHECKCAST:
   case INSTANCEOF: {
     Class *K = classRef(u2(I + 1));
+    if (!K)
+      return;
     Value *O = B.CreateIntToPtr(slot(Sp - 1), Ptr);
     BasicBlock *Test = newBlock("type.test"), *Done = newBlock("type.done");
     BasicBlock *From = B.GetInsertBlock();
@@ -1242,15 +1344,25 @@ void Translator::emitInstruction() {
     break;
   }
   case MONITORENTER: {
+    int Id = StackIds[Sp - 1];
     Value *O = popA();
     nullCheck(O, "Cannot enter synchronized block because value is null");
     monitor(MonitorEnterName, O);
+    Held.push_back(Id);
     break;
   }
   case MONITOREXIT: {
+    // The lowered exit of a monitor the thread does not hold is a fatal
+    // misuse, where tier 0 throws IllegalMonitorStateException: compile
+    // only exits of the monitor this method entered last.
+    int Id = StackIds[Sp - 1];
+    if (Held.empty() || Held.back() != Id)
+      return refuse("monitorexit of an object other than the one this method "
+                    "entered last (unstructured locking)");
     Value *O = popA();
     nullCheck(O, "Cannot exit synchronized block because value is null");
     monitor(MonitorExitName, O);
+    Held.pop_back();
     break;
   }
   case WIDE: {
@@ -1258,19 +1370,16 @@ void Translator::emitInstruction() {
     switch (I[1]) {
     case ILOAD:
     case ALOAD:
-      push(local(Index));
-      break;
     case LLOAD:
-      pushL(local(Index));
+      pushLocal(Index, I[1] == LLOAD);
       break;
     case ISTORE:
     case ASTORE:
-      setLocal(Index, pop());
-      break;
     case LSTORE:
-      setLocal(Index, popL());
+      storeLocal(Index, I[1] == LSTORE);
       break;
     default: // iinc
+      LocalIds.at(Index) = fresh();
       setLocal(Index, B.CreateZExt(
                           B.CreateAdd(B.CreateTrunc(local(Index), I32),
                                       B.getInt32(uint32_t(int32_t(s2(I + 4))))),
@@ -1308,10 +1417,12 @@ void Translator::emitInstruction() {
       jump(Target);
       return;
     } else {
-      refuse("not an instruction tier 1 compiles");
+      return refuse("not an instruction tier 1 compiles");
     }
-    enqueue(Target, Sp);
-    enqueue(Next, Sp);
+    enqueue(Target);
+    enqueue(Next);
+    if (failed())
+      return;
     if (Target <= Pc) {
       BasicBlock *Back = newBlock("backedge");
       B.CreateCondBr(Taken, Back, Blocks[Next]);
@@ -1326,7 +1437,7 @@ void Translator::emitInstruction() {
   }
   // Falls through to the next instruction.
   if (Next >= Len)
-    refuse("execution falls off the end of the code");
+    return refuse("execution falls off the end of the code");
   jump(Next);
 }
 
@@ -1440,11 +1551,13 @@ MethodEntry compile(VMThread *T, Method *M, std::string &Why) {
   std::string Name =
       "java" + std::to_string(NextId++) + "." + M->Owner->Name + "." + M->Name;
   std::replace(Name.begin(), Name.end(), '/', '.');
-  try {
-    Translator(T, M, *Mod, Name).run();
-  } catch (const Refusal &R) {
-    Why = R.Why;
-    return nullptr;
+  {
+    Translator Tr(T, M, *Mod, Name);
+    Tr.run();
+    if (!Tr.why().empty()) {
+      Why = Tr.why();
+      return nullptr;
+    }
   }
   std::string Broken;
   raw_string_ostream BrokenOS(Broken);
