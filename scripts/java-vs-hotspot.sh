@@ -68,7 +68,11 @@ jvm=$build/tools/jitlock-java/jitlock-java
 if [[ ! -x $jvm ]]; then
   echo "java-vs-hotspot: building jitlock-java in $build" >&2
   if [[ ! -f $build/CMakeCache.txt ]]; then
-    (cd "$root" && cmake --preset default >/dev/null)
+    if [[ $build == "$root/build/default" ]]; then
+      (cd "$root" && cmake --preset default >/dev/null)
+    else
+      cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+    fi
   fi
   cmake --build "$build" --target jitlock-java -- -j2
 fi
