@@ -24,6 +24,7 @@ packages=(
   g++-aarch64-linux-gnu # cross-compiles the runtime for the AArch64 tests
   qemu-user          # runs them (qemu-aarch64)
   spin               # checks the locking protocol's model (verification/)
+  openjdk-17-jdk-headless # javac and java for the Java tests (test/Java)
   # The arm64 builds of asmjit and GoogleTest (Debian multiarch; static
   # libraries under /usr/lib/aarch64-linux-gnu) for the AArch64 emitter
   # tests. The arm64 architecture is added to dpkg when they are missing.

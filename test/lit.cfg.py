@@ -38,7 +38,7 @@ for arch in config.targets_to_build.split():
 
 # The tools of this build (jitlock-run, jitlock-bench, jitlock-baseline in
 # RUN lines), never whatever is on PATH.
-jitlock_tools = ("jitlock-run", "jitlock-bench", "jitlock-baseline")
+jitlock_tools = ("jitlock-run", "jitlock-bench", "jitlock-baseline", "jitlock-java")
 llvm_config.add_tool_substitutions(
     list(jitlock_tools),
     [os.path.join(config.jitlock_obj_root, "tools", t) for t in jitlock_tools],

@@ -1,0 +1,4 @@
+// A class without main(String[]).
+public class NoMain {
+    public static void helper() {}
+}

@@ -1,0 +1,3 @@
+public class Lib {
+    public static void foo() {}
+}

@@ -1,0 +1,271 @@
+//===- Threads.cpp - Java threads on jitlock's runtime threads ------------===//
+//
+// Every Java thread is an OS thread attached to the runtime for as long as
+// its run() runs, inside jitlock_rt_call_guarded: an overflow that the
+// interpreter's own stack check did not turn into a StackOverflowError (one
+// in a built-in, caught by the guard zones) abandons the thread's frames,
+// releases every lock they held, and ends the thread as an uncaught
+// StackOverflowError would.
+//
+// Blocking built-ins (sleep, join, waiting for the other threads at exit,
+// writing to stdout) run in the native state, so a safepoint never waits
+// for them. Object.wait goes through jitlock_rt_wait_timed, which blocks in
+// the runtime's own (safe) state.
+//
+//===----------------------------------------------------------------------===//
+#include "VM.h"
+
+#include <chrono>
+#include <cstring>
+#include <pthread.h>
+
+namespace jitlock::java {
+
+namespace {
+/// Guards the Started/Alive/Daemon fields of every VMThread and the count
+/// of running non-daemon threads; ThreadsCv hears of every thread's end and
+/// every interrupt.
+std::mutex ThreadsLock;
+std::condition_variable ThreadsCv;
+unsigned NonDaemonRunning = 0;
+
+using Clock = std::chrono::steady_clock;
+thread_local VMThread *Current = nullptr;
+
+struct GuardedCall {
+  VMThread *T;
+  Method *M;
+  Slot *Args;
+};
+
+void runCall(void *P) {
+  auto *G = static_cast<GuardedCall *>(P);
+  callMethod(G->T, G->M, G->Args);
+}
+
+std::string threadName(VMThread *T) {
+  if (!T->JavaThread)
+    return "main";
+  Field *F = resolveField(T->JavaThread->Cls, "name");
+  auto *Name = reinterpret_cast<Object *>(*reinterpret_cast<Slot *>(
+      reinterpret_cast<char *>(T->JavaThread) + F->Offset));
+  return Name ? stringUtf8(Name) : "null";
+}
+
+void *threadMain(void *P) {
+  auto *T = static_cast<VMThread *>(P);
+  if (attachThread(T)) {
+    Method *Run = resolveMethod(T->JavaThread->Cls, "run", "()V");
+    Slot Args[1] = {Slot(uintptr_t(T->JavaThread))};
+    runGuarded(T, Run, Args);
+    detachThread(T);
+  }
+  {
+    std::lock_guard<std::mutex> G(ThreadsLock);
+    T->Alive = false;
+    if (!T->Daemon)
+      --NonDaemonRunning;
+  }
+  ThreadsCv.notify_all();
+  return nullptr;
+}
+
+} // namespace
+
+NativeScope::NativeScope(VMThread *T) : T(T) { jitlock_rt_enter_native(T->Rt); }
+NativeScope::~NativeScope() { jitlock_rt_leave_native(T->Rt); }
+
+VMThread *newVMThread() { return new VMThread; }
+
+VMThread *currentVMThread() { return Current; }
+
+bool attachThread(VMThread *T) {
+  T->Rt = jitlock_rt_attach();
+  if (!T->Rt)
+    return false;
+  Current = T;
+  T->Watermark = reinterpret_cast<const uintptr_t *>(
+      reinterpret_cast<char *>(T->Rt) + Layout.stack_watermark_offset);
+  T->PollWord = reinterpret_cast<const uint64_t *>(
+      reinterpret_cast<char *>(T->Rt) + Layout.poll_word_offset);
+  jitlock_stack_info Info;
+  jitlock_rt_stack_info(T->Rt, &Info);
+  T->SafeLimit = Info.safe_limit;
+  return true;
+}
+
+void detachThread(VMThread *T) {
+  if (int Rc = jitlock_rt_detach())
+    writeOut(T, true,
+             "jitlock-java: error: thread \"" + threadName(T) +
+                 "\" ended holding locks: " + jitlock_rt_status_name(Rc) +
+                 "\n");
+}
+
+bool runGuarded(VMThread *T, Method *M, Slot *Args) {
+  GuardedCall G{T, M, Args};
+  void *Released[16];
+  jitlock_guarded_result R;
+  std::memset(&R, 0, sizeof R);
+  R.released = Released;
+  R.released_cap = 16;
+  int Rc = jitlock_rt_call_guarded(T->Rt, runCall, &G, &R);
+  if (Rc == JITLOCK_ESTACK_OVERFLOW) {
+    T->Pending = nullptr;
+    writeOut(T, true,
+             "Exception in thread \"" + threadName(T) +
+                 "\" java.lang.StackOverflowError (caught by the stack guard "
+                 "zones; " +
+                 std::to_string(R.released_count) + " lock hold" +
+                 (R.released_count == 1 ? "" : "s") + " released)\n");
+    return false;
+  }
+  if (!T->Pending)
+    return true;
+  Object *Ex = T->Pending;
+  T->Pending = nullptr;
+  std::string Text = describeThrowable(T, Ex);
+  writeOut(T, true,
+           "Exception in thread \"" + threadName(T) + "\" " + Text + "\n");
+  return false;
+}
+
+VMThread *threadOf(Object *JavaThread) {
+  Field *F = resolveField(JavaThread->Cls, "eetop");
+  return reinterpret_cast<VMThread *>(*reinterpret_cast<Slot *>(
+      reinterpret_cast<char *>(JavaThread) + F->Offset));
+}
+
+void startJavaThread(VMThread *T, Object *ThreadObj) {
+  VMThread *New = threadOf(ThreadObj);
+  {
+    std::lock_guard<std::mutex> G(ThreadsLock);
+    if (New->Started) {
+      throwNew(T, "java/lang/IllegalThreadStateException");
+      return;
+    }
+    New->Started = New->Alive = true;
+    if (!New->Daemon)
+      ++NonDaemonRunning;
+  }
+  pthread_attr_t Attr;
+  pthread_attr_init(&Attr);
+  pthread_attr_setstacksize(&Attr, Options.StackSize);
+  pthread_attr_setdetachstate(&Attr, PTHREAD_CREATE_DETACHED);
+  pthread_t Id;
+  int Rc = pthread_create(&Id, &Attr, threadMain, New);
+  pthread_attr_destroy(&Attr);
+  if (Rc != 0) {
+    {
+      std::lock_guard<std::mutex> G(ThreadsLock);
+      New->Alive = false;
+      if (!New->Daemon)
+        --NonDaemonRunning;
+    }
+    throwNew(T, "java/lang/OutOfMemoryError",
+             "unable to create native thread: " +
+                 std::string(std::strerror(Rc)));
+  }
+}
+
+void waitForNonDaemonThreads(VMThread *T) {
+  NativeScope N(T);
+  std::unique_lock<std::mutex> L(ThreadsLock);
+  ThreadsCv.wait(L, [] { return NonDaemonRunning == 0; });
+}
+
+void waitForNonDaemonThreads() {
+  std::unique_lock<std::mutex> L(ThreadsLock);
+  ThreadsCv.wait(L, [] { return NonDaemonRunning == 0; });
+}
+
+bool isAlive(VMThread *Target) {
+  std::lock_guard<std::mutex> G(ThreadsLock);
+  return Target->Alive;
+}
+
+void setDaemon(VMThread *T, VMThread *Target, bool On) {
+  std::lock_guard<std::mutex> G(ThreadsLock);
+  if (Target->Started) {
+    throwNew(T, "java/lang/IllegalThreadStateException");
+    return;
+  }
+  Target->Daemon = On;
+}
+
+// Interruption. The runtime cannot yet end a wait early, so a wait is a
+// series of timed waits of at most WaitSlice, with the interrupt flag
+// checked between them. No notify is lost between two slices: the waiter
+// holds the monitor then, and a notify needs it. This function is the one
+// place that changes when the runtime can interrupt a waiter itself
+// (interruptThread then asks the runtime, and the slices go).
+constexpr uint64_t WaitSliceNs = 10'000'000;
+
+void interruptibleWait(VMThread *T, Object *O, int64_t Millis) {
+  if (Millis < 0) {
+    throwNew(T, "java/lang/IllegalArgumentException",
+             "timeout value is negative");
+    return;
+  }
+  if (!jitlock_rt_holds_lock(T->Rt, O)) {
+    throwNew(T, "java/lang/IllegalMonitorStateException",
+             "current thread is not owner");
+    return;
+  }
+  auto Deadline = Clock::now() + std::chrono::milliseconds(Millis);
+  for (;;) {
+    if (T->Interrupted.exchange(false)) {
+      throwNew(T, "java/lang/InterruptedException");
+      return;
+    }
+    uint64_t Slice = WaitSliceNs;
+    if (Millis) {
+      auto Left = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      Deadline - Clock::now())
+                      .count();
+      if (Left <= 0)
+        return;
+      Slice = std::min<uint64_t>(Slice, uint64_t(Left));
+    }
+    int Rc = jitlock_rt_wait_timed(T->Rt, O, Slice);
+    if (Rc == JITLOCK_OK)
+      return; // notified
+    if (Rc != JITLOCK_ETIMEDOUT) {
+      throwNew(T, "java/lang/IllegalMonitorStateException",
+               "current thread is not owner");
+      return;
+    }
+  }
+}
+
+void interruptThread(VMThread *Target) {
+  Target->Interrupted.store(true);
+  std::lock_guard<std::mutex> G(ThreadsLock);
+  ThreadsCv.notify_all();
+}
+
+bool sleepInterruptibly(VMThread *T, int64_t Millis) {
+  auto Deadline = Clock::now() + std::chrono::milliseconds(Millis);
+  NativeScope N(T);
+  std::unique_lock<std::mutex> L(ThreadsLock);
+  while (!T->Interrupted.load()) {
+    if (ThreadsCv.wait_until(L, Deadline) == std::cv_status::timeout)
+      break;
+  }
+  return !T->Interrupted.exchange(false);
+}
+
+bool joinThread(VMThread *T, VMThread *Target, int64_t Millis) {
+  auto Deadline = Clock::now() + std::chrono::milliseconds(Millis);
+  NativeScope N(T);
+  std::unique_lock<std::mutex> L(ThreadsLock);
+  while (Target->Alive && !T->Interrupted.load()) {
+    if (!Millis)
+      ThreadsCv.wait(L);
+    else if (ThreadsCv.wait_until(L, Deadline) == std::cv_status::timeout)
+      break;
+  }
+  return !T->Interrupted.exchange(false);
+}
+
+} // namespace jitlock::java

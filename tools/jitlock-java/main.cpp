@@ -1,0 +1,398 @@
+//===- jitlock-java/main.cpp - A JVM on the jitlock runtime ---------------===//
+//
+//   jitlock-java [options] -cp DIR MainClass [args...]
+//
+// Loads MainClass and every class it references from the class path,
+// verifies all of their methods against the subset of docs/java.md (a
+// program outside it is refused before anything runs, status 2), and runs
+// main(String[]) in tier 0, the interpreter, on a thread of its own with
+// guard zones. Every monitor operation, wait and notify goes through the
+// jitlock runtime's C ABI.
+//
+//===----------------------------------------------------------------------===//
+#include "Tier1.h"
+#include "ToolSupport.h"
+#include "VM.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <pthread.h>
+#include <thread>
+
+using namespace llvm;
+using jitlock::tools::error;
+using namespace jitlock::java;
+
+namespace jitlock::java {
+VMOptions Options;
+jitlock_rt_layout Layout;
+} // namespace jitlock::java
+
+namespace {
+
+constexpr int ExitOk = 0, ExitUncaught = 1, ExitUsage = 2;
+
+cl::OptionCategory JavaCategory("jitlock-java options");
+
+cl::opt<std::string> MainClassName(cl::Positional, cl::desc("<MainClass>"),
+                                   cl::cat(JavaCategory));
+cl::list<std::string> ProgramArgs(cl::ConsumeAfter,
+                                  cl::desc("<program arguments>..."),
+                                  cl::cat(JavaCategory));
+cl::opt<std::string> ClassPath("cp",
+                               cl::desc("Directories of class files, "
+                                        "separated by ':' (default .)"),
+                               cl::value_desc("DIR"), cl::init("."),
+                               cl::cat(JavaCategory));
+cl::alias ClassPathLong("classpath", cl::desc("Alias for -cp"),
+                        cl::aliasopt(ClassPath), cl::cat(JavaCategory));
+cl::opt<bool> Xint("Xint", cl::desc("Interpret every method (tier 0 only)"),
+                   cl::cat(JavaCategory));
+cl::opt<bool> Xcomp("Xcomp",
+                    cl::desc("Compile every method with tier 1 before its "
+                             "first call"),
+                    cl::cat(JavaCategory));
+cl::opt<bool> LogJit("Xlog:jit",
+                     cl::desc("Print each method tier 1 compiled, how long "
+                              "it took, and each it refused and why "
+                              "(stderr)"),
+                     cl::cat(JavaCategory));
+cl::opt<unsigned> Tier1Invocations(
+    "tier1-invocations",
+    cl::desc("Tiered: compile a method at its Nth call (default 1000)"),
+    cl::value_desc("N"), cl::init(1000), cl::cat(JavaCategory));
+cl::opt<unsigned> Tier1BackEdges(
+    "tier1-backedges",
+    cl::desc("Tiered: compile a method, for its next call, at its Nth "
+             "backward branch (default 10000)"),
+    cl::value_desc("N"), cl::init(10000), cl::cat(JavaCategory));
+cl::opt<std::string> PrintTier1(
+    "print-tier1",
+    cl::desc("Print each compiled method's optimized IR or machine code "
+             "(stderr)"),
+    cl::value_desc("ir|asm"), cl::cat(JavaCategory));
+cl::opt<std::string> PrintTier1Filter(
+    "print-tier1-filter",
+    cl::desc("With --print-tier1: only methods whose qualified name "
+             "contains TEXT, e.g. Counter.increment"),
+    cl::value_desc("TEXT"), cl::cat(JavaCategory));
+cl::opt<bool> Xstats("Xstats",
+                     cl::desc("Print the runtime's lock statistics at exit "
+                              "(stderr)"),
+                     cl::cat(JavaCategory));
+cl::opt<std::string> Monitors("monitors",
+                              cl::desc("How an inflated header names its "
+                                       "monitor: pointer (default), index "
+                                       "or table"),
+                              cl::value_desc("pointer|index|table"),
+                              cl::cat(JavaCategory));
+cl::opt<std::string> ExitMode("exit",
+                              cl::desc("The inflated exit: store or fence "
+                                       "(default: the runtime's choice)"),
+                              cl::value_desc("store|fence"),
+                              cl::cat(JavaCategory));
+jitlock::tools::NumberOpt SafepointEvery(
+    "safepoint-every",
+    cl::desc("A VM thread takes a safepoint or (in turn) a handshake with "
+             "every thread each US microseconds, deflating idle monitors in "
+             "every 4th safepoint; -Xstats prints how many. 1 to 10000000"),
+    cl::value_desc("US"), cl::cat(JavaCategory));
+cl::opt<std::string> Heap("heap",
+                          cl::desc("The heap's size: bytes, or with a k, m "
+                                   "or g suffix (default 512m); "
+                                   "OutOfMemoryError past it"),
+                          cl::value_desc("SIZE"), cl::cat(JavaCategory));
+cl::opt<std::string> Xss("Xss", cl::Prefix,
+                         cl::desc("Each Java thread's stack size, e.g. "
+                                  "-Xss2m (default 4m; at least 256k)"),
+                         cl::value_desc("SIZE"), cl::cat(JavaCategory));
+
+constexpr const char *MoreHelp = R"(
+The program must be in the subset of docs/java.md; anything outside it is
+refused before it runs, naming the class, method, bytecode offset and
+instruction.
+
+EXIT STATUS:
+  0  main returned and every non-daemon thread ended
+  1  an exception was uncaught in the main thread (printed on stderr as
+     'Exception in thread "main" java.lang.X: message')
+  2  usage error, or the program was refused: a class file missing or
+     malformed, outside the subset, or without main(String[])
+  N  the program called System.exit(N)
+)";
+
+/// "4m" -> 4 << 20; 0 when malformed.
+uint64_t parseSize(StringRef S) {
+  uint64_t Shift = 0;
+  if (!S.empty()) {
+    char Last = char(tolower(S.back()));
+    Shift = Last == 'k' ? 10 : Last == 'm' ? 20 : Last == 'g' ? 30 : 0;
+    if (Shift)
+      S = S.drop_back();
+  }
+  uint64_t V;
+  if (S.getAsInteger(10, V) || V == 0 || V > (uint64_t(1) << 40) >> Shift)
+    return 0;
+  return V << Shift;
+}
+
+void checkOptions() {
+  auto Usage = [](const Twine &Msg) {
+    jitlock::tools::exitWithUsageError(Msg, ExitUsage);
+  };
+  if (MainClassName.empty())
+    Usage("no main class");
+  if (SafepointEvery.getNumOccurrences() &&
+      (SafepointEvery < 1 || SafepointEvery > 10000000))
+    Usage("--safepoint-every needs a number of microseconds from 1 to "
+          "10000000");
+  if (Monitors.getNumOccurrences() && Monitors != "pointer" &&
+      Monitors != "index" && Monitors != "table")
+    Usage("--monitors must be pointer, index or table, got '" + Monitors + "'");
+  if (ExitMode.getNumOccurrences() && ExitMode != "store" &&
+      ExitMode != "fence")
+    Usage("--exit must be store or fence, got '" + ExitMode + "'");
+  if (Heap.getNumOccurrences()) {
+    Options.HeapLimit = parseSize(Heap);
+    if (Options.HeapLimit < (1u << 20))
+      Usage("--heap needs a size of at least 1m, e.g. 64m, got '" + Heap + "'");
+  }
+  if (Xss.getNumOccurrences()) {
+    Options.StackSize = parseSize(Xss);
+    if (Options.StackSize < (256u << 10))
+      Usage("-Xss needs a size of at least 256k, e.g. 2m, got '" + Xss + "'");
+  }
+  if (Xint && Xcomp)
+    Usage("-Xint and -Xcomp exclude each other");
+  if (Tier1Invocations == 0 || Tier1BackEdges == 0)
+    Usage("--tier1-invocations and --tier1-backedges need a count of at "
+          "least 1");
+  if (PrintTier1.getNumOccurrences() && PrintTier1 != "ir" &&
+      PrintTier1 != "asm")
+    Usage("--print-tier1 must be ir or asm, got '" + PrintTier1 + "'");
+  Options.ClassPath = ClassPath;
+  Options.LogJit = LogJit;
+}
+
+//===-- The safepoint thread (--safepoint-every) ----------------------===//
+
+std::atomic<bool> SafepointStop{false};
+std::thread SafepointThread;
+uint64_t SafepointCount = 0, HandshakeCount = 0, Deflated = 0;
+std::atomic<uint64_t> HandshakeOps{0};
+
+void safepointLoop(uint64_t EveryUs) {
+  for (uint64_t N = 0; !SafepointStop.load(); ++N) {
+    std::this_thread::sleep_for(std::chrono::microseconds(EveryUs));
+    if (N % 2 == 0) {
+      if (jitlock_rt_safepoint_begin() != JITLOCK_OK)
+        continue;
+      if (SafepointCount % 4 == 3)
+        Deflated += jitlock_rt_deflate_idle();
+      jitlock_rt_safepoint_end();
+      ++SafepointCount;
+    } else {
+      jitlock_rt_handshake_all(
+          [](void *, jitlock_thread *) { HandshakeOps.fetch_add(1); }, nullptr);
+      ++HandshakeCount;
+    }
+  }
+}
+
+void stopSafepointThread() {
+  if (!SafepointThread.joinable())
+    return;
+  SafepointStop.store(true);
+  SafepointThread.join();
+}
+
+void printStats() {
+  jitlock_rt_stats S;
+  jitlock_rt_get_stats(&S);
+  std::fprintf(stderr, "jitlock-java: lock statistics:\n");
+  auto Row = [](const char *Name, uint64_t V) {
+    std::fprintf(stderr, "  %-30s %12" PRIu64 "\n", Name, V);
+  };
+  Row("slow-path calls (enter/exit)", S.slow_path_calls);
+  Row("fast locks", S.fast_locks);
+  Row("recursive locks", S.recursive_locks);
+  Row("monitor enters", S.monitor_enters);
+  Row("inflations", S.inflations);
+  Row("contended enters", S.contended_enters);
+  Row("parks", S.parks);
+  Row("waits", S.waits);
+  Row("notifies", S.notifies);
+  Row("monitors alive", S.monitors_alive);
+  Row("heap bytes used", heapUsed());
+  if (SafepointEvery.getNumOccurrences())
+    std::fprintf(stderr,
+                 "jitlock-java: safepoints: %" PRIu64 "  handshakes: %" PRIu64
+                 " (%" PRIu64 " operations run)  deflated: %" PRIu64 "\n",
+                 SafepointCount, HandshakeCount, HandshakeOps.load(), Deflated);
+}
+
+/// main's launcher: initializes the main class, then calls main.
+Slot launch(VMThread *T, Method *Self, Slot *Args) {
+  auto *Main = static_cast<Method *>(Self->NativeData);
+  if (!initializeClass(T, Main->Owner))
+    return 0;
+  return callMethod(T, Main, Args);
+}
+
+int runMain() {
+  std::string Error;
+  std::string Name = MainClassName;
+  std::replace(Name.begin(), Name.end(), '.', '/');
+  Class *Main = loadClass(Name, Error);
+  if (!Main) {
+    error() << Error << "\n";
+    return ExitUsage;
+  }
+  Method *MainMethod = Main->findMethod("main", "([Ljava/lang/String;)V");
+  if (!MainMethod || !MainMethod->isStatic()) {
+    error() << "class " << Main->javaName()
+            << " has no method 'public static void main(String[])'\n";
+    return ExitUsage;
+  }
+  if (LogJit)
+    errs() << "jitlock-java: jit: "
+           << (Xint    ? "-Xint: every method runs in tier 0 (the "
+                         "interpreter)\n"
+               : Xcomp ? "-Xcomp: every method is compiled by tier 1 "
+                         "before its first call\n"
+                       : "tiered: a method is compiled by tier 1 at its " +
+                             std::to_string(Tier1Invocations) + "th call or " +
+                             std::to_string(Tier1BackEdges) +
+                             "th backward branch\n");
+  Tier1Options Tier1;
+  if (!Xint) {
+    Tier1.InvocationThreshold = Xcomp ? 1 : unsigned(Tier1Invocations);
+    Tier1.BackEdgeThreshold = Xcomp ? 0 : unsigned(Tier1BackEdges);
+  }
+  Tier1.Log = LogJit;
+  Tier1.Print = PrintTier1;
+  Tier1.PrintFilter = PrintTier1Filter;
+  if (!initTier1(Tier1, Error)) {
+    error() << Error << "\n";
+    return ExitUsage;
+  }
+
+  VMThread *T = newVMThread();
+  if (!attachThread(T)) {
+    error() << "cannot attach the main thread to the runtime\n";
+    return ExitUsage;
+  }
+  if (SafepointEvery.getNumOccurrences())
+    SafepointThread = std::thread(safepointLoop, uint64_t(SafepointEvery));
+
+  // The main thread's Thread object, named "main".
+  Object *ThreadObj = allocObject(T, ThreadClass);
+  Object *MainName = newStringUtf8(T, "main");
+  Class *StringArray = arrayClassFor(StringClass);
+  Array *Args = allocArray(T, StringArray, int32_t(ProgramArgs.size()));
+  if (!ThreadObj || !MainName || !Args) {
+    error() << "the heap is too small to start\n";
+    return ExitUsage;
+  }
+  auto SetField = [&](const char *Field, Slot V) {
+    jitlock::java::Field *F = resolveField(ThreadClass, Field);
+    *reinterpret_cast<Slot *>(reinterpret_cast<char *>(ThreadObj) + F->Offset) =
+        V;
+  };
+  SetField("name", Slot(uintptr_t(MainName)));
+  SetField("eetop", Slot(uintptr_t(T)));
+  SetField("tid", 1);
+  T->JavaThread = ThreadObj;
+  T->Started = T->Alive = true;
+  for (size_t I = 0; I != ProgramArgs.size(); ++I) {
+    Object *S = newStringUtf8(T, ProgramArgs[I]);
+    if (!S) {
+      error() << "the heap is too small to start\n";
+      return ExitUsage;
+    }
+    reinterpret_cast<Object **>(Args->data())[I] = S;
+  }
+
+  Method Launcher;
+  Launcher.Owner = Main;
+  Launcher.Name = "<launcher>";
+  Launcher.Descriptor = MainMethod->Descriptor;
+  Launcher.Flags = AccStatic;
+  Launcher.ArgSlots = 1;
+  Launcher.NativeData = MainMethod;
+  Launcher.Entry.store(launch);
+  Slot ArgSlots[1] = {Slot(uintptr_t(Args))};
+  bool Ok = runGuarded(T, &Launcher, ArgSlots);
+  waitForNonDaemonThreads(T);
+  detachThread(T);
+  return Ok ? ExitOk : ExitUncaught;
+}
+
+int runTool() {
+  jitlock_rt_config Cfg;
+  jitlock_rt_default_config(&Cfg);
+  if (Monitors.getNumOccurrences())
+    Cfg.monitor_storage = Monitors == "pointer" ? JITLOCK_MONITORS_POINTER
+                          : Monitors == "index" ? JITLOCK_MONITORS_INDEX
+                                                : JITLOCK_MONITORS_TABLE;
+  if (ExitMode.getNumOccurrences())
+    Cfg.inflated_exit =
+        ExitMode == "store" ? JITLOCK_EXIT_STORE : JITLOCK_EXIT_FENCE;
+  if (int Rc = jitlock_rt_configure(&Cfg)) {
+    error() << "jitlock_rt_configure failed: " << jitlock_rt_status_name(Rc)
+            << "\n";
+    return ExitUsage;
+  }
+  jitlock_rt_get_layout(&Layout);
+  initHeap(Options.HeapLimit);
+  defineBuiltins();
+  return runMain();
+}
+
+} // namespace
+
+namespace jitlock::java {
+void exitVM(int Status) {
+  if (VMThread *T = currentVMThread())
+    if (T->Rt && jitlock_rt_thread_state(T->Rt) == JITLOCK_THREAD_MANAGED)
+      jitlock_rt_enter_native(T->Rt); // a safepoint need not wait for us
+  stopSafepointThread();
+  flushOut();
+  if (Xstats)
+    printStats();
+  std::fflush(stderr);
+  std::_Exit(Status);
+}
+} // namespace jitlock::java
+
+int main(int Argc, char **Argv) {
+  jitlock::tools::parseCommandLine(
+      Argc, Argv, "jitlock-java",
+      "Runs Java class files (javac --release 17, the subset of "
+      "docs/java.md) on the jitlock runtime\n",
+      MoreHelp, JavaCategory, ExitUsage);
+  checkOptions();
+  // As Java launchers do, main runs on a thread of its own: the main
+  // thread's stack has no guard zones the runtime can protect.
+  int Status = ExitUsage;
+  pthread_attr_t Attr;
+  pthread_attr_init(&Attr);
+  pthread_attr_setstacksize(&Attr, Options.StackSize);
+  pthread_t Id;
+  auto Body = [](void *P) -> void * {
+    *static_cast<int *>(P) = runTool();
+    return nullptr;
+  };
+  if (pthread_create(&Id, &Attr, Body, &Status) != 0) {
+    error() << "cannot create the main thread\n";
+    return ExitUsage;
+  }
+  pthread_join(Id, nullptr);
+  exitVM(Status);
+}
