@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 #include "VM.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <pthread.h>
@@ -30,6 +31,14 @@ std::condition_variable ThreadsCv;
 unsigned NonDaemonRunning = 0;
 
 using Clock = std::chrono::steady_clock;
+
+/// A deadline `Millis` from now. Java allows up to Long.MAX_VALUE, which
+/// would overflow the clock's nanoseconds: anything past ~30 years is ~30
+/// years.
+Clock::time_point deadlineIn(int64_t Millis) {
+  constexpr int64_t MaxMillis = int64_t(1'000'000'000'000);
+  return Clock::now() + std::chrono::milliseconds(std::min(Millis, MaxMillis));
+}
 thread_local VMThread *Current = nullptr;
 
 struct GuardedCall {
@@ -212,7 +221,7 @@ void interruptibleWait(VMThread *T, Object *O, int64_t Millis) {
              "current thread is not owner");
     return;
   }
-  auto Deadline = Clock::now() + std::chrono::milliseconds(Millis);
+  auto Deadline = deadlineIn(Millis);
   for (;;) {
     if (T->Interrupted.exchange(false)) {
       throwNew(T, "java/lang/InterruptedException");
@@ -245,7 +254,7 @@ void interruptThread(VMThread *Target) {
 }
 
 bool sleepInterruptibly(VMThread *T, int64_t Millis) {
-  auto Deadline = Clock::now() + std::chrono::milliseconds(Millis);
+  auto Deadline = deadlineIn(Millis);
   NativeScope N(T);
   std::unique_lock<std::mutex> L(ThreadsLock);
   while (!T->Interrupted.load()) {
@@ -256,7 +265,7 @@ bool sleepInterruptibly(VMThread *T, int64_t Millis) {
 }
 
 bool joinThread(VMThread *T, VMThread *Target, int64_t Millis) {
-  auto Deadline = Clock::now() + std::chrono::milliseconds(Millis);
+  auto Deadline = deadlineIn(Millis);
   NativeScope N(T);
   std::unique_lock<std::mutex> L(ThreadsLock);
   while (Target->Alive && !T->Interrupted.load()) {

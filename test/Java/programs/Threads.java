@@ -63,6 +63,26 @@ public class Threads {
         long t0 = System.currentTimeMillis();
         Thread.sleep(30);
         System.out.println("slept at least 25 ms: " + (System.currentTimeMillis() - t0 >= 25));
+        // Timeouts of Long.MAX_VALUE milliseconds are legal (and long).
+        Thread longWaiter = new Thread(() -> {
+            synchronized (gate) {
+                try {
+                    released[0] = false;
+                    gate.notifyAll();
+                    while (!released[0]) gate.wait(Long.MAX_VALUE);
+                    System.out.println("long waiter notified");
+                } catch (InterruptedException e) {
+                    System.out.println("long waiter interrupted");
+                }
+            }
+        });
+        synchronized (gate) {
+            longWaiter.start();
+            while (released[0]) gate.wait();
+            released[0] = true;
+            gate.notifyAll();
+        }
+        longWaiter.join(Long.MAX_VALUE);
         main.setName("main-renamed");
         System.out.println("main renamed: " + Thread.currentThread().getName());
     }
