@@ -19,16 +19,16 @@
 // elided holds end up in a monitor rather than on the lock stack.
 //
 // Only the caller restoring its own frame waits, and a collector may move
-// objects while it is parked (MC1). So it waits last, after taking every
-// free object, and keeps each object it holds where a collector finds it:
-// before parking, an acquired fast lock, which has no lock stack entry yet,
-// moves into a monitor. After the waits it reads every held object's
-// current address from where it holds it (its lock stack slot, or its
-// monitor's object) rather than from the entries, and the restored lock
+// objects while it is parked (MC1). So it finds where it holds each object
+// before acquiring any, and keeps each object it holds where a collector
+// finds it: before parking, an acquired fast lock, which has no lock stack
+// entry yet, moves into a monitor. After the acquisitions it reads every
+// object's current address from where it holds it (its lock stack slot, or
+// its monitor's object) rather than from the entries, and the restored lock
 // stack and monitors hold those addresses: the ones the caller's own
-// references hold after the collection. An object still to be waited for
-// when the caller parks for another one is named only by its entry, so it
-// must not move meanwhile.
+// references hold after the collection. An object listed after the one the
+// caller parks for is named only by its entry, so it must not move
+// meanwhile.
 //
 //===----------------------------------------------------------------------===//
 #include "jitlock/jitlock_rt.h"
@@ -86,7 +86,7 @@ private:
     return nullptr;
   }
 
-  int acquire(void *Obj, bool MayWait);
+  int acquire(void *Obj);
   int acquireAll(const jitlock_relock_entry *Entries, size_t Count,
                  std::vector<Place> &Places);
   void rootAcquisitions();
@@ -128,8 +128,8 @@ void *Restorer::currentAddress(const Place &P) {
 }
 
 /// Takes an object the owner does not hold. Waits for it only when the owner
-/// is the caller and `MayWait`; a stopped owner cannot be made to wait.
-int Restorer::acquire(void *Obj, bool MayWait) {
+/// is the caller; a stopped owner cannot be made to wait.
+int Restorer::acquire(void *Obj) {
   auto Header = headerOf(Obj);
   for (;;) {
     uint64_t H = loadStableHeader(Obj);
@@ -169,7 +169,7 @@ int Restorer::acquire(void *Obj, bool MayWait) {
       }
     }
     // Held by another thread.
-    if (OnBehalf || !MayWait)
+    if (OnBehalf)
       return JITLOCK_EBUSY;
     if (header::isFastLocked(H)) {
       if (inflateAnonymous(Owner, Obj, H) == Inflated::OutOfMonitors)
@@ -237,33 +237,25 @@ void Restorer::addMonitorHold(void *Obj) {
   M->addRecursion();
 }
 
-/// Finds where the owner holds each entry's object, acquiring the elided
-/// ones it does not hold: first every one it can take without waiting, then
-/// (the caller only) the others, waiting for each.
+/// Finds where the owner holds each entry's object, before any park, then
+/// acquires the elided ones it does not hold, in list order (the order the
+/// unelided code took them in, so no new deadlock).
 int Restorer::acquireAll(const jitlock_relock_entry *Entries, size_t Count,
                          std::vector<Place> &Places) {
-  std::vector<size_t> Contended;
+  for (size_t I = 0; I != Count; ++I) {
+    Places[I].Slot = LS.find(Entries[I].obj);
+    if (Places[I].Slot < 0)
+      Places[I].Via = ownedMonitor(Entries[I].obj);
+  }
   for (size_t I = 0; I != Count; ++I) {
     void *Obj = Entries[I].obj;
-    Place &P = Places[I];
-    P.Slot = LS.find(Obj);
-    if (P.Slot < 0)
-      P.Via = ownedMonitor(Obj);
-    if (P.Slot >= 0 || P.Via || acquisitionOf(Obj) >= 0)
+    if (Places[I].Slot >= 0 || Places[I].Via)
       continue;
-    int Err = acquire(Obj, /*MayWait=*/false);
-    if (Err == JITLOCK_EBUSY && !OnBehalf)
-      Contended.push_back(I);
-    else if (Err)
-      return Err;
-  }
-  for (size_t I : Contended)
-    if (acquisitionOf(Entries[I].obj) < 0)
-      if (int Err = acquire(Entries[I].obj, /*MayWait=*/true))
+    if (acquisitionOf(Obj) < 0)
+      if (int Err = acquire(Obj))
         return Err;
-  for (size_t I = 0; I != Count; ++I)
-    if (Places[I].Slot < 0 && !Places[I].Via)
-      Places[I].Acquired = acquisitionOf(Entries[I].obj);
+    Places[I].Acquired = acquisitionOf(Obj);
+  }
   return JITLOCK_OK;
 }
 
