@@ -20,22 +20,27 @@ run_timeout=${JITLOCK_MUTATION_TIMEOUT:-300}
 log=$build/mutate-build.log
 runlog=$build/mutate-run.log
 
-all=(J2 ABORT_XQ A5_SEAL A6 HANDOFF)
+all=(J2 ABORT_XQ A5_SEAL A6 HANDOFF MC1 XR)
 declare -A step=(
   [J2]="J2: the joiner's barrier (membarrier or fence)"
   [ABORT_XQ]="the deflater's XQ after an abort"
   [A5_SEAL]="A5's seal of the displaced header"
   [A6]="A6: the handshake before reuse"
   [HANDOFF]="XQ's direct handoff to a head that lost too often"
+  [MC1]="MC1: a parked enterer keeps its monitor without the old header"
+  [XR]="XR: recovery's XQ sweep of free monitors with threads queued"
 )
 # The suites each mutation runs, in order, as binary[:gtest filter]; the
-# first failure kills it. StepWindow first: it opens the step's window.
+# first failure kills it. StepWindow first, where the step has a test there:
+# it opens the step's window.
 declare -A suites=(
   [J2]="RuntimeStepWindowTest:*JoinBarrier* RuntimeExitRaceTest"
   [ABORT_XQ]="RuntimeStepWindowTest:*AbortedDeflation* RuntimeDeflationTest RuntimeDeflationStressTest"
   [A5_SEAL]="RuntimeStepWindowTest:*Seal* RuntimeDeflationTest RuntimeHashTest"
   [A6]="RuntimeStepWindowTest:*Handshake* RuntimeDeflationTest RuntimeStorageTest"
   [HANDOFF]="RuntimeStepWindowTest:*Handoff* RuntimeHandoffTest"
+  [MC1]="RuntimeMovingCollectorTest"
+  [XR]="StackBangRecoveryTest"
 )
 # Every suite runs under each monitor storage (JITLOCK_TEST_MONITORS).
 storages=(pointer index table)
@@ -72,6 +77,14 @@ build_for() {
       >>"$log" 2>&1
 }
 
+# The unittests directory that builds suite binary `$1`.
+suite_dir() {
+  case $1 in
+  StackBang*) echo StackBang ;;
+  *) echo Runtime ;;
+  esac
+}
+
 # Runs mutation `$1`'s suites, stopping at the first failure; prints which.
 # Returns 0 when all passed.
 run_suites() {
@@ -83,7 +96,7 @@ run_suites() {
     for storage in "${storages[@]}"; do
       rc=0
       JITLOCK_TEST_MONITORS=$storage timeout "$run_timeout" \
-        "$build/unittests/Runtime/$bin" --gtest_brief=1 \
+        "$build/unittests/$(suite_dir "$bin")/$bin" --gtest_brief=1 \
         ${filter:+--gtest_filter="$filter"} >"$runlog" 2>&1 || rc=$?
       if ((rc != 0)); then
         local why="failed"

@@ -18,6 +18,18 @@
 // mode that acquisition inflates the object (H1 in Synchronizer.cpp), so its
 // elided holds end up in a monitor rather than on the lock stack.
 //
+// Only the caller restoring its own frame waits, and a collector may move
+// objects while it is parked (MC1). So it finds where it holds each object
+// before acquiring any, and keeps each object it holds where a collector
+// finds it: before parking, an acquired fast lock, which has no lock stack
+// entry yet, moves into a monitor. After the acquisitions it reads every
+// object's current address from where it holds it (its lock stack slot, or
+// its monitor's object) rather than from the entries, and the restored lock
+// stack and monitors hold those addresses: the ones the caller's own
+// references hold after the collection. An object listed after the one the
+// caller parks for is named only by its entry, so it must not move
+// meanwhile.
+//
 //===----------------------------------------------------------------------===//
 #include "jitlock/jitlock_rt.h"
 
@@ -40,6 +52,14 @@ struct Acquisition {
   bool FirstHoldPlaced = false;
 };
 
+/// Where the owner holds an entry's object, which a collector keeps up to
+/// date: a lock stack slot, a monitor it owns, or an acquisition.
+struct Place {
+  int Slot = -1;
+  Monitor *Via = nullptr;
+  int Acquired = -1;
+};
+
 class Restorer {
 public:
   Restorer(jitlock_thread &Owner, bool OnBehalf)
@@ -48,12 +68,17 @@ public:
   int run(const jitlock_relock_entry *Entries, size_t Count, bool Youngest);
 
 private:
-  bool ownsThroughMonitor(void *Obj) {
+  Monitor *ownedMonitor(void *Obj) {
     uint64_t H = loadStableHeader(Obj);
     Monitor *M = monitorOfHeader(Obj, H);
-    return M && M->isOwnedBy(Owner);
+    return M && M->isOwnedBy(Owner) ? M : nullptr;
   }
-  bool owns(void *Obj) { return LS.contains(Obj) || ownsThroughMonitor(Obj); }
+  int acquisitionOf(void *Obj) {
+    for (size_t I = 0; I != Acquired.size(); ++I)
+      if (Acquired[I].Obj == Obj)
+        return int(I);
+    return -1;
+  }
   Acquisition *unplacedAcquisition(void *Obj) {
     for (Acquisition &A : Acquired)
       if (A.Obj == Obj && !A.FirstHoldPlaced)
@@ -62,6 +87,10 @@ private:
   }
 
   int acquire(void *Obj);
+  int acquireAll(const jitlock_relock_entry *Entries, size_t Count,
+                 std::vector<Place> &Places);
+  void rootAcquisitions();
+  void *currentAddress(const Place &P);
   void releaseAcquired();
   void addFastHold(void *Obj);
   void addMonitorHold(void *Obj);
@@ -73,6 +102,30 @@ private:
 };
 
 } // namespace
+
+/// Gives each acquired fast lock a root before the caller parks: a monitor,
+/// whose object a collector updates (MC1). Its first hold stays the
+/// acquisition's.
+void Restorer::rootAcquisitions() {
+  for (Acquisition &A : Acquired)
+    if (!A.Via)
+      A.Via = inflateOwned(Owner, A.Obj);
+}
+
+/// Where the owner holds the object now: after a park, a collector may have
+/// moved it, updating the slot or the monitor but not the entry (MC1).
+void *Restorer::currentAddress(const Place &P) {
+  if (P.Slot >= 0)
+    return LS.at(P.Slot);
+  Monitor *M = P.Via;
+  if (P.Acquired >= 0) {
+    Acquisition &A = Acquired[size_t(P.Acquired)];
+    if (!A.Via)
+      return A.Obj; // Fast-locked with no park since (rootAcquisitions).
+    M = A.Via;
+  }
+  return M->object();
+}
 
 /// Takes an object the owner does not hold. Waits for it only when the owner
 /// is the caller; a stopped owner cannot be made to wait.
@@ -124,8 +177,10 @@ int Restorer::acquire(void *Obj) {
       continue;
     }
     Monitor &M = *Named;
+    rootAcquisitions();
     if (!enterMonitor(Owner, M, Obj))
       continue;
+    // Keyed by the entry's address until currentAddress reads M's object.
     Acquired.push_back({Obj, &M});
     return JITLOCK_OK;
   }
@@ -182,6 +237,28 @@ void Restorer::addMonitorHold(void *Obj) {
   M->addRecursion();
 }
 
+/// Finds where the owner holds each entry's object, before any park, then
+/// acquires the elided ones it does not hold, in list order (the order the
+/// unelided code took them in, so no new deadlock).
+int Restorer::acquireAll(const jitlock_relock_entry *Entries, size_t Count,
+                         std::vector<Place> &Places) {
+  for (size_t I = 0; I != Count; ++I) {
+    Places[I].Slot = LS.find(Entries[I].obj);
+    if (Places[I].Slot < 0)
+      Places[I].Via = ownedMonitor(Entries[I].obj);
+  }
+  for (size_t I = 0; I != Count; ++I) {
+    void *Obj = Entries[I].obj;
+    if (Places[I].Slot >= 0 || Places[I].Via)
+      continue;
+    if (acquisitionOf(Obj) < 0)
+      if (int Err = acquire(Obj))
+        return Err;
+    Places[I].Acquired = acquisitionOf(Obj);
+  }
+  return JITLOCK_OK;
+}
+
 int Restorer::run(const jitlock_relock_entry *Entries, size_t Count,
                   bool Youngest) {
   // The HELD entries must be what the owner holds: fast ones on its lock
@@ -195,7 +272,7 @@ int Restorer::run(const jitlock_relock_entry *Entries, size_t Count,
     if (LS.contains(Entries[I].obj)) {
       HeldFast[I] = true;
       ++NumHeldFast;
-    } else if (!ownsThroughMonitor(Entries[I].obj)) {
+    } else if (!ownedMonitor(Entries[I].obj)) {
       return JITLOCK_EINVAL;
     }
   }
@@ -208,26 +285,23 @@ int Restorer::run(const jitlock_relock_entry *Entries, size_t Count,
         return JITLOCK_EINVAL;
   }
 
-  // Acquire every elided object the owner does not hold yet.
-  for (size_t I = 0; I != Count; ++I) {
-    void *Obj = Entries[I].obj;
-    if (Entries[I].kind != JITLOCK_RELOCK_ELIDED || owns(Obj))
-      continue;
-    bool Seen = false;
-    for (Acquisition &A : Acquired)
-      Seen |= A.Obj == Obj;
-    if (Seen)
-      continue;
-    if (int Err = acquire(Obj)) {
-      releaseAcquired();
-      return Err;
-    }
+  std::vector<Place> Places(Count);
+  if (int Err = acquireAll(Entries, Count, Places)) {
+    releaseAcquired();
+    return Err;
   }
+  // From here on, the objects' current addresses (MC1).
+  std::vector<void *> Current(Count);
+  for (size_t I = 0; I != Count; ++I)
+    Current[I] = currentAddress(Places[I]);
+  for (size_t I = 0; I != Count; ++I)
+    if (Places[I].Acquired >= 0)
+      Acquired[size_t(Places[I].Acquired)].Obj = Current[I];
 
   if (!Youngest) {
     for (size_t I = 0; I != Count; ++I)
       if (Entries[I].kind == JITLOCK_RELOCK_ELIDED)
-        addMonitorHold(Entries[I].obj);
+        addMonitorHold(Current[I]);
     return JITLOCK_OK;
   }
 
@@ -235,7 +309,7 @@ int Restorer::run(const jitlock_relock_entry *Entries, size_t Count,
   for (size_t I = 0; I != NumHeldFast; ++I)
     LS.pop();
   for (size_t I = 0; I != Count; ++I) {
-    void *Obj = Entries[I].obj;
+    void *Obj = Current[I];
     if (Entries[I].kind == JITLOCK_RELOCK_HELD) {
       if (HeldFast[I])
         addFastHold(Obj);

@@ -643,19 +643,24 @@ static int handshake(jitlock_thread *Target, jitlock_handshake_fn Fn,
   if (BusyInOperation)
     return misuse(JITLOCK_ESTATE, Target, nullptr,
                   "handshake from inside a handshake");
-  BusyScope Busy;
-  lockWhileSafe(OperationMutex);
-  // Targets stay attached until the operation lock is released (K1).
-  detail::lockThreadRegistry();
-  Collect();
-  detail::unlockThreadRegistry();
-  if (Target && Ops.empty()) {
+  bool TargetFound;
+  {
+    BusyScope Busy;
+    lockWhileSafe(OperationMutex);
+    // Targets stay attached until the operation lock is released (K1).
+    detail::lockThreadRegistry();
+    Collect();
+    detail::unlockThreadRegistry();
+    TargetFound = !Target || !Ops.empty();
+    if (TargetFound)
+      handshakeLocked(Ops);
     OperationMutex.unlock();
+  }
+  // Reported outside the busy scope: an overflow in the misuse handler
+  // abandons no operation, so it recovers like any other misuse report.
+  if (!TargetFound)
     return misuse(JITLOCK_ENOT_ATTACHED, Target, nullptr,
                   "handshake with a thread that is not attached");
-  }
-  handshakeLocked(Ops);
-  OperationMutex.unlock();
   return JITLOCK_OK;
 }
 

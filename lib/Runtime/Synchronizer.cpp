@@ -839,6 +839,10 @@ bool enterMonitor(jitlock_thread &T, Monitor &M, void *Obj) {
     // copy at `Obj` whose header must not be read.
     if (!enterContended(T, M, Obj))
       return false;
+#ifdef JITLOCK_MUTATE_MC1 // scripts/mutate.sh
+    if (!keepIfInstalled(T, M, Obj))
+      return false;
+#endif
   } else if (!keepIfInstalled(T, M, Obj)) {
     return false;
   }

@@ -206,6 +206,65 @@ enum class WaitEnd {
   TimesOut        ///< times out after the move
 };
 
+/// Restoring an elided frame whose objects move while it waits: D is free
+/// and taken at once, C is held by T2 (`How`), so T3's restore parks for C;
+/// both move; T2 exits C'. T3 must hold D' once and C' twice, at their new
+/// addresses, with neither dead copy locked.
+void restoreAcrossAMove(Heap &TheHeap, Hold How) {
+  SCOPED_TRACE(How == Hold::Fast ? "fast-locked" : "monitor");
+  std::atomic<Obj *> HandleC{TheHeap.allocate()}, HandleD{TheHeap.allocate()};
+  Obj *C = HandleC.load(), *D = HandleD.load();
+  Worker T2, T3;
+  T2.call([&] {
+    ASSERT_EQ(jitlock_rt_monitor_enter(T2.thread(), C), JITLOCK_OK);
+    if (How == Hold::Monitor)
+      EXPECT_EQ(jitlock_rt_wait_timed(T2.thread(), C, 0), JITLOCK_ETIMEDOUT);
+  });
+  const jitlock_relock_entry Entries[] = {{D, JITLOCK_RELOCK_ELIDED},
+                                          {C, JITLOCK_RELOCK_ELIDED},
+                                          {C, JITLOCK_RELOCK_ELIDED}};
+  int RestoreRc = -1;
+  T3.post([&] {
+    RestoreRc = jitlock_rt_restore_locks(T3.thread(), Entries, 3, 0);
+  });
+  ASSERT_TRUE(waitUntil([&] {
+    return inspect(C).entry_queued >= 1 &&
+           jitlock_rt_thread_state(T3.thread()) == int(JITLOCK_THREAD_BLOCKED);
+  })) << describe(C);
+  Obj *MovedD = TheHeap.move(HandleD).To;
+  Obj *MovedC = TheHeap.move(HandleC).To;
+  EXPECT_FALSE(T3.finished()) << "restored while T2 holds C";
+  T2.call([&] {
+    EXPECT_EQ(jitlock_rt_monitor_exit(T2.thread(), MovedC), JITLOCK_OK);
+  });
+  ASSERT_TRUE(T3.join());
+  EXPECT_EQ(RestoreRc, JITLOCK_OK);
+  T3.call([&] {
+    jitlock_thread *T = T3.thread();
+    EXPECT_EQ(jitlock_rt_holds_lock(T, MovedD), 1) << describe(MovedD);
+    EXPECT_EQ(jitlock_rt_holds_lock(T, MovedC), 1) << describe(MovedC);
+    EXPECT_EQ(inspect(MovedD).holds, 1u);
+    EXPECT_EQ(inspect(MovedC).holds, 2u);
+    for (void *Slot : lockStack(T))
+      EXPECT_TRUE(Slot == MovedC || Slot == MovedD)
+          << "the restored lock stack names a dead copy";
+    EXPECT_EQ(jitlock_rt_monitor_exit(T, MovedC), JITLOCK_OK);
+    EXPECT_EQ(jitlock_rt_monitor_exit(T, MovedC), JITLOCK_OK);
+    EXPECT_EQ(jitlock_rt_monitor_exit(T, MovedD), JITLOCK_OK);
+    EXPECT_EQ(lockStack(T), std::vector<void *>{});
+  });
+  EXPECT_EQ(C->hdr(), kUnlocked) << "the dead copy of C was locked";
+  EXPECT_EQ(D->hdr(), kUnlocked) << "the dead copy of D was locked";
+  EXPECT_EQ(jitlock_rt_owner_of(MovedC), nullptr);
+  EXPECT_EQ(jitlock_rt_owner_of(MovedD), nullptr);
+}
+
+TEST_F(MovingCollectorTest, RestoreThatParkedHoldsTheMovedObjects) {
+  withSpinLimit(0);
+  restoreAcrossAMove(TheHeap, Hold::Fast);
+  restoreAcrossAMove(TheHeap, Hold::Monitor);
+}
+
 TEST_F(MovingCollectorTest, WaiterOwnsTheMovedObject) {
   for (WaitEnd End :
        {WaitEnd::NotifiedAfter, WaitEnd::NotifiedBefore, WaitEnd::TimesOut}) {

@@ -231,6 +231,12 @@ struct MisuseCall {
   }
 };
 
+/// A handshake operation that counts its runs (when given a counter).
+void countHandshake(void *Runs, jitlock_thread *) {
+  if (Runs)
+    static_cast<std::atomic<unsigned> *>(Runs)->fetch_add(1);
+}
+
 TEST_F(StackBangTest, OverflowInTheMisuseHandlerLeavesNoLockHeld) {
   jitlock_rt_config Cfg;
   jitlock_rt_default_config(&Cfg);
@@ -243,6 +249,9 @@ TEST_F(StackBangTest, OverflowInTheMisuseHandlerLeavesNoLockHeld) {
   Policy.idle_threshold = 0;
   std::vector<Obj *> Objs = newObjs(16);
   size_t NextObj = 0;
+  // A handle no attached thread has; the runtime only compares it.
+  alignas(64) static char NotAThread[64];
+  auto *NotAttached = reinterpret_cast<jitlock_thread *>(NotAThread);
   auto ThreadRegistryFree = [&] {
     jitlock_rt_stats S;
     jitlock_rt_get_stats(&S);
@@ -263,6 +272,19 @@ TEST_F(StackBangTest, OverflowInTheMisuseHandlerLeavesNoLockHeld) {
        [&] { EXPECT_EQ(jitlock_rt_start_deflation(&Policy), JITLOCK_OK); },
        [&] { return jitlock_rt_start_deflation(&Policy); },
        [] { EXPECT_EQ(jitlock_rt_stop_deflation(), JITLOCK_OK); }},
+      {"handshake with a thread that is not attached (operation lock)", nullptr,
+       [&] {
+         return jitlock_rt_handshake(NotAttached, &countHandshake, nullptr);
+       },
+       [&] {
+         // Neither the operation lock nor the busy scope stayed held: a
+         // handshake from this thread and one from another still run.
+         std::atomic<unsigned> Runs{0};
+         EXPECT_EQ(jitlock_rt_handshake_all(&countHandshake, &Runs),
+                   JITLOCK_OK);
+         EXPECT_GE(Runs.load(), 1u);
+         ThreadRegistryFree();
+       }},
       {"exit by a non-owner (no lock)", nullptr,
        [&] { return jitlock_rt_monitor_exit(jitlock_rt_current(), Objs[15]); },
        ThreadRegistryFree},
