@@ -1544,13 +1544,15 @@ MethodEntry compile(VMThread *T, Method *M, std::string &Why) {
       Why = "no JIT: " + toString(std::move(E));
       return nullptr;
     }
-  auto Ctx = std::make_unique<LLVMContext>();
-  auto Mod = std::make_unique<Module>("jitlock-java", *Ctx);
-  Mod->setTargetTriple(Machine->getTargetTriple().str());
-  Mod->setDataLayout(Machine->createDataLayout());
   std::string Name =
       "java" + std::to_string(NextId++) + "." + M->Owner->Name + "." + M->Name;
   std::replace(Name.begin(), Name.end(), '/', '.');
+  auto Ctx = std::make_unique<LLVMContext>();
+  // Named for its method: ORC names a module's initializers (the lowering's
+  // layout check is one) after the module, once per JITDylib.
+  auto Mod = std::make_unique<Module>(Name, *Ctx);
+  Mod->setTargetTriple(Machine->getTargetTriple().str());
+  Mod->setDataLayout(Machine->createDataLayout());
   {
     Translator Tr(T, M, *Mod, Name);
     Tr.run();
