@@ -1545,7 +1545,11 @@ MethodEntry compile(VMThread *T, Method *M, std::string &Why) {
       return nullptr;
     }
   auto Ctx = std::make_unique<LLVMContext>();
-  auto Mod = std::make_unique<Module>("jitlock-java", *Ctx);
+  // ORC names a module's initializer symbol after the module: each compiled
+  // method's module needs its own name, or the second one is a duplicate.
+  static std::atomic<uint64_t> ModulesMade{0};
+  auto Mod = std::make_unique<Module>(
+      "jitlock-java." + std::to_string(ModulesMade.fetch_add(1)), *Ctx);
   Mod->setTargetTriple(Machine->getTargetTriple().str());
   Mod->setDataLayout(Machine->createDataLayout());
   std::string Name =
