@@ -841,10 +841,10 @@ Slot threadInterrupt(VMThread *, Method *, Slot *A) {
   return 0;
 }
 Slot threadIsInterrupted(VMThread *, Method *, Slot *A) {
-  return threadOf(argA(A, 0))->Interrupted.load();
+  return isInterrupted(threadOf(argA(A, 0)));
 }
 Slot threadInterrupted(VMThread *T, Method *, Slot *) {
-  return T->Interrupted.exchange(false);
+  return clearInterrupt(T);
 }
 Slot threadIsAlive(VMThread *, Method *, Slot *A) {
   return isAlive(threadOf(argA(A, 0)));

@@ -89,9 +89,18 @@ VMThread *newVMThread() { return new VMThread; }
 VMThread *currentVMThread() { return Current; }
 
 bool attachThread(VMThread *T) {
-  T->Rt = jitlock_rt_attach();
-  if (!T->Rt)
+  jitlock_thread *Rt = jitlock_rt_attach();
+  if (!Rt)
     return false;
+  {
+    // Published under ThreadsLock so that interruptThread either sees Rt or
+    // leaves a PendingInterrupt that is moved to the runtime's flag here.
+    std::lock_guard<std::mutex> G(ThreadsLock);
+    T->Rt = Rt;
+    if (T->PendingInterrupt)
+      jitlock_rt_interrupt(Rt);
+    T->PendingInterrupt = false;
+  }
   Current = T;
   T->Watermark = reinterpret_cast<const uintptr_t *>(
       reinterpret_cast<char *>(T->Rt) + Layout.stack_watermark_offset);
@@ -104,6 +113,12 @@ bool attachThread(VMThread *T) {
 }
 
 void detachThread(VMThread *T) {
+  {
+    // After this no interrupter names the runtime thread, which the next
+    // attach on this OS thread's TLS could reuse.
+    std::lock_guard<std::mutex> G(ThreadsLock);
+    T->Rt = nullptr;
+  }
   if (int Rc = jitlock_rt_detach())
     writeOut(T, true,
              "jitlock-java: error: thread \"" + threadName(T) +
@@ -202,13 +217,12 @@ void setDaemon(VMThread *T, VMThread *Target, bool On) {
   Target->Daemon = On;
 }
 
-// Interruption. The runtime cannot yet end a wait early, so a wait is a
-// series of timed waits of at most WaitSlice, with the interrupt flag
-// checked between them. No notify is lost between two slices: the waiter
-// holds the monitor then, and a notify needs it. This function is the one
-// place that changes when the runtime can interrupt a waiter itself
-// (interruptThread then asks the runtime, and the slices go).
-constexpr uint64_t WaitSliceNs = 10'000'000;
+// Interruption. The thread's one interrupt flag is the runtime's
+// (jitlock_rt_interrupt); Object.wait is a plain jitlock_rt_wait, which the
+// runtime ends with JITLOCK_EINTERRUPTED and never loses a notify to. Sleep
+// and join block natively on ThreadsCv, which interruptThread signals under
+// ThreadsLock after setting the flag: a sleeper checks the flag under that
+// lock, so the wake-up cannot fall between its check and its wait.
 
 void interruptibleWait(VMThread *T, Object *O, int64_t Millis) {
   if (Millis < 0) {
@@ -221,60 +235,75 @@ void interruptibleWait(VMThread *T, Object *O, int64_t Millis) {
              "current thread is not owner");
     return;
   }
-  auto Deadline = deadlineIn(Millis);
-  for (;;) {
-    if (T->Interrupted.exchange(false)) {
-      throwNew(T, "java/lang/InterruptedException");
-      return;
-    }
-    uint64_t Slice = WaitSliceNs;
-    if (Millis) {
-      auto Left = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      Deadline - Clock::now())
-                      .count();
-      if (Left <= 0)
-        return;
-      Slice = std::min<uint64_t>(Slice, uint64_t(Left));
-    }
-    int Rc = jitlock_rt_wait_timed(T->Rt, O, Slice);
-    if (Rc == JITLOCK_OK)
-      return; // notified
-    if (Rc != JITLOCK_ETIMEDOUT) {
-      throwNew(T, "java/lang/IllegalMonitorStateException",
-               "current thread is not owner");
-      return;
-    }
-  }
+  // Past ~30 years is ~30 years, as in deadlineIn.
+  constexpr int64_t MaxMillis = int64_t(1'000'000'000'000);
+  int Rc =
+      Millis ? jitlock_rt_wait_timed(
+                   T->Rt, O, uint64_t(std::min(Millis, MaxMillis)) * 1'000'000u)
+             : jitlock_rt_wait(T->Rt, O);
+  if (Rc == JITLOCK_OK || Rc == JITLOCK_ETIMEDOUT)
+    return;
+  if (Rc == JITLOCK_EINTERRUPTED)
+    throwNew(T, "java/lang/InterruptedException");
+  else
+    throwNew(T, "java/lang/IllegalMonitorStateException",
+             "current thread is not owner");
 }
 
 void interruptThread(VMThread *Target) {
-  Target->Interrupted.store(true);
-  std::lock_guard<std::mutex> G(ThreadsLock);
+  {
+    std::lock_guard<std::mutex> G(ThreadsLock);
+    if (Target->Rt)
+      jitlock_rt_interrupt(Target->Rt);
+    else if (Target->Alive)
+      Target->PendingInterrupt = true; // started, not attached yet
+    // Interrupting a thread that is not alive has no effect (as HotSpot).
+  }
   ThreadsCv.notify_all();
 }
 
+bool isInterrupted(VMThread *Target) {
+  std::lock_guard<std::mutex> G(ThreadsLock);
+  if (Target->Rt)
+    return jitlock_rt_is_interrupted(Target->Rt) == 1;
+  return Target->PendingInterrupt;
+}
+
+bool clearInterrupt(VMThread *T) {
+  return jitlock_rt_clear_interrupt(T->Rt) == 1;
+}
+
+namespace {
+bool interruptedLocked(VMThread *T) {
+  return jitlock_rt_is_interrupted(T->Rt) == 1;
+}
+} // namespace
+
 bool sleepInterruptibly(VMThread *T, int64_t Millis) {
   auto Deadline = deadlineIn(Millis);
-  NativeScope N(T);
-  std::unique_lock<std::mutex> L(ThreadsLock);
-  while (!T->Interrupted.load()) {
-    if (ThreadsCv.wait_until(L, Deadline) == std::cv_status::timeout)
-      break;
+  {
+    NativeScope N(T);
+    std::unique_lock<std::mutex> L(ThreadsLock);
+    while (!interruptedLocked(T)) {
+      if (ThreadsCv.wait_until(L, Deadline) == std::cv_status::timeout)
+        break;
+    }
   }
-  return !T->Interrupted.exchange(false);
+  return !clearInterrupt(T);
 }
 
 bool joinThread(VMThread *T, VMThread *Target, int64_t Millis) {
   auto Deadline = deadlineIn(Millis);
   NativeScope N(T);
   std::unique_lock<std::mutex> L(ThreadsLock);
-  while (Target->Alive && !T->Interrupted.load()) {
+  while (Target->Alive && !interruptedLocked(T)) {
     if (!Millis)
       ThreadsCv.wait(L);
     else if (ThreadsCv.wait_until(L, Deadline) == std::cv_status::timeout)
       break;
   }
-  return !T->Interrupted.exchange(false);
+  L.unlock();
+  return !clearInterrupt(T);
 }
 
 } // namespace jitlock::java

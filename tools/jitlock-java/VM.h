@@ -154,7 +154,9 @@ struct VMThread {
   char *TlabTop = nullptr, *TlabEnd = nullptr;
   // State other threads read, under ThreadsLock (Threads.cpp).
   bool Started = false, Alive = false, Daemon = false;
-  std::atomic<bool> Interrupted{false};
+  // An interrupt that came between start() and the attach; the runtime's
+  // flag is the thread's one interrupt flag once Rt is set (Threads.cpp).
+  bool PendingInterrupt = false;
   int StackDepth = 0;
 };
 
@@ -278,6 +280,9 @@ struct NativeScope {
 /// is asked to end a wait early (see Threads.cpp).
 void interruptibleWait(VMThread *T, Object *O, int64_t Millis);
 void interruptThread(VMThread *Target);
+bool isInterrupted(VMThread *Target);
+/// Thread.interrupted(): clears the calling thread's flag, returns its value.
+bool clearInterrupt(VMThread *T);
 bool sleepInterruptibly(VMThread *T, int64_t Millis);
 bool joinThread(VMThread *T, VMThread *Target, int64_t Millis);
 /// Safepoint poll: only a load and a branch while unarmed.
