@@ -35,6 +35,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Tier1.h"
+#include "Bytecodes.h"
 #include "VM.h"
 
 #include "jitlock/Passes.h"
@@ -68,6 +69,8 @@
 using namespace llvm;
 
 namespace jitlock::java {
+
+using namespace bytecode;
 
 uint32_t Tier1InvocationThreshold = 0, Tier1BackEdgeThreshold = 0;
 
@@ -187,70 +190,6 @@ constexpr const char *MonitorExitName = "jitlock.monitor.exit";
 constexpr const char *SafepointPollName = "jitlock.safepoint.poll";
 
 //===-- The translator ----------------------------------------------------===//
-
-enum Op : uint8_t {
-  ICONST_M1 = 2,
-  LCONST_0 = 9,
-  LCONST_1 = 10,
-  BIPUSH = 16,
-  SIPUSH = 17,
-  LDC = 18,
-  LDC_W = 19,
-  LDC2_W = 20,
-  ILOAD = 21,
-  LLOAD = 22,
-  ALOAD = 25,
-  IALOAD = 46,
-  LALOAD = 47,
-  AALOAD = 50,
-  BALOAD = 51,
-  CALOAD = 52,
-  SALOAD = 53,
-  ISTORE = 54,
-  LSTORE = 55,
-  ASTORE = 58,
-  IASTORE = 79,
-  LASTORE = 80,
-  AASTORE = 83,
-  BASTORE = 84,
-  CASTORE = 85,
-  SASTORE = 86,
-  IINC = 132,
-  IFEQ = 153,
-  IF_ICMPEQ = 159,
-  IF_ACMPEQ = 165,
-  IF_ACMPNE = 166,
-  GOTO = 167,
-  TABLESWITCH = 170,
-  LOOKUPSWITCH = 171,
-  IRETURN = 172,
-  LRETURN = 173,
-  ARETURN = 176,
-  RETURN = 177,
-  GETSTATIC = 178,
-  PUTSTATIC = 179,
-  GETFIELD = 180,
-  PUTFIELD = 181,
-  INVOKEVIRTUAL = 182,
-  INVOKESPECIAL = 183,
-  INVOKESTATIC = 184,
-  INVOKEINTERFACE = 185,
-  INVOKEDYNAMIC = 186,
-  NEW = 187,
-  NEWARRAY = 188,
-  ANEWARRAY = 189,
-  ARRAYLENGTH = 190,
-  ATHROW = 191,
-  CHECKCAST = 192,
-  INSTANCEOF = 193,
-  MONITORENTER = 194,
-  MONITOREXIT = 195,
-  WIDE = 196,
-  MULTIANEWARRAY = 197,
-  IFNULL = 198,
-  IFNONNULL = 199,
-  GOTO_W = 200,
-};
 
 inline uint16_t u2(const uint8_t *P) { return uint16_t(P[0] << 8 | P[1]); }
 inline int16_t s2(const uint8_t *P) { return int16_t(u2(P)); }
