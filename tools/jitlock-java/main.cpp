@@ -103,6 +103,12 @@ jitlock::tools::NumberOpt SafepointEvery(
              "every thread each US microseconds, deflating idle monitors in "
              "every 4th safepoint; -Xstats prints how many. 1 to 10000000"),
     cl::value_desc("US"), cl::cat(JavaCategory));
+cl::opt<bool> Deflation(
+    "deflation",
+    cl::desc("Run the runtime's deflation thread on its default policy, "
+             "which gives idle monitors' objects their headers back while "
+             "the program runs (default: true)"),
+    cl::init(true), cl::cat(JavaCategory));
 cl::opt<std::string> Heap("heap",
                           cl::desc("The heap's size: bytes, or with a k, m "
                                    "or g suffix (default 512m); "
@@ -230,6 +236,9 @@ void printStats() {
   Row("notifies", S.notifies);
   Row("monitors alive", S.monitors_alive);
   Row("heap bytes used", heapUsed());
+  jitlock_deflation_stats D;
+  jitlock_rt_get_deflation_stats(&D);
+  Row("monitors deflated", D.monitors_deflated);
   if (SafepointEvery.getNumOccurrences())
     std::fprintf(stderr,
                  "jitlock-java: safepoints: %" PRIu64 "  handshakes: %" PRIu64
@@ -350,6 +359,15 @@ int runTool() {
     return ExitUsage;
   }
   jitlock_rt_get_layout(&Layout);
+  if (Deflation) {
+    jitlock_deflation_policy Policy;
+    jitlock_rt_default_deflation_policy(&Policy);
+    if (int Rc = jitlock_rt_start_deflation(&Policy)) {
+      error() << "the deflation thread did not start: "
+              << jitlock_rt_status_name(Rc) << "\n";
+      return ExitUsage;
+    }
+  }
   initHeap(Options.HeapLimit);
   defineBuiltins();
   return runMain();
@@ -363,6 +381,8 @@ void exitVM(int Status) {
     if (T->Rt && jitlock_rt_thread_state(T->Rt) == JITLOCK_THREAD_MANAGED)
       jitlock_rt_enter_native(T->Rt); // a safepoint need not wait for us
   stopSafepointThread();
+  if (Deflation)
+    jitlock_rt_stop_deflation();
   flushOut();
   if (Xstats)
     printStats();
