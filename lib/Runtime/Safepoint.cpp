@@ -617,11 +617,11 @@ static void handshakeLocked(std::deque<HandshakeOp> &Ops) {
   }
 }
 
-/// Handshakes with `Target`, or with every attached thread when null.
-static int handshake(jitlock_thread *Target, jitlock_handshake_fn Fn,
-                     void *Arg) {
-  if (!Fn)
-    return misuse(JITLOCK_EINVAL, Target, nullptr, "handshake with no fn");
+/// Runs the handshake; false when `Target` is not attached. Its operations
+/// live only in here: the caller reports misuse once they are gone, so that
+/// an overflow in the misuse handler abandons nothing allocated.
+static bool runHandshake(jitlock_thread *Target, jitlock_handshake_fn Fn,
+                         void *Arg) {
   std::deque<HandshakeOp> Ops;
   auto Collect = [&] {
     for (size_t I = 0, E = detail::attachedThreadCount(); I != E; ++I) {
@@ -633,32 +633,35 @@ static int handshake(jitlock_thread *Target, jitlock_handshake_fn Fn,
   if (HoldsSafepoint) {
     // Every other thread is stopped and safe: run each operation here.
     Collect();
-    if (Target && Ops.empty())
-      return misuse(JITLOCK_ENOT_ATTACHED, Target, nullptr,
-                    "handshake with a thread that is not attached");
     for (HandshakeOp &Op : Ops)
       Op.run();
-    return JITLOCK_OK;
+    return !Target || !Ops.empty();
   }
-  if (BusyInOperation)
+  bool TargetFound;
+  BusyScope Busy;
+  lockWhileSafe(OperationMutex);
+  // Targets stay attached until the operation lock is released (K1).
+  detail::lockThreadRegistry();
+  Collect();
+  detail::unlockThreadRegistry();
+  TargetFound = !Target || !Ops.empty();
+  if (TargetFound)
+    handshakeLocked(Ops);
+  OperationMutex.unlock();
+  return TargetFound;
+}
+
+/// Handshakes with `Target`, or with every attached thread when null.
+static int handshake(jitlock_thread *Target, jitlock_handshake_fn Fn,
+                     void *Arg) {
+  if (!Fn)
+    return misuse(JITLOCK_EINVAL, Target, nullptr, "handshake with no fn");
+  if (!HoldsSafepoint && BusyInOperation)
     return misuse(JITLOCK_ESTATE, Target, nullptr,
                   "handshake from inside a handshake");
-  bool TargetFound;
-  {
-    BusyScope Busy;
-    lockWhileSafe(OperationMutex);
-    // Targets stay attached until the operation lock is released (K1).
-    detail::lockThreadRegistry();
-    Collect();
-    detail::unlockThreadRegistry();
-    TargetFound = !Target || !Ops.empty();
-    if (TargetFound)
-      handshakeLocked(Ops);
-    OperationMutex.unlock();
-  }
   // Reported outside the busy scope: an overflow in the misuse handler
   // abandons no operation, so it recovers like any other misuse report.
-  if (!TargetFound)
+  if (!runHandshake(Target, Fn, Arg))
     return misuse(JITLOCK_ENOT_ATTACHED, Target, nullptr,
                   "handshake with a thread that is not attached");
   return JITLOCK_OK;

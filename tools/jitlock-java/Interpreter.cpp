@@ -1120,7 +1120,8 @@ Slot interpret(VMThread *T, Method *M, Slot *Args) {
   Slot *Locals = static_cast<Slot *>(
       alloca((size_t(M->MaxLocals) + M->MaxStack + 1) * sizeof(Slot)));
   Slot *Stack = Locals + M->MaxLocals;
-  std::memcpy(Locals, Args, M->ArgSlots * sizeof(Slot));
+  if (M->ArgSlots) // Args may be null for a method without arguments
+    std::memcpy(Locals, Args, M->ArgSlots * sizeof(Slot));
   int Sp = 0;
 
   Object *SyncObj = nullptr;

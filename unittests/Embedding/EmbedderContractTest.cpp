@@ -172,7 +172,10 @@ using NativeContract = Defaults;
 TEST_F(NativeContract, HoldsALockWhileNative) {
   const unsigned Seed = unsigned(time(nullptr));
   std::printf("seed %u\n", Seed);
-  Obj A;
+  // Static: it is inflated, and the fixture's shutdown writes its header
+  // back after this body has returned.
+  static Obj A;
+  A = Obj();
   jitlock_thread *Self = jitlock_rt_attach();
   ASSERT_EQ(jitlock_rt_monitor_enter(Self, &A), JITLOCK_OK);
   // `sleep` inside `synchronized`.
