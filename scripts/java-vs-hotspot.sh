@@ -57,7 +57,11 @@ done
 ((ops >= 4096)) || { echo "java-vs-hotspot: --ops must be at least 4096" >&2; exit 2; }
 ((timed >= 1)) || { echo "java-vs-hotspot: --timed must be at least 1" >&2; exit 2; }
 out=${out:-$build/java-vs-hotspot}
-javac=$(dirname "$(command -v "$java" || echo /nonexistent/java)")/javac
+# The javac beside the java that runs HotSpot, else the one on the PATH.
+javac=""
+if java_path=$(command -v "$java"); then
+  javac=$(dirname "$java_path")/javac
+fi
 [[ -x $javac ]] || javac=$(command -v javac || true)
 if ! command -v "$java" >/dev/null || [[ -z $javac ]]; then
   echo "java-vs-hotspot: needs a JDK (java and javac; e.g. openjdk-17-jdk-headless)" >&2
