@@ -50,6 +50,15 @@
  *   INTERRUPT=1      (NTHREADS=2) a waiter and a notifier, and an
  *                    Interrupter that interrupts the waiter once, at any
  *                    time (W1-W3, I1-I2)
+ *   RESERVE_SCRIPT=2 (RESERVE) scripts with non-adjacent re-entry instead
+ *   RESERVE=1        (NTHREADS=2) the reserved locking mode: OBJ is
+ *                    reservable; the first locker reserves it (R2), its
+ *                    owner enters and exits with no atomic (R1, R4), and
+ *                    a contender revokes it by a handshake with the
+ *                    reserving thread (R3)
+ *   SEEDED_BUG=9     (RESERVE) the reserved exit reads the header on the
+ *                    wrong side of the pop: before it, and decides X4 on
+ *                    what it read, without X3's look at the popped stack
  *   MAX_LOSSES=n     MaxLossesBeforeHandoff (16 in the runtime)
  *   SPIN_TRIES=n     probes of the owner word before queueing (spin_limit)
  */
@@ -71,6 +80,12 @@
 #endif
 #ifndef INTERRUPT
 #define INTERRUPT 0
+#endif
+#ifndef RESERVE
+#define RESERVE 0
+#endif
+#ifndef RESERVE_SCRIPT
+#define RESERVE_SCRIPT 1
 #endif
 #ifndef SWEEPS
 #define SWEEPS 2         /* the Deflater's sweeps (CONCURRENT) */
@@ -115,6 +130,16 @@
 #define HASHED(v) (((v) & HASHBIT) != 0)
 #define ENCODE_MON(i) (((i) << 3) | MONITOR)
 #define MON_OF(v) ((v) >> 3)
+/* The reservation field (reserve_shift 3, reserve_bits 3), meaningful while
+ * the lock bits are not 10: 0 reservable and not reserved, 1 + t reserved
+ * by thread t, NEVER revoked once (or never reservable). A reserved header
+ * has the unlocked pattern 01. Without RESERVE the field stays 0. */
+#define NEVER 7
+#define RES(v) (((v) >> 3) & 7)
+#define WITHRES(v, r) (((v) & 7) | ((r) << 3))
+#define IS_RESERVED(v) (LOCKBITS(v) == UNLOCKED && RES(v) != 0 && \
+                        RES(v) != NEVER)
+#define RESERVED_TO(v, who) (LOCKBITS(v) == UNLOCKED && RES(v) == (who) + 1)
 
 /*---------------------------------------------------------------------------
  * The monitor (Monitor.h). The owner word is 0, AnonymousOwner,
@@ -157,7 +182,7 @@ typedef Monitor {
   byte nwait;
 };
 Monitor mon[NMON];
-byte hdr = UNLOCKED;     /* OBJ's header word */
+byte hdr = UNLOCKED;     /* OBJ's header word (reservable, if RESERVE) */
 
 /*---------------------------------------------------------------------------
  * Each thread's QueueNode (Thread.h) and its futex (Parker.cpp).
@@ -249,6 +274,7 @@ bool ghosted;            /* a freed monitor was reused for another object */
 byte holds[NTHREADS];
 bool flag;               /* WAIT_FLAG's condition; read and set holding OBJ */
 bool hashGiven;          /* an identity hash of OBJ was handed out */
+byte revokedHeld;        /* revocations of OBJ while its reserver held it */
 /* Notifications a notify delivered (it moved a waiter) that no normal
  * return from wait has consumed yet, and who was moved. */
 byte owed;
@@ -271,13 +297,42 @@ byte finished;           /* threads at the end of their script */
 #define LS_COUNT ((LS_HAS(0) -> 1 : 0) + (LS_HAS(1) -> 1 : 0) + \
                   (LS_HAS(2) -> 1 : 0))
 
+#if RESERVE
+/* The revocation's handshake operation (R3) reads the reserving thread's
+ * lock stack while that thread is stopped: these mirror each lock stack
+ * for it. onls[t] counts OBJ's entries; lsSplit[t] says they are not all
+ * adjacent, which only a reserved object's owner path (R1) allows. */
+byte onls[NTHREADS];
+bit lsSplit[NTHREADS];
+#define MIRROR_PUSH(e) \
+  if \
+  :: (e) == OBJ && onls[t] > 0 && ls[lsn - 1] != OBJ -> lsSplit[t] = 1; \
+     onls[t]++ \
+  :: (e) == OBJ && !(onls[t] > 0 && ls[lsn - 1] != OBJ) -> onls[t]++ \
+  :: else -> skip \
+  fi
+/* Pops leave OBJ's entries split only if two remain around another one,
+ * which a stack of three cannot hold once one entry is gone. */
+#define MIRROR_POP(e) \
+  if \
+  :: (e) == OBJ -> onls[t]--; lsSplit[t] = 0 \
+  :: else -> lsSplit[t] = 0 \
+  fi
+#endif
+
 inline lsPush(e) {
   assert(lsn < capacity);
+#if RESERVE
+  MIRROR_PUSH(e);
+#endif
   ls[lsn] = e;
   lsn++
 }
 inline lsPop() {
   lsn--;
+#if RESERVE
+  MIRROR_POP(ls[lsn]);
+#endif
   ls[lsn] = 0
 }
 /* LockStack::removeAll(OBJ), leaving the number removed in holdsN. */
@@ -295,6 +350,10 @@ inline lsRemoveAll() {
   :: else -> break
   od;
   lsn = j;
+#if RESERVE
+  onls[t] = 0;
+  lsSplit[t] = 0;
+#endif
   do
   :: j < LSMAX -> ls[j] = 0; j++
   :: else -> break
@@ -436,9 +495,67 @@ inline publishMonitor(expected, ownerWord, recursions) {
   fi
 }
 
+/*===========================================================================
+ * Reservation (RESERVE): revokeReservation and its handshake operation.
+ *===========================================================================*/
+#if RESERVE
+/* The handshake operation of R3, run while thread r is stopped (at a poll,
+ * parked, or past the end of its script, as a detached thread): OBJ's
+ * header, if still reserved by r, becomes fast-locked by r when OBJ is on
+ * r's lock stack, else unlocked; either way never reserved again. A CAS in
+ * the runtime, since a hash install may change the other bits meanwhile;
+ * one step here. */
+inline revokeOp(r) {
+  if
+  :: RESERVED_TO(hdr, r) && onls[r] > 0 && lsSplit[r] ->
+     /* Held around another object (A B A, which R1 allows): fast-locked it
+      * would break the lock stack's adjacency, so it is inflated with an
+      * anonymous owner, as a contender inflates a fast-locked object; r
+      * fixes the owner where it next finds it (exit, re-entry, wait). */
+     publishMonitor(hdr, ANON, 0);
+     assert(cas);
+     cas = false;
+     mon[m].dhdr = WITHRES(mon[m].dhdr, NEVER);
+     revokedHeld++
+  :: RESERVED_TO(hdr, r) && onls[r] > 0 && !lsSplit[r] ->
+     hdr = WITHRES(WITHBITS(hdr, LOCKED), NEVER);
+     revokedHeld++
+  :: RESERVED_TO(hdr, r) && onls[r] == 0 ->
+     hdr = WITHRES(hdr, NEVER)
+  :: else -> skip                    /* revoked already, by someone else */
+  fi;
+  /* A held object is fast-locked by its holder afterwards. */
+  assert(onls[r] == 0 || LOCKBITS(hdr) != UNLOCKED)
+}
+
+/* R3: a contender found OBJ reserved by thread r. It waits, safe itself,
+ * until r is stopped, and runs the operation for it: what a handshake with
+ * one thread is (Safepoint.cpp). Then it starts over at E1. */
+inline revoke(r) {
+  atomic { sbDrain(t); safe[t] = 1 }
+  atomic { safe[r] -> revokeOp(r) }
+  safe[t] = 0
+}
+
+/* The owner ends its own reservation before it inflates (wait, a full lock
+ * stack, non-adjacent re-entry): no handshake, as nobody else writes a
+ * reserved header's lock bits. OBJ is on its lock stack. */
+inline revokeOwn() {
+  atomic {
+    if
+    :: RESERVED_TO(hdr, t) -> hdr = WITHRES(WITHBITS(hdr, LOCKED), NEVER)
+    :: else -> skip
+    fi
+  }
+}
+#endif
+
 /* inflateOwned(T, OBJ): OBJ is on this thread's lock stack. Leaves the
  * monitor, owned by this thread now, in m. */
 inline inflateOwned() {
+#if RESERVE
+  revokeOwn();
+#endif
   h = hdr;                           /* loadStableHeader */
   do
   :: LOCKBITS(h) == MONITOR ->
@@ -784,7 +901,27 @@ inline slowEnter() {
            :: entered -> entered = false; break
            :: else -> skip           /* being deflated: start over */
            fi
-        :: LOCKBITS(h) == UNLOCKED && (HEAVY || wantMonitor) ->
+#if RESERVE
+        :: RESERVED_TO(h, t) ->      /* R1 */
+           assert(!wantMonitor);
+           lsPush(OBJ);
+           break
+        :: IS_RESERVED(h) && !RESERVED_TO(h, t) ->
+           revoke(RES(h) - 1)        /* R3, then start over */
+        :: LOCKBITS(h) == UNLOCKED && RES(h) == 0 && !wantMonitor ->
+           atomic {                  /* R2: CAS (h, 01) -> (h, 01, self) */
+             if
+             :: hdr == h -> hdr = WITHRES(h, t + 1); lsPush(OBJ); cas = true
+             :: else -> cas = false
+             fi
+           }
+           if
+           :: cas -> cas = false; break
+           :: else -> skip
+           fi
+#endif
+        :: LOCKBITS(h) == UNLOCKED && !IS_RESERVED(h) &&
+           (HEAVY || wantMonitor) ->
            atomic {                  /* H1: inflateUnlocked */
              publishMonitor(h, ENC(t), 0)
            }
@@ -804,7 +941,8 @@ inline slowEnter() {
             * monitor (next iteration). */
            atomic { publishMonitor(h, ANON, 0) }
            cas = false
-        :: LOCKBITS(h) == UNLOCKED && !(HEAVY || wantMonitor) ->
+        :: LOCKBITS(h) == UNLOCKED && !(HEAVY || wantMonitor) &&
+           (!RESERVE || RES(h) == NEVER) ->
            atomic {                  /* E5 */
              if
              :: hdr == h -> hdr = WITHBITS(h, LOCKED); lsPush(OBJ); cas = true
@@ -844,13 +982,24 @@ inline enterInline() {
         :: else -> slow = true
         fi;
         w = 0
+#if RESERVE
+     :: RESERVED_TO(h, t) -> lsPush(OBJ)                  /* R1 */
+     :: IS_RESERVED(h) && !RESERVED_TO(h, t) -> slow = true   /* R3 */
+     :: LOCKBITS(h) == UNLOCKED && RES(h) == 0 ->
+        atomic {                     /* R2: CAS (h, 01) -> (h, 01, self) */
+          if
+          :: hdr == h -> hdr = WITHRES(h, t + 1); lsPush(OBJ)
+          :: else -> slow = true
+          fi
+        }
+#endif
      :: else ->
         if
         :: LS_TOP == OBJ -> lsPush(OBJ)                   /* E4 */
         :: else ->
            atomic {                  /* E5: CAS (h, 01) -> (h, 00), acquire */
              if
-             :: hdr == WITHBITS(h, UNLOCKED) ->
+             :: hdr == WITHBITS(h, UNLOCKED) && !IS_RESERVED(hdr) ->
                 hdr = WITHBITS(h, LOCKED);
                 lsPush(OBJ)
              :: else -> slow = true
@@ -899,18 +1048,44 @@ inline exitQueued() {
 /* monitorexit, the inline part. exitSlow: call exit(). */
 inline exitInline() {
   if
-  :: LS_TOP == OBJ ->                /* X1 */
-     lsPop();                        /* X2 */
+#if SEEDED_BUG == 9
+  :: LS_TOP == OBJ ->
+     /* SEEDED BUG: the header is read before the pop, and what it says
+      * decides: revoked, so the lightweight exit, with no look at what
+      * the pop left on the lock stack (X3). */
+     h = hdr;
+     lsPop();
      if
-     :: LS_TOP == OBJ -> skip        /* X3: a recursive exit */
+     :: RESERVED_TO(h, t) -> skip
      :: else ->
-        h = hdr;                     /* X4 */
         unlockFast();
         if
         :: cas -> cas = false
         :: else -> lsPush(OBJ); exitSlow = true
         fi
      fi
+#else
+  :: LS_TOP == OBJ ->                /* X1 */
+     lsPop();                        /* X2 */
+     if
+     :: LS_TOP == OBJ -> skip        /* X3: a recursive exit */
+     :: else ->
+        h = hdr;                     /* X4 */
+#if RESERVE
+        if
+        :: RESERVED_TO(h, t) -> skip /* R4: still reserved, nothing to do */
+        :: else ->
+#endif
+           unlockFast();
+           if
+           :: cas -> cas = false
+           :: else -> lsPush(OBJ); exitSlow = true
+           fi
+#if RESERVE
+        fi
+#endif
+     fi
+#endif
   :: else ->
      h = hdr;                        /* N1 */
      if
@@ -955,11 +1130,19 @@ inline slowExit() {
      :: LS_TOP == OBJ -> exited = true
      :: else ->
         h = hdr;
-        unlockFast();
+#if RESERVE
         if
-        :: cas -> cas = false; exited = true
-        :: else -> lsPush(OBJ)
+        :: RESERVED_TO(h, t) -> exited = true               /* R4 */
+        :: else ->
+#endif
+           unlockFast();
+           if
+           :: cas -> cas = false; exited = true
+           :: else -> lsPush(OBJ)
+           fi
+#if RESERVE
         fi
+#endif
      fi
   :: else -> skip
   fi;
@@ -967,7 +1150,7 @@ inline slowExit() {
   :: !exited && LS_CONTAINS ->
      /* On the lock stack, and the header did not say 00: a hash install,
       * or a contender inflated it since we fast-locked it. */
-     assert(LS_TOP == OBJ && LS_COUNT == 1);
+     assert(LS_TOP == OBJ && (LS_COUNT == 1 || RESERVE));
      do
      :: h = hdr;                     /* loadStableHeader */
         if
@@ -994,7 +1177,7 @@ inline slowExit() {
  * fast-locked object alone (ownsIt false): it has no waiters. */
 inline ownedMonitor() {
   if
-  :: LOCKBITS(h) == LOCKED ->
+  :: LOCKBITS(h) == LOCKED || RESERVED_TO(h, t) ->
      assert(LS_CONTAINS && (IS_WAIT(op) || op == NOTIFY || op == NOTIFY_ALL));
      ownsIt = IS_WAIT(op);
      fixIt = ownsIt
@@ -1444,14 +1627,25 @@ end:
 #define NOTIFY_KEPT true
 #endif
 
+/* A reserved header's lock bits belong to the reserving thread alone: no
+ * other thread has OBJ on its lock stack while it says reserved. */
+#if RESERVE
+#define RESERVED_ALONE (!IS_RESERVED(hdr) || \
+                        ((RES(hdr) == 1 || onls[0] == 0) && \
+                         (RES(hdr) == 2 || onls[1] == 0)))
+#else
+#define RESERVED_ALONE true
+#endif
+
 active proctype Invariants() {
 end:
   atomic {
-    !(MUTEX && HASH_KEPT && FREE_AT_END && NOTIFY_KEPT) ->
+    !(MUTEX && HASH_KEPT && FREE_AT_END && NOTIFY_KEPT && RESERVED_ALONE) ->
     assert(MUTEX);
     assert(HASH_KEPT);
     assert(FREE_AT_END);
-    assert(NOTIFY_KEPT)
+    assert(NOTIFY_KEPT);
+    assert(RESERVED_ALONE)
   }
 }
 
@@ -1629,6 +1823,19 @@ init {
     setScript(0, 2, ENTER, ENTER, IWAIT, EXIT, EXIT, END, END);
     /* The notify, and an enter after it that may find OBJ deflated. */
     setScript(1, 2, ENTER, NOTIFY, EXIT, ENTER, EXIT, END, END);
+#elif RESERVE && RESERVE_SCRIPT == 2
+    /* Non-adjacent re-entry of a reserved object (A B A, which R1 pushes
+     * without inflating), revoked at any point of it. */
+    setScript(0, 3, ENTER, ENTER_PRIV, ENTER, EXIT, EXIT_PRIV, EXIT, END);
+    setScript(1, 2, ENTER, EXIT, HASH, ENTER, EXIT, END, END);
+#elif RESERVE
+    /* The first enter reserves OBJ; a recursive pair with no atomic; then
+     * a wait, which ends the reservation if nobody revoked it before. */
+    setScript(0, 2, ENTER, ENTER, EXIT, EXIT, ENTER, WAIT_FLAG, EXIT);
+    /* A hash on the reserved header, then the contender's revocation
+     * (while thread 0 holds OBJ once or twice, or not at all), the notify
+     * and a second enter. */
+    setScript(1, 2, HASH, ENTER, NOTIFY, EXIT, ENTER, EXIT, END);
 #elif NTHREADS == 2
     /* The waiter: recursion on the lock stack, a full lock stack (E2),
      * then a wait that saves two recursions. */

@@ -27,6 +27,11 @@
 #                           interrupter: safety and liveness
 #   heavy                   2 threads, the heavy locking mode: safety and
 #                           liveness
+#   reserve                 2 threads, the reserved locking mode: safety and
+#                           liveness, with recursion, hash, wait and
+#                           revocation; then non-adjacent re-entry (A B A)
+#   reserve-concurrent      2 threads, reserved, and the concurrent
+#                           deflation thread: safety
 #   concurrent              2 threads and the concurrent deflation thread:
 #                           safety
 #   concurrent-fence        the same with the fence exit
@@ -34,7 +39,7 @@
 #   seeded-bugs             each seeded bug must be found: as a lost wake-up
 #                           (1-3, 6, 7; 7 in the concurrent configuration)
 #                           or as a broken assertion (4-5, concurrent; 8,
-#                           interrupt)
+#                           interrupt; 9, reserve)
 #
 # A safety check looks for assertion violations (mutual exclusion, the
 # hash, the final state, the runtime's own asserted facts) and invalid end
@@ -86,6 +91,13 @@ three-threads-liveness)
 interrupt)
   checks=("interrupt|-DNTHREADS=2 -DINTERRUPT=1|safety|pass"
           "interrupt|-DNTHREADS=2 -DINTERRUPT=1|liveness|pass") ;;
+reserve)
+  checks=("reserve|-DNTHREADS=2 -DRESERVE=1|safety|pass"
+          "reserve|-DNTHREADS=2 -DRESERVE=1|liveness|pass"
+          "reserve-aba|-DNTHREADS=2 -DRESERVE=1 -DRESERVE_SCRIPT=2|safety|pass"
+          "reserve-aba|-DNTHREADS=2 -DRESERVE=1 -DRESERVE_SCRIPT=2|liveness|pass") ;;
+reserve-concurrent)
+  checks=("reserve-conc|-DNTHREADS=2 -DRESERVE=1 -DCONCURRENT=1|safety|pass") ;;
 heavy)
   checks=("heavy|-DNTHREADS=2 -DHEAVY=1|safety|pass"
           "heavy|-DNTHREADS=2 -DHEAVY=1|liveness|pass") ;;
@@ -103,7 +115,8 @@ seeded-bugs)
           "seeded-bug-5|-DNTHREADS=2 -DCONCURRENT=1 -DSEEDED_BUG=5|safety|assert"
           "seeded-bug-6|-DNTHREADS=2 -DSEEDED_BUG=6|safety|end"
           "seeded-bug-7|-DNTHREADS=2 -DCONCURRENT=1 -DSEEDED_BUG=7|safety|end"
-          "seeded-bug-8|-DNTHREADS=2 -DINTERRUPT=1 -DSEEDED_BUG=8|safety|assert") ;;
+          "seeded-bug-8|-DNTHREADS=2 -DINTERRUPT=1 -DSEEDED_BUG=8|safety|assert"
+          "seeded-bug-9|-DNTHREADS=2 -DRESERVE=1 -DSEEDED_BUG=9|safety|assert") ;;
 *) echo "run-spin: unknown configuration '$config'" >&2; usage ;;
 esac
 
