@@ -61,6 +61,8 @@ static LoweringConfig overlay(LoweringConfig Base, const LoweringConfig &Top) {
     Base.Polls = Top.Polls;
   if (Top.Allocators)
     Base.Allocators = Top.Allocators;
+  if (Top.CoarsenLimit)
+    Base.CoarsenLimit = Top.CoarsenLimit;
   if (Top.Monitors)
     Base.Monitors = Top.Monitors;
   if (Top.Exit)
