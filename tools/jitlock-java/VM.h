@@ -187,6 +187,9 @@ uint64_t heapUsed();
 Class *loadClass(const std::string &Name, std::string &Error);
 /// An already loaded class, or null.
 Class *findLoadedClass(const std::string &Name);
+/// Whether no loaded class below M's overrides it (class-hierarchy
+/// analysis): tier 1 then inlines a virtual call of M behind a class check.
+bool hasOneImplementation(const Method *M);
 /// The array class whose elements have descriptor `ElemDesc`.
 Class *arrayClassOf(const std::string &ElemDesc);
 Class *arrayClassFor(Class *Elem); // of references

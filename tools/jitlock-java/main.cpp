@@ -76,7 +76,12 @@ cl::opt<std::string> PrintTier1(
     "print-tier1",
     cl::desc("Print each compiled method's optimized IR or machine code "
              "(stderr)"),
-    cl::value_desc("ir|asm"), cl::cat(JavaCategory));
+    cl::value_desc("ir|asm|remarks"), cl::cat(JavaCategory));
+cl::opt<unsigned> Tier1InlineSize(
+    "tier1-inline-size",
+    cl::desc("Tier 1 inlines exact calls of methods with at most N bytes "
+             "of bytecode (default 35; 0: no inlining)"),
+    cl::value_desc("N"), cl::init(35), cl::cat(JavaCategory));
 cl::opt<std::string> PrintTier1Filter(
     "print-tier1-filter",
     cl::desc("With --print-tier1: only methods whose qualified name "
@@ -180,8 +185,8 @@ void checkOptions() {
     Usage("--tier1-invocations and --tier1-backedges need a count of at "
           "least 1");
   if (PrintTier1.getNumOccurrences() && PrintTier1 != "ir" &&
-      PrintTier1 != "asm")
-    Usage("--print-tier1 must be ir or asm, got '" + PrintTier1 + "'");
+      PrintTier1 != "asm" && PrintTier1 != "remarks")
+    Usage("--print-tier1 must be ir, asm or remarks, got '" + PrintTier1 + "'");
   Options.ClassPath = ClassPath;
   Options.LogJit = LogJit;
 }
@@ -286,6 +291,7 @@ int runMain() {
   }
   Tier1.Log = LogJit;
   Tier1.Print = PrintTier1;
+  Tier1.InlineSize = Tier1InlineSize;
   Tier1.PrintFilter = PrintTier1Filter;
   if (!initTier1(Tier1, Error)) {
     error() << Error << "\n";
