@@ -412,19 +412,6 @@ Class *findLoadedClass(const std::string &Name) {
   return It == classes().end() ? nullptr : It->second.get();
 }
 
-bool hasOneImplementation(const Method *M) {
-  if (M->isStatic() || M->isAbstract() || M->VtableIndex < 0 ||
-      M->Owner->isInterface())
-    return false;
-  std::lock_guard<std::recursive_mutex> G(ClassLock);
-  for (auto &[Name, K] : classes())
-    if (K.get() != M->Owner && K->isSubclassOf(M->Owner) &&
-        (size_t(M->VtableIndex) >= K->Vtable.size() ||
-         K->Vtable[M->VtableIndex] != M))
-      return false;
-  return true;
-}
-
 Class *loadClass(const std::string &Name, std::string &Error) {
   std::lock_guard<std::recursive_mutex> G(ClassLock);
   PendingVerification.clear();

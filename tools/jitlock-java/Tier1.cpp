@@ -36,6 +36,7 @@
 //===----------------------------------------------------------------------===//
 #include "Tier1.h"
 #include "Bytecodes.h"
+#include "Dependencies.h"
 #include "Inliner.h"
 #include "VM.h"
 
@@ -529,6 +530,8 @@ private:
   void emitInvoke(uint8_t Op, unsigned Index);
   /// Leaves the function with `Result`; `Threw`: with an exception pending.
   void emitRet(Value *Result, bool Threw);
+  /// The method being compiled (the outermost of the inline chain).
+  Method *root() const { return Outer ? Outer->root() : M; }
   /// An inline body translated for `RM` (a call whose target is known to
   /// be RM), or null when RM is not inlined.
   Function *inlineBody(Method *RM);
@@ -878,7 +881,7 @@ void Translator::emitInvoke(uint8_t Op, unsigned Index) {
              ((RM->Flags | RM->Owner->Flags) & AccFinal) &&
              (Inline = inlineBody(RM)))
       R = emitCall(ptr(RM), Inline, Args); // nothing can override it
-    else if (Op == INVOKEVIRTUAL && hasOneImplementation(RM) &&
+    else if (Op == INVOKEVIRTUAL && dependOnOneImplementation(RM, root()) &&
              (Inline = inlineBody(RM)))
       R = emitGuardedCall(Recv, RM, Inline, Args);
     else
@@ -1707,7 +1710,8 @@ bool initTier1(const Tier1Options &O, std::string &Error) {
 
 void compileHotMethod(VMThread *T, Method *M) {
   std::lock_guard<std::mutex> Lock(CompileLock);
-  if (!Seen.emplace(M, true).second)
+  // An invalidated method (Dependencies.h) is compiled again.
+  if (!Seen.emplace(M, true).second && !takeInvalidated(M))
     return;
   auto Start = std::chrono::steady_clock::now();
   std::string Why;

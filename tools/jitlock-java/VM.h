@@ -131,6 +131,8 @@ struct Class {
   std::atomic<Class *> ArrayOf{nullptr};
   /// Whether every constructor may run without a bytecode body (built-in).
   bool Builtin = false;
+  /// Whether it has had an instance (Dependencies.h).
+  std::atomic<bool> Instantiated{false};
 
   bool isInterface() const { return Flags & AccInterface; }
   /// "java.lang.Object", as Class.getName says.
@@ -187,9 +189,6 @@ uint64_t heapUsed();
 Class *loadClass(const std::string &Name, std::string &Error);
 /// An already loaded class, or null.
 Class *findLoadedClass(const std::string &Name);
-/// Whether no loaded class below M's overrides it (class-hierarchy
-/// analysis): tier 1 then inlines a virtual call of M behind a class check.
-bool hasOneImplementation(const Method *M);
 /// The array class whose elements have descriptor `ElemDesc`.
 Class *arrayClassOf(const std::string &ElemDesc);
 Class *arrayClassFor(Class *Elem); // of references
