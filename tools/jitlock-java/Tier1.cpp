@@ -1716,6 +1716,14 @@ void compileHotMethod(VMThread *T, Method *M) {
   auto Start = std::chrono::steady_clock::now();
   std::string Why;
   MethodEntry Code = compile(T, M, Why);
+  if (Code && takeInvalidated(M)) {
+    // A class instantiated while it compiled broke a dependency: the code
+    // is right (its class checks) but stale; compile again at the next
+    // threshold.
+    Code = nullptr;
+    Why = "a dependency broke while it compiled";
+    Seen.erase(M);
+  }
   double Ms = std::chrono::duration<double, std::milli>(
                   std::chrono::steady_clock::now() - Start)
                   .count();
