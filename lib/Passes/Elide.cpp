@@ -1,6 +1,8 @@
 //===- Elide.cpp - Removing monitor pairs that cannot matter --------------===//
 //
-// jitlock-elide removes two kinds of enter/exit pairs (docs/deopt.md):
+// jitlock-elide merges adjacent regions on one object (lock coarsening,
+// RegionCoarsener below), then removes two kinds of enter/exit pairs
+// (docs/deopt.md):
 //
 //   - nested re-entry: a pair on an object that the function already holds
 //     around it (the same SSA value, pointer casts stripped). The object
@@ -327,19 +329,19 @@ CallInst *RegionCoarsener::nextEnter(CallBase &X, unsigned &Gap,
   while (I && I != &X) {
     if (auto *Br = dyn_cast<BranchInst>(I)) {
       if (Br->isConditional())
-        return nullptr;
+        break;
       BasicBlock *Succ = Br->getSuccessor(0);
       if (Reason.empty() && DT.dominates(Succ, Br->getParent()))
         Reason = "a loop back-edge is between them " + at(*I);
       else if (Reason.empty() && !Succ->getSinglePredecessor())
         Reason = "another path joins between them " + at(*I);
       if (!Seen.insert(Succ).second && Succ != X.getParent())
-        return nullptr;
+        break;
       I = &Succ->front();
       continue;
     }
     if (I->isTerminator())
-      return nullptr;
+      break;
     if (isMonitorCallOn(*I, MonitorEnterName, Obj)) {
       auto *E = dyn_cast<CallInst>(I);
       if (Reason.empty() && !E)
@@ -351,7 +353,7 @@ CallInst *RegionCoarsener::nextEnter(CallBase &X, unsigned &Gap,
     if (!Reason.empty() || isa<DbgInfoIntrinsic>(Here))
       continue;
     if (++Gap > Limit)
-      return nullptr; // The enter is too far away to matter.
+      break; // The enter is too far away to matter.
     auto *CB = dyn_cast<CallBase>(Here);
     if (!CB || isNonBlockingIntrinsic(*CB))
       continue;
@@ -364,6 +366,7 @@ CallInst *RegionCoarsener::nextEnter(CallBase &X, unsigned &Gap,
     else
       Reason = "a call that may block is between them " + at(*CB);
   }
+  Reason.clear(); // No enter of the object follows: nothing was kept.
   return nullptr;
 }
 
@@ -488,15 +491,20 @@ std::string FunctionElider::unstructured(const Snapshot &S) {
 void FunctionElider::run() {
   // Elision needs every point's monitors known, before and after: only
   // then does an elided hold stand for exactly one real one.
-  Snapshot Orig(F);
-  if (!Orig.Ops.hasMonitors())
-    return;
-  std::string Unstructured = unstructured(Orig);
-  elideLocalObjects(Orig, Unstructured);
-  elideNestedReentries(Snapshot(F), Unstructured);
-  // Last, on the real regions elision kept.
+  std::string Unstructured;
+  {
+    Snapshot Orig(F);
+    if (!Orig.Ops.hasMonitors())
+      return;
+    Unstructured = unstructured(Orig);
+  }
+  // First: merging a chain of regions inside a held one leaves one inner
+  // pair, a nested re-entry, where each of the chain's pairs would have
+  // matched the others' exits too.
   if (CoarsenLimit && Unstructured.empty())
     RegionCoarsener(F, CoarsenLimit, ORE).run();
+  elideLocalObjects(Snapshot(F), Unstructured);
+  elideNestedReentries(Snapshot(F), Unstructured);
 }
 
 void FunctionElider::kept(const Instruction &At, const Value &Obj,

@@ -13,6 +13,9 @@
 // RUN:   --print-tier1-filter=Inline.nested -cp %t Inline 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=NESTED
 // RUN: jitlock-java -Xcomp --print-tier1=remarks \
+// RUN:   --print-tier1-filter=Inline.lockedChain -cp %t Inline 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=LOCKED
+// RUN: jitlock-java -Xcomp --print-tier1=remarks \
 // RUN:   --print-tier1-filter=Inline.virtualChain -cp %t Inline 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=GUARDED
 // RUN: jitlock-java -Xcomp --tier1-inline-size=0 --print-tier1=remarks \
@@ -20,11 +23,10 @@
 // RUN:   | FileCheck %s --check-prefix=OFF
 // RUN: jitlock-java -Xint -cp %t Inline | FileCheck %s --check-prefix=OUT
 //
-// Both appends inlined: their regions on the buffer merge; the loop's poll
-// keeps one iteration's region apart from the next one's.
+// Both appends inlined: their regions on the buffer merge (the next
+// iteration's stays apart: the loop's test and poll are between them).
 // CHAIN-LABEL: jit: remarks of Inline.chain(LInline$Buf;I)J:
 // CHAIN-NEXT:  monitor regions of %obj in 'java{{[0-9]+}}.Inline.chain' coarsened: the exit and the next enter merged
-// CHAIN-NEXT:  monitor regions of %obj in 'java{{[0-9]+}}.Inline.chain' not coarsened: a safepoint poll is between them
 // CHAIN-NEXT:  monitor enter in 'java{{[0-9]+}}.Inline.chain' lowered to an inline fast path
 // CHAIN-NEXT:  monitor exit in 'java{{[0-9]+}}.Inline.chain' lowered to an inline fast path
 // CHAIN:       total 1000 499500 499000
@@ -34,11 +36,24 @@
 // NESTED-LABEL: jit: remarks of Inline.nested(LInline$Buf;I)V:
 // NESTED:       nested monitor enter of %obj in 'java{{[0-9]+}}.Inline.nested' elided: the function already holds it around this pair
 //
-// A virtual call with one implementation loaded: inlined behind a check of
-// the receiver's class, whose failure takes the virtual call; the two
-// paths join before the next call, so its regions stay apart.
+// The chain inside synchronized (b): the appends' regions merge into one,
+// a nested re-entry, elided; the block's own lock stays, alone.
+// LOCKED-LABEL: jit: remarks of Inline.lockedChain(LInline$Buf;I)J:
+// LOCKED-NEXT:  monitor regions of %obj in 'java{{[0-9]+}}.Inline.lockedChain' coarsened: the exit and the next enter merged
+// LOCKED-NEXT:  nested monitor enter of %obj in 'java{{[0-9]+}}.Inline.lockedChain' elided: the function already holds it around this pair
+// LOCKED-NEXT:  monitor enter in 'java{{[0-9]+}}.Inline.lockedChain' lowered to an inline fast path
+// LOCKED-NEXT:  monitor exit in 'java{{[0-9]+}}.Inline.lockedChain' lowered to an inline fast path
+// LOCKED-NOT:   monitor enter in
+// LOCKED:       locked 2000
+//
+// A virtual call with one implementation instantiated: inlined behind a
+// check of the receiver's class, whose failure takes the virtual call; the
+// two paths join before the next call, so the two inlined regions (their
+// enters now in virtualChain itself) stay apart.
 // GUARDED-LABEL: jit: remarks of Inline.virtualChain(LInline$Node;I)I:
-// GUARDED:       monitor regions of %obj in 'java{{[0-9]+}}.Inline.virtualChain' not coarsened: another path joins between them
+// GUARDED-NOT:   coarsened
+// GUARDED-COUNT-2: monitor enter in 'java{{[0-9]+}}.Inline.virtualChain' lowered to an inline fast path
+// GUARDED-NOT:   monitor enter in
 //
 // Without inlining, nothing to coarsen or elide.
 // OFF-LABEL: jit: remarks of Inline.chain(LInline$Buf;I)J:
@@ -49,6 +64,7 @@
 // OUT: total 1000 499500 499000
 // OUT: nested 2000 1000
 // OUT: virtual 2000
+// OUT: locked 2000
 
 public class Inline {
     static final class Buf {
@@ -91,6 +107,17 @@ public class Inline {
         return b.count;
     }
 
+    static long lockedChain(Buf b, int n) {
+        if (b == null)
+            throw new IllegalArgumentException("no buffer");
+        for (int i = 0; i < n; i++) {
+            synchronized (b) {
+                b.append(i).append(-i);
+            }
+        }
+        return b.count;
+    }
+
     static void nested(Buf b, int n) {
         if (b == null || n < 0)
             throw new IllegalArgumentException("no buffer, or n < 0: " + n);
@@ -117,5 +144,6 @@ public class Inline {
         Node n = new Node();
         virtualChain(n, 1000);
         System.out.println("virtual " + n.hits);
+        System.out.println("locked " + lockedChain(new Buf(), 1000));
     }
 }
