@@ -36,8 +36,11 @@
 //===----------------------------------------------------------------------===//
 #include "Tier1.h"
 #include "Bytecodes.h"
+#include "Deoptimize.h"
+#include "Profile.h"
 #include "VM.h"
 
+#include "jitlock/Deopt.h"
 #include "jitlock/Passes.h"
 #include "jitlock/RuntimeSymbols.h"
 
@@ -220,6 +223,9 @@ public:
   /// the function is left incomplete, for the caller to discard.
   void run();
   const std::string &why() const { return Why; }
+  /// Whether the code has an uncommon trap (then it must be entered
+  /// through deoptimizableEntry).
+  bool mayTrap() const { return NumTraps != 0; }
 
 private:
   VMThread *VT; // the compiling thread, for resolution
@@ -251,6 +257,19 @@ private:
   int Sp = 0;
   size_t Pc = 0;
   std::string Why; // the first refusal
+  unsigned NumTraps = 0;
+
+  // Speculation (Deoptimize.h): the frames a trap describes, and the trap.
+  struct VirtualFrame {
+    Method *M;
+    size_t Bci;
+    ArrayRef<AllocaInst *> Locals, Stack; // Stack: the slots in use
+    unsigned NumMonitors;
+  };
+  std::vector<VirtualFrame> virtualFrames() const;
+  void emitUncommonTrap(TrapReason Reason);
+  BasicBlock *trapBlock(TrapReason Reason, int SpAtBytecode);
+  void emitBranch(Value *Taken, size_t Target, size_t Next, int SpAtBytecode);
 
   /// Refuses the method: translation stops at the current bytecode.
   void refuse(const std::string &Reason) {
@@ -1329,6 +1348,7 @@ void Translator::emitInstruction() {
   }
   default: {
     // Branches.
+    int SpAtBytecode = Sp;
     size_t Target;
     Value *Taken;
     if (Op >= IFEQ && Op <= 164) {
@@ -1358,19 +1378,7 @@ void Translator::emitInstruction() {
     } else {
       return refuse("not an instruction tier 1 compiles");
     }
-    enqueue(Target);
-    enqueue(Next);
-    if (failed())
-      return;
-    if (Target <= Pc) {
-      BasicBlock *Back = newBlock("backedge");
-      B.CreateCondBr(Taken, Back, Blocks[Next]);
-      B.SetInsertPoint(Back);
-      poll();
-      B.CreateBr(Blocks[Target]);
-    } else {
-      B.CreateCondBr(Taken, Blocks[Target], Blocks[Next]);
-    }
+    emitBranch(Taken, Target, Next, SpAtBytecode);
     return;
   }
   }
@@ -1378,6 +1386,79 @@ void Translator::emitInstruction() {
   if (Next >= Len)
     return refuse("execution falls off the end of the code");
   jump(Next);
+}
+
+//===-- Speculation -------------------------------------------------------===//
+
+std::vector<Translator::VirtualFrame> Translator::virtualFrames() const {
+  return {{M, Pc, Locals, ArrayRef<AllocaInst *>(Stack).take_front(Sp),
+           unsigned(Held.size()) + (SyncObj ? 1 : 0)}};
+}
+
+/// The trap re-executes the current bytecode in tier 0: its "deopt" bundle
+/// is the state of docs/java.md, "Speculation and deoptimization";
+/// jitlock-deopt-state appends the frame's monitors.
+void Translator::emitUncommonTrap(TrapReason Reason) {
+  std::vector<VirtualFrame> Frames = virtualFrames();
+  SmallVector<Value *, 32> State;
+  State.push_back(B.getInt32(Frames.size()));
+  for (const VirtualFrame &VF : Frames) {
+    State.append({ptr(VF.M), B.getInt32(VF.Bci), B.getInt32(VF.Locals.size()),
+                  B.getInt32(VF.Stack.size()), B.getInt32(VF.NumMonitors)});
+    for (AllocaInst *A : VF.Locals)
+      State.push_back(B.CreateLoad(I64, A));
+    for (AllocaInst *A : VF.Stack)
+      State.push_back(B.CreateLoad(I64, A));
+  }
+  State.push_back(B.getInt32(uint32_t(Reason)));
+  Function *Deoptimize = Intrinsic::getDeclaration(
+      &Mod, Intrinsic::experimental_deoptimize, {I64});
+  CallInst *Trap =
+      B.CreateCall(Deoptimize, {}, {OperandBundleDef("deopt", State)});
+  B.CreateRet(Trap);
+  ++NumTraps;
+}
+
+/// A block that traps at the current bytecode, whose operands are still on
+/// the stack (SpAtBytecode slots).
+BasicBlock *Translator::trapBlock(TrapReason Reason, int SpAtBytecode) {
+  IRBuilderBase::InsertPointGuard Guard(B);
+  BasicBlock *Trap = newBlock("trap." + Twine(Pc));
+  B.SetInsertPoint(Trap);
+  int SpAfter = Sp;
+  Sp = SpAtBytecode;
+  emitUncommonTrap(Reason);
+  Sp = SpAfter;
+  return Trap;
+}
+
+/// A conditional branch: a side tier 0 never took (with enough executions
+/// to trust it) traps, and its target is not compiled from here.
+void Translator::emitBranch(Value *Taken, size_t Target, size_t Next,
+                            int SpAtBytecode) {
+  int Always =
+      DeoptOpts.Speculate ? alwaysTakenSide(M, Pc, DeoptOpts.TrapMinCount) : -1;
+  if (Always != 0)
+    enqueue(Target);
+  if (Always != 1)
+    enqueue(Next);
+  if (failed())
+    return;
+  BasicBlock *TakenBB = Always == 0
+                            ? trapBlock(TrapReason::UnstableIf, SpAtBytecode)
+                            : Blocks[Target];
+  BasicBlock *NextBB = Always == 1
+                           ? trapBlock(TrapReason::UnstableIf, SpAtBytecode)
+                           : Blocks[Next];
+  if (Always != 0 && Target <= Pc) {
+    BasicBlock *Back = newBlock("backedge");
+    B.CreateCondBr(Taken, Back, NextBB);
+    B.SetInsertPoint(Back);
+    poll();
+    B.CreateBr(Blocks[Target]);
+  } else {
+    B.CreateCondBr(Taken, TakenBB, NextBB);
+  }
 }
 
 //===-- The JIT -----------------------------------------------------------===//
@@ -1429,6 +1510,9 @@ Error createJit() {
   if (Error E = (*J)->getMainJITDylib().define(
           orc::absoluteSymbols(std::move(Runtime))))
     return E;
+  if (Error E = deopt::enableDeopt(**J))
+    return E;
+  installDeoptHandlers();
   Jit = std::move(*J);
   return Error::success();
 }
@@ -1441,7 +1525,10 @@ void optimize(Module &Mod, std::vector<std::string> &Errors) {
   CGSCCAnalysisManager CGAM;
   ModuleAnalysisManager MAM;
   PassBuilder PB(Machine.get());
-  registerPasses(PB, LoweringConfig::forThisProcess());
+  LoweringConfig Config = LoweringConfig::forThisProcess();
+  if (!Opts.Elide)
+    Config.Elide = false;
+  registerPasses(PB, Config);
   PB.registerModuleAnalyses(MAM);
   PB.registerCGSCCAnalyses(CGAM);
   PB.registerFunctionAnalyses(FAM);
@@ -1473,7 +1560,7 @@ void printAssembly(Module &Mod) {
 }
 
 /// Compiles M; the code's address, or a refusal.
-MethodEntry compile(VMThread *T, Method *M, std::string &Why) {
+MethodEntry compile(VMThread *T, Method *M, std::string &Why, bool &MayTrap) {
   if (M->Code.empty()) {
     Why = "it has no bytecode";
     return nullptr;
@@ -1499,6 +1586,7 @@ MethodEntry compile(VMThread *T, Method *M, std::string &Why) {
       Why = Tr.why();
       return nullptr;
     }
+    MayTrap = Tr.mayTrap();
   }
   std::string Broken;
   raw_string_ostream BrokenOS(Broken);
@@ -1558,9 +1646,13 @@ void compileHotMethod(VMThread *T, Method *M) {
   std::lock_guard<std::mutex> Lock(CompileLock);
   if (!Seen.emplace(M, true).second)
     return;
+  if (!Opts.PrintProfile.empty() &&
+      M->qualifiedName().find(Opts.PrintProfile) != std::string::npos)
+    errs() << "jitlock-java: jit: " << describeProfile(M);
   auto Start = std::chrono::steady_clock::now();
   std::string Why;
-  MethodEntry Code = compile(T, M, Why);
+  bool MayTrap = false;
+  MethodEntry Code = compile(T, M, Why, MayTrap);
   double Ms = std::chrono::duration<double, std::milli>(
                   std::chrono::steady_clock::now() - Start)
                   .count();
@@ -1569,13 +1661,33 @@ void compileHotMethod(VMThread *T, Method *M) {
     std::snprintf(Time, sizeof Time, "%.2f", Ms);
     if (Code)
       errs() << "jitlock-java: jit: compiled " << M->qualifiedName() << " ("
-             << M->Code.size() << " bytes of bytecode) in " << Time << " ms\n";
+             << M->Code.size() << " bytes of bytecode) in " << Time << " ms"
+             << (MayTrap ? ", with uncommon traps" : "") << "\n";
     else
       errs() << "jitlock-java: jit: not compiled " << M->qualifiedName() << ": "
              << Why << "; it stays in tier 0\n";
   }
-  if (Code)
+  if (Code && MayTrap) {
+    M->Tier1Code.store(Code, std::memory_order_release);
+    M->Entry.store(deoptimizableEntry, std::memory_order_release);
+  } else if (Code) {
     M->Entry.store(Code, std::memory_order_release);
+  }
+}
+
+void invalidateTier1(Method *M, bool Recompile) {
+  std::lock_guard<std::mutex> Lock(CompileLock);
+  // Frames in the old code finish in it: the JIT never removes code.
+  M->Entry.store(interpret, std::memory_order_release);
+  if (Recompile) {
+    Seen.erase(M);
+    M->Invocations.store(0, std::memory_order_relaxed);
+    M->BackEdges.store(0, std::memory_order_relaxed);
+  }
+  if (Opts.Log)
+    errs() << "jitlock-java: jit: " << M->qualifiedName()
+           << (Recompile ? " deoptimized; compiled again when hot\n"
+                         : " deoptimized too often; it stays in tier 0\n");
 }
 
 } // namespace jitlock::java
