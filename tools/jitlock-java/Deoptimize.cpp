@@ -108,6 +108,13 @@ void logTrap(VMThread *T, const deopt::DeoptFrame &F,
   std::string S = "jitlock-java: deopt: " + In.M->qualifiedName() + " bci " +
                   std::to_string(In.Bci) + " reason " + trapReasonName(Reason) +
                   " frames " + std::to_string(Frames.size()) + "\n";
+  // What the record listed (the kinds differ with --elide=false), then the
+  // lock state after the restore (which must not).
+  S += "jitlock-java: deopt:   restored [";
+  for (size_t K = 0; K < F.Monitors.size(); ++K)
+    S += (K ? ", " : "") + nameOf(F, F.Monitors[K].obj) +
+         (F.Monitors[K].kind == JITLOCK_RELOCK_ELIDED ? " elided" : " held");
+  S += "]\n";
   // The lock stack holds fast-locked entries only; an inflated hold is
   // seen through its owner below.
   void *Stack[256];

@@ -60,6 +60,9 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/Transforms/InstCombine/InstCombine.h"
+#include "llvm/Transforms/Scalar/SROA.h"
+#include "llvm/Transforms/Scalar/SimplifyCFG.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 
 #include <chrono>
@@ -107,10 +110,10 @@ void helperThrowIndex(VMThread *T, int32_t Index, int32_t Length) {
 
 bool helperInitialize(VMThread *T, Class *K) { return initializeClass(T, K); }
 
-Slot helperNew(VMThread *T, Class *K) {
+Object *helperNew(VMThread *T, Class *K) {
   if (!initializeClass(T, K))
-    return 0;
-  return Slot(uintptr_t(allocObject(T, K)));
+    return nullptr;
+  return allocObject(T, K);
 }
 
 Slot helperNewArray(VMThread *T, Class *ArrayClass, int32_t Length) {
@@ -186,6 +189,9 @@ template <typename S, typename F> uint64_t offsetIn(F S::*Member) {
 }
 
 uint64_t PendingOffset, SafeLimitOffset, EntryOffset, ElemKindOffset;
+
+/// The allocator tier 1's `new` calls by name (Translator::allocate).
+const char *const NewObjectName = "jitlock_java_new";
 
 // The jitlock interface (include/jitlock/Passes.h).
 constexpr const char *MonitorEnterName = "jitlock.monitor.enter";
@@ -489,6 +495,16 @@ private:
     return elementAddr(A, Index, Size);
   }
   Value *LastArray = nullptr;
+
+  /// A new instance of K, or null with an exception pending. A named call
+  /// with a noalias result, so that jitlock-elide sees a fresh object.
+  Value *allocate(Class *K) {
+    FunctionCallee New = Mod.getOrInsertFunction(
+        NewObjectName, FunctionType::get(Ptr, {Ptr, Ptr}, false));
+    CallInst *O = B.CreateCall(New, {Thread, ptr(K)});
+    O->addRetAttr(Attribute::NoAlias);
+    return O;
+  }
 
   Value *atomicLoad(Type *Ty, Value *Addr, bool Volatile) {
     LoadInst *L = B.CreateLoad(Ty, Addr);
@@ -844,6 +860,8 @@ void Translator::emitInvoke(uint8_t Op, unsigned Index) {
       branchToDispatchIf(B.CreateIsNull(Target));
     }
   }
+  if (Op == INVOKESPECIAL && RM->Owner == ObjectClass && RM->Name == "<init>")
+    return; // Object() does nothing: the new object need not escape to it
   Value *Entry = B.CreateLoad(
       Ptr, B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Target, EntryOffset),
       "entry");
@@ -1215,8 +1233,8 @@ void Translator::emitInstruction() {
       return;
     if (K->isInterface() || (K->Flags & AccAbstract))
       return refuse("instantiates the abstract " + K->javaName());
-    Value *O = callHelper(helperNew, {Thread, ptr(K)}, I64);
-    branchToDispatchIf(B.CreateICmpEQ(O, B.getInt64(0)));
+    Value *O = allocate(K);
+    branchToDispatchIf(B.CreateIsNull(O));
     push(O);
     break;
   }
@@ -1405,10 +1423,13 @@ void Translator::emitUncommonTrap(TrapReason Reason) {
   for (const VirtualFrame &VF : Frames) {
     State.append({ptr(VF.M), B.getInt32(VF.Bci), B.getInt32(VF.Locals.size()),
                   B.getInt32(VF.Stack.size()), B.getInt32(VF.NumMonitors)});
+    // As pointers: a reference kept in a slot is then the object itself
+    // once the slots are SSA values, not a ptrtoint that would count as
+    // its escape (and keep jitlock-elide from eliding its lock).
     for (AllocaInst *A : VF.Locals)
-      State.push_back(B.CreateLoad(I64, A));
+      State.push_back(B.CreateIntToPtr(B.CreateLoad(I64, A), Ptr));
     for (AllocaInst *A : VF.Stack)
-      State.push_back(B.CreateLoad(I64, A));
+      State.push_back(B.CreateIntToPtr(B.CreateLoad(I64, A), Ptr));
   }
   State.push_back(B.getInt32(uint32_t(Reason)));
   Function *Deoptimize = Intrinsic::getDeclaration(
@@ -1507,6 +1528,9 @@ Error createJit() {
     Runtime[(*J)->mangleAndIntern(S.Name)] = orc::ExecutorSymbolDef(
         orc::ExecutorAddr::fromPtr(S.Addr),
         JITSymbolFlags::Exported | JITSymbolFlags::Callable);
+  Runtime[(*J)->mangleAndIntern(NewObjectName)] = orc::ExecutorSymbolDef(
+      orc::ExecutorAddr::fromPtr(&helperNew),
+      JITSymbolFlags::Exported | JITSymbolFlags::Callable);
   if (Error E = (*J)->getMainJITDylib().define(
           orc::absoluteSymbols(std::move(Runtime))))
     return E;
@@ -1534,8 +1558,15 @@ void optimize(Module &Mod, std::vector<std::string> &Errors) {
   PB.registerFunctionAnalyses(FAM);
   PB.registerLoopAnalyses(LAM);
   PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
-  ModulePassManager MPM =
-      PB.buildPerModuleDefaultPipeline(OptimizationLevel::O2);
+  // The slots become SSA values first: jitlock-elide runs at the start of
+  // the pipeline and sees a fresh object only once no alloca holds it.
+  FunctionPassManager Slots;
+  Slots.addPass(SROAPass(SROAOptions::ModifyCFG));
+  Slots.addPass(InstCombinePass());
+  Slots.addPass(SimplifyCFGPass());
+  ModulePassManager MPM;
+  MPM.addPass(createModuleToFunctionPassAdaptor(std::move(Slots)));
+  MPM.addPass(PB.buildPerModuleDefaultPipeline(OptimizationLevel::O2));
   Mod.getContext().setDiagnosticHandler(
       std::make_unique<CollectErrors>(Errors));
   MPM.run(Mod, MAM);
