@@ -7,7 +7,8 @@ fire, and right after each one every monitor of the frame must be owned by
 the trapping thread. The single-threaded programs run a second time with
 --elide=false: the lock state after each trap (the lock stack and each
 monitor's owner) must be the same, since a restored ELIDED lock is a held
-lock like any other; only the record's kinds may differ.
+lock like any other; only the record (its kinds, its slots' addresses) may
+differ.
 """
 import argparse
 import os
@@ -37,7 +38,8 @@ def deopt_lines(vm, classes, name, vm_args):
 
 def lock_state(lines):
     """The lines that describe the locks after the restore."""
-    return [l for l in lines if not l.lstrip().startswith('restored')]
+    return [l for l in lines
+            if not l.lstrip().startswith(('restored', 'frame'))]
 
 
 def main():

@@ -108,6 +108,17 @@ void logTrap(VMThread *T, const deopt::DeoptFrame &F,
   std::string S = "jitlock-java: deopt: " + In.M->qualifiedName() + " bci " +
                   std::to_string(In.Bci) + " reason " + trapReasonName(Reason) +
                   " frames " + std::to_string(Frames.size()) + "\n";
+  // The record's frames as decoded (slot values, which hold addresses too).
+  for (const VirtualFrame &VF : Frames) {
+    S += "jitlock-java: deopt:   frame " + VF.M->qualifiedName() + " bci " +
+         std::to_string(VF.Bci) + " locals [";
+    for (uint32_t K = 0; K < VF.NumLocals; ++K)
+      S += (K ? ", " : "") + std::to_string(int64_t(VF.Locals[K]));
+    S += "] stack [";
+    for (uint32_t K = 0; K < VF.NumStack; ++K)
+      S += (K ? ", " : "") + std::to_string(int64_t(VF.Stack[K]));
+    S += "] monitors " + std::to_string(VF.NumMonitors) + "\n";
+  }
   // What the record listed (the kinds differ with --elide=false), then the
   // lock state after the restore (which must not).
   S += "jitlock-java: deopt:   restored [";
