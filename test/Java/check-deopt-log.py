@@ -16,8 +16,9 @@ import subprocess
 import sys
 
 # program: (minimum traps, a restored monitor must have been ELIDED,
-#           compare with --elide=false)
+#           compare with --elide=false); DeoptRepeated must also end in tier 0
 PROGRAMS = {
+    'DeoptRepeated': (4, False, True),
     'DeoptElided': (3, True, True),
     'DeoptNested': (1, False, True),
     'DeoptContended': (1, False, False),
@@ -60,6 +61,9 @@ def main():
         for l in lines:
             if l.strip().startswith('monitor ') and not l.endswith(' self'):
                 problems.append('not held after the restore: ' + l.strip())
+        if name == 'DeoptRepeated' and not any(
+                l.endswith('stays in tier 0') for l in lines):
+            problems.append('the method did not stay in tier 0')
         if elided and not any(l.strip().startswith('restored') and
                               ' elided' in l for l in lines):
             problems.append('no trap restored an elided lock')

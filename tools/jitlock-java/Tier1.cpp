@@ -1715,8 +1715,9 @@ void invalidateTier1(Method *M, bool Recompile) {
     M->Invocations.store(0, std::memory_order_relaxed);
     M->BackEdges.store(0, std::memory_order_relaxed);
   }
-  if (Opts.Log)
-    errs() << "jitlock-java: jit: " << M->qualifiedName()
+  if (Opts.Log || DeoptOpts.Log)
+    errs() << "jitlock-java: " << (Opts.Log ? "jit: " : "deopt: ")
+           << M->qualifiedName()
            << (Recompile ? " deoptimized; compiled again when hot\n"
                          : " deoptimized too often; it stays in tier 0\n");
 }
