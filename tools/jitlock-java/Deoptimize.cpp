@@ -164,13 +164,8 @@ uint64_t resumeTrap(const deopt::DeoptFrame &F, void *) {
   const Method *Callee = nullptr;
   for (size_t K = Frames.size(); K-- > 0;) {
     const VirtualFrame &VF = Frames[K];
-    ResumeState R;
-    R.M = VF.M;
-    R.Bci = VF.Bci;
-    R.Locals = VF.Locals;
-    R.NumLocals = VF.NumLocals;
-    R.Stack = VF.Stack;
-    R.NumStack = VF.NumStack;
+    ResumeState R{VF.M,        VF.Bci,  VF.Locals, VF.NumLocals, VF.Stack,
+                  VF.NumStack, nullptr, Callee,    Result};
     // A synchronized method's own monitor is its frame's outermost.
     if (VF.M->isSynchronized()) {
       if (!VF.NumMonitors)
@@ -178,8 +173,6 @@ uint64_t resumeTrap(const deopt::DeoptFrame &F, void *) {
                   " holds no monitor");
       R.SyncObj = static_cast<Object *>(F.Monitors[VF.FirstMonitor].obj);
     }
-    R.Callee = Callee;
-    R.Result = Result;
     Result = resumeInterpreted(T, R);
     Callee = VF.M;
   }
