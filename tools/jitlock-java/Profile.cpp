@@ -28,7 +28,11 @@ const MethodProfile *existingProfile(const Method *M) {
   return M->Profile.load(std::memory_order_acquire);
 }
 
+bool Profiling = false;
+
 void profileReceiver(Method *M, size_t Bci, Class *K) {
+  if (!Profiling)
+    return;
   MethodProfile &P = profileOf(M);
   for (unsigned S = 0; S < 2; ++S) {
     std::atomic<Class *> &Seen = P.Receivers[2 * Bci + S];

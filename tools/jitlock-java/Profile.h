@@ -44,8 +44,13 @@ inline void bump(std::atomic<uint32_t> &C) {
     C.store(V + 1, std::memory_order_relaxed);
 }
 
+/// Whether tier 0 profiles: only when tier 1 may compile (not -Xint).
+extern bool Profiling;
+
 /// Tier 0: a conditional branch at `Bci` went (`Taken`) or fell through.
 inline void profileBranch(Method *M, size_t Bci, bool Taken) {
+  if (!Profiling)
+    return;
   MethodProfile &P = profileOf(M);
   bump(Taken ? P.Taken[Bci] : P.NotTaken[Bci]);
 }

@@ -1666,6 +1666,7 @@ bool initTier1(const Tier1Options &O, std::string &Error) {
   ElemKindOffset = offsetIn(&Class::ElemKind);
   if (!O.InvocationThreshold && !O.BackEdgeThreshold)
     return true;
+  Profiling = true;
   if (InitializeNativeTarget() || InitializeNativeTargetAsmPrinter()) {
     Error = "tier 1 has no code generator for this host";
     return false;
