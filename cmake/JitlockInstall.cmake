@@ -25,7 +25,7 @@ set(JITLOCK_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/jitlock")
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/jitlock"
   DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
   COMPONENT jitlock_development
-  FILES_MATCHING PATTERN "*.h")
+  FILES_MATCHING PATTERN "*.h" PATTERN "*.def")
 
 # The exported targets, as jitlock::<EXPORT_NAME>: rt, rt_shared, emitters,
 # and with LLVM passes, jit, deopt, plugin and llvm (LLVM's usage

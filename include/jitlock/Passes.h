@@ -40,9 +40,11 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <variant>
 #include <vector>
 
 namespace llvm {
@@ -240,6 +242,32 @@ struct ResolvedConfig {
 /// conflict, or the unmet requirement, on failure.
 llvm::Expected<ResolvedConfig> resolveConfig(const llvm::Module &M,
                                              const LoweringConfig &Explicit);
+
+/// resolveConfig as a module analysis, so that the passes of one pipeline
+/// resolve the module's configuration once instead of each on its own. A
+/// pass's explicit configuration is part of the question: the result keeps
+/// one answer (the configuration, or the message saying why there is none)
+/// per explicit configuration asked about. The lowering passes preserve it,
+/// since they change no jitlock.* flag it reads.
+class ResolvedConfigAnalysis
+    : public llvm::AnalysisInfoMixin<ResolvedConfigAnalysis> {
+  friend llvm::AnalysisInfoMixin<ResolvedConfigAnalysis>;
+  static llvm::AnalysisKey Key;
+
+public:
+  class Result {
+  public:
+    /// The configuration of `M` under `Explicit`, or why there is none.
+    const std::variant<ResolvedConfig, std::string> &
+    get(const llvm::Module &M, const LoweringConfig &Explicit);
+    bool invalidate(llvm::Module &, const llvm::PreservedAnalyses &PA,
+                    llvm::ModuleAnalysisManager::Invalidator &);
+
+  private:
+    std::map<std::string, std::variant<ResolvedConfig, std::string>> Answers;
+  };
+  Result run(llvm::Module &, llvm::ModuleAnalysisManager &) { return {}; }
+};
 
 /// Diagnoses bad input: wrong signatures, non-pointer operands, unknown
 /// jitlock.* names, and exits without a matching enter on some path.

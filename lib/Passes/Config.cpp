@@ -325,6 +325,69 @@ Expected<ResolvedConfig> resolveConfig(const Module &M,
   return R;
 }
 
+AnalysisKey ResolvedConfigAnalysis::Key;
+
+/// Appends one field of a LoweringConfig to a key that tells apart any two
+/// configurations that differ.
+template <typename T>
+static void appendKey(std::string &Key, const std::optional<T> &Field) {
+  if (!Field) {
+    Key += "-;";
+    return;
+  }
+  if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+    for (const std::string &S : *Field)
+      Key += S + ",";
+  } else {
+    Key += std::to_string(int64_t(*Field));
+  }
+  Key += ";";
+}
+
+const std::variant<ResolvedConfig, std::string> &
+ResolvedConfigAnalysis::Result::get(const Module &M,
+                                    const LoweringConfig &Explicit) {
+  std::string Key;
+#define JITLOCK_MODE(Type, Field, Param, Flag, NameFn, ParseFn)                \
+  appendKey(Key, Explicit.Field);
+#include "jitlock/LoweringModes.def"
+#define JITLOCK_CONFIG_FIELD(Field) appendKey(Key, Explicit.Field);
+#include "ConfigFields.def"
+  auto [It, New] = Answers.try_emplace(Key);
+  if (New) {
+    if (Expected<ResolvedConfig> R = resolveConfig(M, Explicit))
+      It->second = *R;
+    else
+      It->second = toString(R.takeError());
+  }
+  return It->second;
+}
+
+bool ResolvedConfigAnalysis::Result::invalidate(
+    Module &, const PreservedAnalyses &PA,
+    ModuleAnalysisManager::Invalidator &) {
+  auto Checker = PA.getChecker<ResolvedConfigAnalysis>();
+  return !Checker.preserved() && !Checker.preservedSet<AllAnalysesOn<Module>>();
+}
+
+const ResolvedConfig *getResolvedConfig(Module &M, ModuleAnalysisManager &MAM,
+                                        const LoweringConfig &Explicit) {
+  MAM.registerPass([] { return ResolvedConfigAnalysis(); });
+  const auto &Answer =
+      MAM.getResult<ResolvedConfigAnalysis>(M).get(M, Explicit);
+  if (const auto *Message = std::get_if<std::string>(&Answer)) {
+    reportError(M.getContext(), *Message);
+    return nullptr;
+  }
+  return &std::get<ResolvedConfig>(Answer);
+}
+
+PreservedAnalyses preservedByLowering() {
+  PreservedAnalyses PA = PreservedAnalyses::none();
+  PA.preserve<ResolvedConfigAnalysis>();
+  return PA;
+}
+
 std::string layoutFingerprint(const jitlock_rt_layout &L) {
   // The runtime owns the format, so that loaders without LLVM (the AArch64
   // harnesses) compare the same text.

@@ -55,6 +55,9 @@ static LoweringConfig overlay(LoweringConfig Base, const LoweringConfig &Top) {
 }
 
 void registerPasses(PassBuilder &PB, const LoweringConfig &Config) {
+  PB.registerAnalysisRegistrationCallback([](ModuleAnalysisManager &MAM) {
+    MAM.registerPass([] { return ResolvedConfigAnalysis(); });
+  });
   PB.registerPipelineParsingCallback(
       [Config](StringRef Name, ModulePassManager &MPM,
                ArrayRef<PassBuilder::PipelineElement>) {
