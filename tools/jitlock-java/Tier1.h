@@ -35,6 +35,11 @@ struct Tier1Options {
   /// none), up to InlineDepth calls deep (Inliner.h).
   uint32_t InlineSize = 35;
   uint32_t InlineDepth = 4;
+  /// Methods whose qualified name contains this have their tier-0 profile
+  /// printed when compiled; "" prints none.
+  std::string PrintProfile;
+  /// --elide=false: the lowering keeps every lock (LoweringConfig::Elide).
+  bool Elide = true;
 };
 
 /// The thresholds tier 0 compares its counts with (0: never).
