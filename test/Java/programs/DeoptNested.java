@@ -1,8 +1,9 @@
-// An uncommon trap (docs/java.md, "Speculation and deoptimization") with ten
-// monitors in the frame: nested synchronized blocks on five shared objects
-// (one entered twice) and four that never escape (their locks elided by
-// tier 1), more than the lock stack holds. After the trap the interpreter
-// must hold each of them, in order, and release each once.
+// Uncommon traps (docs/java.md, "Speculation and deoptimization") with ten
+// monitors in the frame, more than the lock stack holds: in deep, nested
+// synchronized blocks on five shared objects (one entered twice) and four
+// fresh ones; in deepLocal, on ten objects that never escape, whose locks
+// tier 1 elides and the trap must take. After the trap the interpreter must
+// hold each of them, in order, and release each once.
 public class DeoptNested {
     static final Object[] SHARED = new Object[5];
 
@@ -34,6 +35,22 @@ public class DeoptNested {
         return r;
     }
 
+    static int deepLocal(int x) {
+        Object a = new Object(), b = new Object(), c = new Object(), d = new Object(),
+                e = new Object(), f = new Object(), g = new Object(), h = new Object(),
+                i = new Object(), j = new Object();
+        int r = x;
+        synchronized (a) { synchronized (b) { synchronized (c) { synchronized (d) {
+            synchronized (e) { synchronized (f) { synchronized (g) { synchronized (h) {
+                synchronized (i) { synchronized (j) {
+                    if (x >= 1000) r = -x;
+                    else r = x + 1;
+                } }
+            } } } }
+        } } } }
+        return r;
+    }
+
     static int held() {
         int n = 0;
         for (Object o : SHARED)
@@ -47,8 +64,9 @@ public class DeoptNested {
         long sum = 0;
         for (int round = 0; round < 2; round++) {
             for (int i = 0; i < 400; i++)
-                sum += deep(i);
+                sum += deep(i) + deepLocal(i);
             int r = deep(1000 + round);
+            sum += deepLocal(1000 + round);
             System.out.println("round " + round + ": sum " + sum + ", inside " + r
                     + ", after " + held());
         }
