@@ -74,8 +74,6 @@ void LockStack::insertAt(unsigned I, void *Obj) {
 
 unsigned LockStack::removeAll(const void *Obj) {
   JITLOCK_ASSERT(Obj, "X2", "removeAll of a null object");
-  JITLOCK_ASSERT(contains(Obj), "X2",
-                 "removeAll of an object not on the lock stack");
   unsigned Kept = 0, Size = size();
   for (unsigned I = 0; I != Size; ++I) {
     void *Entry = at(int(I));
