@@ -2,6 +2,8 @@
 #ifndef JITLOCK_RUNTIME_PARKER_H
 #define JITLOCK_RUNTIME_PARKER_H
 
+#include "Arch/Arch.h"
+
 #include <atomic>
 #include <cstdint>
 
@@ -21,13 +23,7 @@ void wakeAll(std::atomic<uint32_t> &Word);
 uint64_t monotonicNowNs();
 
 /// One iteration of a spin loop: a pause hint to the core.
-inline void spinPause() {
-#if defined(__x86_64__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield" ::: "memory");
-#endif
-}
+inline void spinPause() { arch::spinPause(); }
 
 } // namespace jitlock
 

@@ -1042,7 +1042,7 @@ static int outOfMonitors(jitlock_thread &T, void *Obj, Caller From) {
   auto Header = headerOf(Obj);
   // X1-X4, as the inline path does them.
   if (LS.top() == Obj) {
-    LS.pop();
+    LS.pop(Obj);
     if (LS.top() == Obj)
       return JITLOCK_OK;
     uint64_t H = Header.load(std::memory_order_relaxed);

@@ -1,5 +1,6 @@
 //===- Thread.cpp - Thread storage, the lock stack, the thread registry ---===//
 #include "Thread.h"
+#include "Arch/Arch.h"
 
 #include <cstring>
 
@@ -72,6 +73,7 @@ void LockStack::insertAt(unsigned I, void *Obj) {
 }
 
 unsigned LockStack::removeAll(const void *Obj) {
+  JITLOCK_ASSERT(Obj, "X2", "removeAll of a null object");
   unsigned Kept = 0, Size = size();
   for (unsigned I = 0; I != Size; ++I) {
     void *Entry = at(int(I));
@@ -79,7 +81,28 @@ unsigned LockStack::removeAll(const void *Obj) {
       slot(Kept++).store(Entry, std::memory_order_relaxed);
   }
   setTop(baseOffset() + Kept * 8);
+  validateInDebug();
   return Size - Kept;
+}
+
+void LockStack::validate() const {
+  uint32_t Top = topOffset();
+  JITLOCK_ASSERT(Top >= baseOffset() && Top <= endOffset(), "E5",
+                 "lock stack top out of range");
+  JITLOCK_ASSERT(Top % 8 == 0, "E5", "lock stack top not 8-aligned");
+  JITLOCK_ASSERT(T.LockStackSentinel == LockStackSentinel, "E4",
+                 "lock stack sentinel overwritten");
+  unsigned Size = (Top - baseOffset()) / 8;
+  for (unsigned I = 0; I != Size; ++I) {
+    void *Entry = at(int(I));
+    JITLOCK_ASSERT(Entry, "E5", "null entry below the lock stack top");
+    // An object seen before must be the entry just below (recursion, E4).
+    if (I == 0 || at(int(I - 1)) == Entry)
+      continue;
+    for (unsigned J = 0; J + 1 < I; ++J)
+      JITLOCK_ASSERT(at(int(J)) != Entry, "E4",
+                     "an object's lock stack entries are not adjacent");
+  }
 }
 
 // Initial-exec TLS gives every thread the same offset from the thread
@@ -93,20 +116,8 @@ thread_local constinit jitlock_thread ThreadStorage __attribute__((
     tls_model("initial-exec"))){.LockStackTop = LockStack::endOffset()};
 #pragma GCC diagnostic pop
 
-static char *threadPointer() {
-  char *TP;
-#if defined(__x86_64__)
-  asm("mov %%fs:0, %0" : "=r"(TP));
-#elif defined(__aarch64__)
-  asm("mrs %0, tpidr_el0" : "=r"(TP));
-#else
-#error "jitlock supports x86_64 and AArch64"
-#endif
-  return TP;
-}
-
 int64_t threadTlsOffset() {
-  return reinterpret_cast<char *>(&ThreadStorage) - threadPointer();
+  return reinterpret_cast<char *>(&ThreadStorage) - arch::threadPointer();
 }
 
 } // namespace jitlock

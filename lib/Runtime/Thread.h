@@ -27,6 +27,7 @@
 #ifndef JITLOCK_RUNTIME_THREAD_H
 #define JITLOCK_RUNTIME_THREAD_H
 
+#include "Assert.h"
 #include "jitlock/jitlock_rt.h"
 
 #include <atomic>
@@ -258,12 +259,26 @@ public:
   void *top() const { return at(int(size()) - 1); }
 
   void push(void *Obj) {
+    JITLOCK_ASSERT(!isFull(), "E5", "push on a full lock stack");
+    JITLOCK_ASSERT(Obj, "E5", "push of a null object");
     slot(size()).store(Obj, std::memory_order_relaxed);
     setTop(topOffset() + 8);
+    validateInDebug();
   }
+  /// Pops the top entry and returns it.
   void *pop() {
+    JITLOCK_ASSERT(!isEmpty(), "X1", "pop from an empty lock stack");
     setTop(topOffset() - 8);
-    return at(int(size()));
+    void *Obj = at(int(size()));
+    validateInDebug();
+    return Obj;
+  }
+  /// Pops the top entry, which must be `Expected`.
+  void pop(const void *Expected) {
+    JITLOCK_ASSERT(!isEmpty(), "X1", "pop from an empty lock stack");
+    JITLOCK_ASSERT(top() == Expected, "X1",
+                   "pop of an object that is not on top of the lock stack");
+    pop();
   }
 
   /// Index of the topmost entry equal to `Obj`, or -1.
@@ -274,6 +289,13 @@ public:
   void insertAt(unsigned I, void *Obj);
   /// Removes every entry of `Obj` and returns how many there were.
   unsigned removeAll(const void *Obj);
+
+  /// Checks invariants 1, 3 and 4 (2 is the header's, checked by callers):
+  /// the top in range and 8-aligned, no null entry below it, and one
+  /// object's entries adjacent. Slots above the top are stale and not read.
+  /// Aborts through JITLOCK_ASSERT; only meaningful for the owner, or while
+  /// the owner is stopped.
+  void validate() const;
 
 private:
   uint32_t topOffset() const {
@@ -286,6 +308,11 @@ private:
   }
   std::atomic_ref<void *> slot(unsigned I) const {
     return std::atomic_ref<void *>(T.LockStackSlots[I]);
+  }
+
+  void validateInDebug() const {
+    if constexpr (AssertionsEnabled)
+      validate();
   }
 
   jitlock_thread &T;
