@@ -36,6 +36,7 @@
 //===----------------------------------------------------------------------===//
 #include "ToolSupport.h"
 
+#include "ExampleRunner.h"
 #include "jitlock/JIT.h"
 #include "jitlock/jitlock_rt.h"
 

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "jitlock/JIT.h"
+#include "ExampleRunner.h"
 #include "jitlock/Passes.h"
 #include "jitlock/jitlock_rt.h"
 

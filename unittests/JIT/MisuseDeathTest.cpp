@@ -7,6 +7,7 @@
 // Death tests fork while the parent has no thread but the main one.
 //
 //===----------------------------------------------------------------------===//
+#include "ExampleRunner.h"
 #include "jitlock/JIT.h"
 #include "jitlock/jitlock_rt.h"
 

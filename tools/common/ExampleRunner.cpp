@@ -1,6 +1,6 @@
 //===- ExampleRunner.cpp - Running the example convention -----------------===//
 //
-// runExample (include/jitlock/JIT.h), and the VM thread that takes
+// runExample (ExampleRunner.h), and the VM thread that takes
 // safepoints and handshakes while run() runs (ExampleOptions::SafepointEvery).
 //
 // Every wait here that is not in JIT code or in the runtime is made `native`
@@ -20,7 +20,7 @@
 // of the runner's while `managed`.
 //
 //===----------------------------------------------------------------------===//
-#include "jitlock/JIT.h"
+#include "ExampleRunner.h"
 
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/Module.h"
