@@ -55,6 +55,11 @@ void reportParseErrors(StringRef Messages, StringRef Program) {
   }
 }
 
+void parseCommandLine(int Argc, const char *const *Argv, StringRef Tool,
+                      StringRef Overview, StringRef MoreHelp,
+                      cl::OptionCategory &ToolCategory, int UsageStatus,
+                      bool ShowLLVMOptions);
+
 } // namespace
 
 void detail::recordBadValue(const cl::Option &O, const Twine &Problem) {
@@ -84,9 +89,11 @@ std::string jitlockVersion(StringRef Tool) {
 /// Whether this build counts STATISTICs (what --version says too).
 static bool statisticsCompiledIn() { return LLVM_ENABLE_STATS; }
 
+namespace {
 void parseCommandLine(int Argc, const char *const *Argv, StringRef Tool,
                       StringRef Overview, StringRef MoreHelp,
-                      cl::OptionCategory &ToolCategory, int UsageStatus) {
+                      cl::OptionCategory &ToolCategory, int UsageStatus,
+                      bool ShowLLVMOptions) {
   ToolName = Tool.str();
   // LLVM registers some options (-stats among them) only as it parses a
   // command line: an empty one first, so that they are there to be shown.
@@ -95,13 +102,17 @@ void parseCommandLine(int Argc, const char *const *Argv, StringRef Tool,
   cl::ResetAllOptionOccurrences();
   // (A parse forgets the cl::extrahelp registered before it.)
   static cl::extrahelp Help(MoreHelp);
-  StringMap<cl::Option *> &Options = cl::getRegisteredOptions();
-  for (const char *Name : ShownLLVMOptions)
-    if (cl::Option *O = Options.lookup(Name)) {
-      O->addCategory(llvmCategory());
-      O->setHiddenFlag(cl::NotHidden);
-    }
-  cl::HideUnrelatedOptions({&ToolCategory, &llvmCategory()});
+  if (ShowLLVMOptions) {
+    StringMap<cl::Option *> &Options = cl::getRegisteredOptions();
+    for (const char *Name : ShownLLVMOptions)
+      if (cl::Option *O = Options.lookup(Name)) {
+        O->addCategory(llvmCategory());
+        O->setHiddenFlag(cl::NotHidden);
+      }
+    cl::HideUnrelatedOptions({&ToolCategory, &llvmCategory()});
+  } else {
+    cl::HideUnrelatedOptions(ToolCategory);
+  }
   // jitlock's version first, then LLVM's (the extra printers follow it).
   cl::SetVersionPrinter([](raw_ostream &OS) {
     OS << jitlockVersion(ToolName) << "\n";
@@ -125,6 +136,35 @@ void parseCommandLine(int Argc, const char *const *Argv, StringRef Tool,
     note() << "try '" << ToolName << " --help'\n";
     std::exit(UsageStatus);
   }
+}
+
+} // namespace
+
+bool renameLLVMThreadsOption() {
+  if (cl::Option *O = cl::getRegisteredOptions().lookup("threads"))
+    if (O->ArgStr == "threads")
+      O->setArgStr("thinlto-codegen-threads");
+  return true;
+}
+
+void parseCommandLine(int Argc, const char *const *Argv, StringRef Tool,
+                      StringRef Overview, cl::OptionCategory &ToolCategory,
+                      int UsageStatus) {
+  static cl::opt<bool> ShortHelp("h", cl::desc("Alias for --help"),
+                                 cl::cat(ToolCategory));
+  parseCommandLine(Argc, Argv, Tool, Overview, "", ToolCategory, UsageStatus,
+                   /*ShowLLVMOptions=*/false);
+  if (ShortHelp) {
+    cl::PrintHelpMessage();
+    std::exit(0);
+  }
+}
+
+void parseCommandLine(int Argc, const char *const *Argv, StringRef Tool,
+                      StringRef Overview, StringRef MoreHelp,
+                      cl::OptionCategory &ToolCategory, int UsageStatus) {
+  parseCommandLine(Argc, Argv, Tool, Overview, MoreHelp, ToolCategory,
+                   UsageStatus, /*ShowLLVMOptions=*/true);
 }
 
 void printStatistics() {

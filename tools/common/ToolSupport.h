@@ -33,6 +33,19 @@ void parseCommandLine(int Argc, const char *const *Argv, llvm::StringRef Tool,
                       llvm::StringRef Overview, llvm::StringRef MoreHelp,
                       llvm::cl::OptionCategory &ToolCategory, int UsageStatus);
 
+/// The same for a tool that lowers no IR: --help lists only the tool's own
+/// options (and -h is --help too).
+void parseCommandLine(int Argc, const char *const *Argv, llvm::StringRef Tool,
+                      llvm::StringRef Overview,
+                      llvm::cl::OptionCategory &ToolCategory, int UsageStatus);
+
+/// libLLVM registers an option `threads` of its own, the thread count of
+/// ThinLTO's code generator, which no tool runs. Two options of one name
+/// abort at start-up, so a tool with a --threads renames LLVM's first, in a
+/// static initializer declared before its own option (static initialization
+/// runs in declaration order). Returns true.
+bool renameLLVMThreadsOption();
+
 /// "<tool> (jitlock <version>), runtime C ABI <abi>.<minor>": the package's
 /// version, and the running runtime's ABI (jitlock_rt_version).
 std::string jitlockVersion(llvm::StringRef Tool);

@@ -76,15 +76,8 @@ cl::OptionCategory RunCategory("jitlock-run options");
 cl::opt<std::string> InputFile(cl::Positional, cl::desc("<file.ll|file.bc>"),
                                cl::cat(RunCategory));
 
-/// libLLVM registers an option `threads` of its own, the thread count of
-/// ThinLTO's code generator, which nothing here runs. Two options of one
-/// name abort at start-up, so that one is renamed before ours registers
-/// (static initialization runs in declaration order).
-[[maybe_unused]] const bool LLVMThreadsRenamed = [] {
-  if (cl::Option *O = cl::getRegisteredOptions().lookup("threads"))
-    O->setArgStr("thinlto-codegen-threads");
-  return true;
-}();
+[[maybe_unused]] const bool LLVMThreadsRenamed =
+    jitlock::tools::renameLLVMThreadsOption();
 
 jitlock::tools::NumberOpt
     Threads("threads",
