@@ -21,6 +21,8 @@
 #ifndef JITLOCK_TOOLS_EXAMPLERUNNER_H
 #define JITLOCK_TOOLS_EXAMPLERUNNER_H
 
+#include "SafepointThread.h"
+
 #include "jitlock/JIT.h"
 
 #include <cstdint>
@@ -53,24 +55,6 @@ struct ExampleOptions {
   /// when it spins on a thread already stopped.
   std::optional<uint64_t> SafepointEvery;
   unsigned DeflateEvery = 4;
-};
-
-/// What ExampleOptions::SafepointEvery's VM thread did.
-struct SafepointReport {
-  uint64_t EveryMicros = 0;
-  /// Time-to-safepoint, one sample per safepoint: how long
-  /// jitlock_rt_safepoint_begin took, in microseconds.
-  std::vector<double> TimeToSafepointUs;
-  /// How long each jitlock_rt_handshake_all took, in microseconds.
-  std::vector<double> HandshakeUs;
-  /// Operations the handshakes ran (one per target).
-  uint64_t HandshakeOps = 0;
-  /// Safepoints that called jitlock_rt_deflate_idle, and the monitors it
-  /// deflated in them.
-  uint64_t Deflations = 0;
-  uint64_t Deflated = 0;
-  size_t safepoints() const { return TimeToSafepointUs.size(); }
-  size_t handshakes() const { return HandshakeUs.size(); }
 };
 
 /// The nearest-rank percentile `P` (0 < P <= 1) of `Samples`; 0 when empty.

@@ -10,6 +10,7 @@
 // jitlock runtime's C ABI.
 //
 //===----------------------------------------------------------------------===//
+#include "SafepointThread.h"
 #include "Tier1.h"
 #include "ToolSupport.h"
 #include "VM.h"
@@ -22,6 +23,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <optional>
 #include <pthread.h>
 #include <thread>
 
@@ -188,34 +190,15 @@ void checkOptions() {
 
 //===-- The safepoint thread (--safepoint-every) ----------------------===//
 
-std::atomic<bool> SafepointStop{false};
-std::thread SafepointThread;
-uint64_t SafepointCount = 0, HandshakeCount = 0, Deflated = 0;
-std::atomic<uint64_t> HandshakeOps{0};
-
-void safepointLoop(uint64_t EveryUs) {
-  for (uint64_t N = 0; !SafepointStop.load(); ++N) {
-    std::this_thread::sleep_for(std::chrono::microseconds(EveryUs));
-    if (N % 2 == 0) {
-      if (jitlock_rt_safepoint_begin() != JITLOCK_OK)
-        continue;
-      if (SafepointCount % 4 == 3)
-        Deflated += jitlock_rt_deflate_idle();
-      jitlock_rt_safepoint_end();
-      ++SafepointCount;
-    } else {
-      jitlock_rt_handshake_all(
-          [](void *, jitlock_thread *) { HandshakeOps.fetch_add(1); }, nullptr);
-      ++HandshakeCount;
-    }
-  }
-}
+/// Every 4th safepoint deflates idle monitors.
+std::optional<jitlock::SafepointThread> Safepoints;
 
 void stopSafepointThread() {
-  if (!SafepointThread.joinable())
+  if (!Safepoints)
     return;
-  SafepointStop.store(true);
-  SafepointThread.join();
+  Safepoints->stop();
+  for (const std::string &Problem : Safepoints->Problems)
+    std::fprintf(stderr, "jitlock-java: warning: %s\n", Problem.c_str());
 }
 
 void printStats() {
@@ -239,11 +222,13 @@ void printStats() {
   jitlock_deflation_stats D;
   jitlock_rt_get_deflation_stats(&D);
   Row("monitors deflated", D.monitors_deflated);
-  if (SafepointEvery.getNumOccurrences())
+  if (Safepoints) {
+    const jitlock::SafepointReport &R = Safepoints->Report;
     std::fprintf(stderr,
-                 "jitlock-java: safepoints: %" PRIu64 "  handshakes: %" PRIu64
-                 " (%" PRIu64 " operations run)  deflated: %" PRIu64 "\n",
-                 SafepointCount, HandshakeCount, HandshakeOps.load(), Deflated);
+                 "jitlock-java: safepoints: %zu  handshakes: %zu (%" PRIu64
+                 " operations run)  deflated: %" PRIu64 "\n",
+                 R.safepoints(), R.handshakes(), R.HandshakeOps, R.Deflated);
+  }
 }
 
 /// main's launcher: initializes the main class, then calls main.
@@ -297,8 +282,10 @@ int runMain() {
     error() << "cannot attach the main thread to the runtime\n";
     return ExitUsage;
   }
-  if (SafepointEvery.getNumOccurrences())
-    SafepointThread = std::thread(safepointLoop, uint64_t(SafepointEvery));
+  if (SafepointEvery.getNumOccurrences()) {
+    Safepoints.emplace(uint64_t(SafepointEvery), /*DeflateEvery=*/4);
+    Safepoints->start();
+  }
 
   // The main thread's Thread object, named "main".
   Object *ThreadObj = allocObject(T, ThreadClass);
