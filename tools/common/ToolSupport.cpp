@@ -86,6 +86,20 @@ std::string jitlockVersion(StringRef Tool) {
       .str();
 }
 
+std::vector<std::pair<const char *, uint64_t>>
+lockStatRows(const jitlock_rt_stats &S) {
+  return {{"slow-path calls (enter/exit)", S.slow_path_calls},
+          {"fast locks (CAS 01->00 by runtime)", S.fast_locks},
+          {"recursive locks (by runtime)", S.recursive_locks},
+          {"monitor enters", S.monitor_enters},
+          {"inflations", S.inflations},
+          {"contended enters", S.contended_enters},
+          {"parks", S.parks},
+          {"waits", S.waits},
+          {"notifies", S.notifies},
+          {"monitors alive", S.monitors_alive}};
+}
+
 /// Whether this build counts STATISTICs (what --version says too).
 static bool statisticsCompiledIn() { return LLVM_ENABLE_STATS; }
 

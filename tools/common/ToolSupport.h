@@ -16,12 +16,17 @@
 #ifndef JITLOCK_TOOLS_TOOLSUPPORT_H
 #define JITLOCK_TOOLS_TOOLSUPPORT_H
 
+#include "jitlock/jitlock_rt.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace jitlock::tools {
 
@@ -49,6 +54,11 @@ bool renameLLVMThreadsOption();
 /// "<tool> (jitlock <version>), runtime C ABI <abi>.<minor>": the package's
 /// version, and the running runtime's ABI (jitlock_rt_version).
 std::string jitlockVersion(llvm::StringRef Tool);
+
+/// The runtime's lock statistics as the tools print them: a name and a
+/// count a row, in a fixed order.
+std::vector<std::pair<const char *, uint64_t>>
+lockStatRows(const jitlock_rt_stats &S);
 
 /// "<tool>: error: " on stderr, the stream to write the message to.
 llvm::raw_ostream &error();

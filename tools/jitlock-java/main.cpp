@@ -206,18 +206,10 @@ void printStats() {
   jitlock_rt_get_stats(&S);
   std::fprintf(stderr, "jitlock-java: lock statistics:\n");
   auto Row = [](const char *Name, uint64_t V) {
-    std::fprintf(stderr, "  %-30s %12" PRIu64 "\n", Name, V);
+    std::fprintf(stderr, "  %-34s %12" PRIu64 "\n", Name, V);
   };
-  Row("slow-path calls (enter/exit)", S.slow_path_calls);
-  Row("fast locks", S.fast_locks);
-  Row("recursive locks", S.recursive_locks);
-  Row("monitor enters", S.monitor_enters);
-  Row("inflations", S.inflations);
-  Row("contended enters", S.contended_enters);
-  Row("parks", S.parks);
-  Row("waits", S.waits);
-  Row("notifies", S.notifies);
-  Row("monitors alive", S.monitors_alive);
+  for (const auto &[Name, Count] : jitlock::tools::lockStatRows(S))
+    Row(Name, Count);
   Row("heap bytes used", heapUsed());
   jitlock_deflation_stats D;
   jitlock_rt_get_deflation_stats(&D);

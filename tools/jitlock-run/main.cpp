@@ -333,16 +333,8 @@ void printStats(const jitlock_rt_stats &S) {
   auto Row = [](const char *Name, uint64_t V) {
     std::printf("  %-34s %12" PRIu64 "\n", Name, V);
   };
-  Row("slow-path calls (enter/exit)", S.slow_path_calls);
-  Row("fast locks (CAS 01->00 by runtime)", S.fast_locks);
-  Row("recursive locks (by runtime)", S.recursive_locks);
-  Row("monitor enters", S.monitor_enters);
-  Row("inflations", S.inflations);
-  Row("contended enters", S.contended_enters);
-  Row("parks", S.parks);
-  Row("waits", S.waits);
-  Row("notifies", S.notifies);
-  Row("monitors alive", S.monitors_alive);
+  for (const auto &[Name, Count] : jitlock::tools::lockStatRows(S))
+    Row(Name, Count);
 }
 
 /// Two lines that stay greppable: "safepoints: N  ttsp median X us  p99 Y
