@@ -12,6 +12,7 @@
 #include "jitlock/jitlock_rt.h"
 
 #include "../Runtime/RuntimeTestUtil.h"
+#include "LoweredPair.h"
 
 #include "llvm/IR/Function.h"
 #include "llvm/IR/InstIterator.h"
@@ -368,35 +369,15 @@ TEST_P(DetachedThreadTest, InlineEnterOfAFreeMonitorIsRefused) {
   Cfg.locking_mode =
       Heavy ? JITLOCK_LOCKING_HEAVY : JITLOCK_LOCKING_LIGHTWEIGHT;
   ASSERT_EQ(jitlock_rt_configure(&Cfg), JITLOCK_OK);
-  JitOptions JO;
-  JO.Locking = GetParam();
-  auto S = JitSession::loadBuffer(R"(
-    declare void @jitlock.monitor.enter(ptr)
-    declare void @jitlock.monitor.exit(ptr)
-    define void @lock(ptr %o) {
-      call void @jitlock.monitor.enter(ptr %o)
-      ret void
-    }
-    define void @unlock(ptr %o) {
-      call void @jitlock.monitor.exit(ptr %o)
-      ret void
-    }
-  )",
-                                  "detached.ll", JO);
-  ASSERT_TRUE(!!S) << toString(S.takeError());
-  EXPECT_EQ((*S)->lockingMode(), GetParam());
-  auto Lock = (*S)->lookupFunction<void(void *)>("lock");
-  ASSERT_TRUE(!!Lock) << toString(Lock.takeError());
-  auto Unlock = (*S)->lookupFunction<void(void *)>("unlock");
-  ASSERT_TRUE(!!Unlock) << toString(Unlock.takeError());
+  jitlock_test::LoweredPair Code(GetParam());
+  ASSERT_TRUE(Code.Lock && Code.Unlock);
+  EXPECT_EQ(Code.Session->lockingMode(), GetParam());
   // Kept to the end of the process (a failed run may leave a monitor that
   // names it), where LeakSanitizer still finds it reachable.
   static std::deque<jitlock_test::Obj> Kept;
   jitlock_test::Obj *O = &Kept.emplace_back();
   // The code finds its thread through TLS, whatever the caller passes.
-  jitlock_test::expectDetachedEnterRefused(
-      O, Log, [&](jitlock_thread *, void *P) { (*Lock)(P); },
-      [&](jitlock_thread *, void *P) { (*Unlock)(P); });
+  jitlock_test::expectDetachedEnterRefused(O, Log, Code.enter(), Code.exit());
   EXPECT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
   jitlock_rt_default_config(&Cfg);
   EXPECT_EQ(jitlock_rt_configure(&Cfg), JITLOCK_OK);
