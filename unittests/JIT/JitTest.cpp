@@ -155,6 +155,19 @@ void expectRunRefused(Expected<std::unique_ptr<JitSession>> S,
   EXPECT_NE(Msg.find(Needle), std::string::npos) << Msg;
 }
 
+/// The lowered IR of example `Name`, as JitSession prints it.
+std::string loweredExample(const char *Name) {
+  auto S = JitSession::loadFile(examplePath(Name));
+  if (!S) {
+    ADD_FAILURE() << toString(S.takeError());
+    return {};
+  }
+  std::string IR;
+  raw_string_ostream OS(IR);
+  (*S)->printIR(OS);
+  return IR;
+}
+
 std::string describe(const ExampleResult &R) {
   std::string S = "check=" + std::to_string(R.Check);
   if (R.Result)
@@ -336,11 +349,8 @@ TEST(JitSessionTest, RuntimeComesFromTheSymbolTableNotTheProcess) {
 TEST(JitSessionTest, AcceptsItsOwnPreLoweredOutput) {
   // The printed lowered module carries this runtime's stamp: a second
   // session accepts it, and the lowering does not run twice.
-  auto S = JitSession::loadFile(examplePath("bank"));
-  ASSERT_TRUE(!!S) << toString(S.takeError());
-  std::string IR;
-  raw_string_ostream OS(IR);
-  (*S)->printIR(OS);
+  std::string IR = loweredExample("bank");
+  ASSERT_FALSE(IR.empty());
   auto Again = JitSession::loadBuffer(IR, "bank.lowered.ll");
   ASSERT_TRUE(!!Again) << toString(Again.takeError());
   auto R = runExample(**Again, threads(4, 5000));
@@ -411,11 +421,8 @@ TEST(JitRefusalTest, OtherLayoutStampIsRefused) {
 }
 
 TEST(JitRefusalTest, OwnLoweredOutputWithAlteredStampIsRefused) {
-  auto S = JitSession::loadFile(examplePath("counter"));
-  ASSERT_TRUE(!!S) << toString(S.takeError());
-  std::string IR;
-  raw_string_ostream OS(IR);
-  (*S)->printIR(OS);
+  std::string IR = loweredExample("counter");
+  ASSERT_FALSE(IR.empty());
   jitlock_rt_layout L;
   jitlock_rt_get_layout(&L);
   std::string Stamp = layoutFingerprint(L);
@@ -431,11 +438,8 @@ TEST(JitRefusalTest, OwnLoweredOutputWithAlteredStampIsRefused) {
 TEST(JitRefusalTest, PreLoweredForAnotherProcessesTlsOffsetIsRefused) {
   // The layout stamp does not cover the TLS offset; the thread stamp
   // (jitlock.lowered-thread) does, and the JIT checks it.
-  auto S = JitSession::loadFile(examplePath("counter"));
-  ASSERT_TRUE(!!S) << toString(S.takeError());
-  std::string IR;
-  raw_string_ostream OS(IR);
-  (*S)->printIR(OS);
+  std::string IR = loweredExample("counter");
+  ASSERT_FALSE(IR.empty());
   jitlock_rt_layout L;
   jitlock_rt_get_layout(&L);
   std::string Mine = "tls;tls-offset=" + std::to_string(L.thread_tls_offset);
