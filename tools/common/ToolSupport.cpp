@@ -16,6 +16,7 @@ namespace jitlock::tools {
 namespace {
 
 std::string ToolName = "jitlock";
+int ToolUsageStatus = 2;
 std::vector<std::string> BadValues;
 
 cl::OptionCategory &llvmCategory() {
@@ -76,6 +77,8 @@ void exitWithUsageError(const Twine &Msg, int Status) {
   std::exit(Status);
 }
 
+void usageError(const Twine &Msg) { exitWithUsageError(Msg, ToolUsageStatus); }
+
 bool debugPassManager() { return DebugPassManager; }
 
 std::string jitlockVersion(StringRef Tool) {
@@ -109,6 +112,7 @@ void parseCommandLine(int Argc, const char *const *Argv, StringRef Tool,
                       cl::OptionCategory &ToolCategory, int UsageStatus,
                       bool ShowLLVMOptions) {
   ToolName = Tool.str();
+  ToolUsageStatus = UsageStatus;
   // LLVM registers some options (-stats among them) only as it parses a
   // command line: an empty one first, so that they are there to be shown.
   const char *ProgramOnly[] = {Argv[0]};

@@ -67,6 +67,8 @@ llvm::raw_ostream &note();
 
 /// Prints "<tool>: error: <Msg>", points to --help and exits with `Status`.
 [[noreturn]] void exitWithUsageError(const llvm::Twine &Msg, int Status);
+/// The same with the usage status given to parseCommandLine.
+[[noreturn]] void usageError(const llvm::Twine &Msg);
 
 /// Whether -debug-pass-manager was given.
 bool debugPassManager();

@@ -101,6 +101,7 @@ namespace jx = jitlock::emit::x64;
 namespace cl = llvm::cl;
 using jitlock::emit::SlowPathLabels;
 using jitlock::emit::SlowPathMode;
+using jitlock::tools::usageError;
 
 namespace {
 
@@ -533,10 +534,6 @@ cl::opt<std::string>
     DumpDir("dump-sequences",
             cl::desc("Write the emitted sequences to DIR and exit"),
             cl::value_desc("DIR"), cl::cat(BaselineCategory));
-
-[[noreturn]] void usageError(const llvm::Twine &Msg) {
-  jitlock::tools::exitWithUsageError(Msg, ExitUsage);
-}
 
 /// `O`'s value, which must lie in [Min, Max].
 unsigned inRange(const jitlock::tools::NumberOpt &O, long long Min,

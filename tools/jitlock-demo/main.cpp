@@ -532,10 +532,8 @@ Options parseOptions(int Argc, char **Argv) {
       DemoCategory, ExitUsage);
   auto InRange = [](const jitlock::tools::NumberOpt &O, long long Max) {
     if (O < 1 || O > Max)
-      jitlock::tools::exitWithUsageError(
-          "--" + O.ArgStr + " must be between 1 and " + Twine(Max) + ", got " +
-              Twine(O.getValue()),
-          ExitUsage);
+      jitlock::tools::usageError("--" + O.ArgStr + " must be between 1 and " +
+                                 Twine(Max) + ", got " + Twine(O.getValue()));
     return unsigned(O);
   };
   Options Opts;
@@ -544,9 +542,8 @@ Options parseOptions(int Argc, char **Argv) {
   Opts.Layout = Layout;
   // One delivery counter per queue item: keep that array a sane size.
   if (uint64_t(Opts.Threads) * Opts.Iterations > (uint64_t(1) << 26))
-    jitlock::tools::exitWithUsageError("threads x iterations must not exceed " +
-                                           Twine(uint64_t(1) << 26),
-                                       ExitUsage);
+    jitlock::tools::usageError("threads x iterations must not exceed " +
+                               Twine(uint64_t(1) << 26));
   return Opts;
 }
 

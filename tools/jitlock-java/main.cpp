@@ -151,39 +151,43 @@ uint64_t parseSize(StringRef S) {
 }
 
 void checkOptions() {
-  auto Usage = [](const Twine &Msg) {
-    jitlock::tools::exitWithUsageError(Msg, ExitUsage);
-  };
   if (MainClassName.empty())
-    Usage("no main class");
+    jitlock::tools::usageError("no main class");
   if (SafepointEvery.getNumOccurrences() &&
       (SafepointEvery < 1 || SafepointEvery > 10000000))
-    Usage("--safepoint-every needs a number of microseconds from 1 to "
-          "10000000");
+    jitlock::tools::usageError(
+        "--safepoint-every needs a number of microseconds from 1 to "
+        "10000000");
   if (Monitors.getNumOccurrences() && Monitors != "pointer" &&
       Monitors != "index" && Monitors != "table")
-    Usage("--monitors must be pointer, index or table, got '" + Monitors + "'");
+    jitlock::tools::usageError(
+        "--monitors must be pointer, index or table, got '" + Monitors + "'");
   if (ExitMode.getNumOccurrences() && ExitMode != "store" &&
       ExitMode != "fence")
-    Usage("--exit must be store or fence, got '" + ExitMode + "'");
+    jitlock::tools::usageError("--exit must be store or fence, got '" +
+                               ExitMode + "'");
   if (Heap.getNumOccurrences()) {
     Options.HeapLimit = parseSize(Heap);
     if (Options.HeapLimit < (1u << 20))
-      Usage("--heap needs a size of at least 1m, e.g. 64m, got '" + Heap + "'");
+      jitlock::tools::usageError(
+          "--heap needs a size of at least 1m, e.g. 64m, got '" + Heap + "'");
   }
   if (Xss.getNumOccurrences()) {
     Options.StackSize = parseSize(Xss);
     if (Options.StackSize < (256u << 10))
-      Usage("-Xss needs a size of at least 256k, e.g. 2m, got '" + Xss + "'");
+      jitlock::tools::usageError(
+          "-Xss needs a size of at least 256k, e.g. 2m, got '" + Xss + "'");
   }
   if (Xint && Xcomp)
-    Usage("-Xint and -Xcomp exclude each other");
+    jitlock::tools::usageError("-Xint and -Xcomp exclude each other");
   if (Tier1Invocations == 0 || Tier1BackEdges == 0)
-    Usage("--tier1-invocations and --tier1-backedges need a count of at "
-          "least 1");
+    jitlock::tools::usageError(
+        "--tier1-invocations and --tier1-backedges need a count of at "
+        "least 1");
   if (PrintTier1.getNumOccurrences() && PrintTier1 != "ir" &&
       PrintTier1 != "asm")
-    Usage("--print-tier1 must be ir or asm, got '" + PrintTier1 + "'");
+    jitlock::tools::usageError("--print-tier1 must be ir or asm, got '" +
+                               PrintTier1 + "'");
   Options.ClassPath = ClassPath;
   Options.LogJit = LogJit;
 }

@@ -222,22 +222,21 @@ EXIT STATUS:
 
 /// The options, checked; every problem is a usage error (status 2).
 void checkOptions() {
-  auto Usage = [](const Twine &Msg) {
-    jitlock::tools::exitWithUsageError(Msg, ExitUsage);
-  };
   if (Threads < 1 || Threads > 1024)
-    Usage("--threads needs a number from 1 to 1024");
+    jitlock::tools::usageError("--threads needs a number from 1 to 1024");
   if (Iterations.getNumOccurrences() && Iterations < 0)
-    Usage("--iterations needs a non-negative number");
+    jitlock::tools::usageError("--iterations needs a non-negative number");
   if (SafepointEvery.getNumOccurrences() &&
       (SafepointEvery < 1 || SafepointEvery > 10000000))
-    Usage("--safepoint-every needs a number of microseconds from 1 to "
-          "10000000");
+    jitlock::tools::usageError(
+        "--safepoint-every needs a number of microseconds from 1 to "
+        "10000000");
   if (UntilContended.getNumOccurrences() &&
       (UntilContended < 1 || UntilContended > 64))
-    Usage("--until-contended needs a number of runs from 1 to 64");
+    jitlock::tools::usageError(
+        "--until-contended needs a number of runs from 1 to 64");
   if (InputFile.empty() && !Layout)
-    Usage("no input file");
+    jitlock::tools::usageError("no input file");
 }
 
 /// The value of an option with choices when it was given; unset otherwise.
