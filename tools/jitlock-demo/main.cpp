@@ -457,27 +457,11 @@ bool verifyResults(const World &W) {
 void printStats() {
   jitlock_rt_stats S;
   jitlock_rt_get_stats(&S);
-  struct Row {
-    const char *Name;
-    uint64_t Value;
-  };
-  const Row Rows[] = {
-      {"fast locks (CAS 01 -> 00)", S.fast_locks},
-      {"recursive locks (adjacent push)", S.recursive_locks},
-      {"monitor enters", S.monitor_enters},
-      {"inflations (monitors created)", S.inflations},
-      {"contended enters", S.contended_enters},
-      {"parks", S.parks},
-      {"slow-path calls", S.slow_path_calls},
-      {"waits", S.waits},
-      {"notifies", S.notifies},
-      {"monitors alive", S.monitors_alive},
-  };
   std::printf("\nlock statistics\n");
   std::printf("  %-44s %12s\n", "counter", "value");
   std::printf("  %-44s %12s\n", "-------", "-----");
-  for (const Row &R : Rows)
-    std::printf("  %-44s %12" PRIu64 "\n", R.Name, R.Value);
+  for (const auto &[Name, Value] : jitlock::tools::lockStatRows(S))
+    std::printf("  %-44s %12" PRIu64 "\n", Name, Value);
 }
 
 /// Shutdown frees every monitor and gives inflated objects back their
