@@ -79,6 +79,13 @@ void exitWithUsageError(const Twine &Msg, int Status) {
 
 void usageError(const Twine &Msg) { exitWithUsageError(Msg, ToolUsageStatus); }
 
+long long numberInRange(const NumberOpt &O, long long Min, long long Max) {
+  if (O < Min || O > Max)
+    usageError("--" + O.ArgStr + " must be between " + Twine(Min) + " and " +
+               Twine(Max) + ", got " + Twine(O.getValue()));
+  return O;
+}
+
 bool debugPassManager() { return DebugPassManager; }
 
 std::string jitlockVersion(StringRef Tool) {

@@ -123,6 +123,10 @@ public:
 /// A number option, e.g. NumberOpt Threads("threads", cl::init(4), ...).
 using NumberOpt = llvm::cl::opt<long long, false, NumberParser>;
 
+/// `O`'s value, or a usage error ("--opt must be between Min and Max, got
+/// V") when it lies outside [Min, Max].
+long long numberInRange(const NumberOpt &O, long long Min, long long Max);
+
 } // namespace jitlock::tools
 
 #endif

@@ -535,15 +535,6 @@ cl::opt<std::string>
             cl::desc("Write the emitted sequences to DIR and exit"),
             cl::value_desc("DIR"), cl::cat(BaselineCategory));
 
-/// `O`'s value, which must lie in [Min, Max].
-unsigned inRange(const jitlock::tools::NumberOpt &O, long long Min,
-                 long long Max) {
-  if (O < Min || O > Max)
-    usageError("--" + O.ArgStr + " must be between " + llvm::Twine(Min) +
-               " and " + llvm::Twine(Max));
-  return unsigned(O);
-}
-
 struct NamedProgram {
   std::string Name;
   std::vector<Insn> Code;
@@ -659,13 +650,17 @@ int main(int argc, char **argv) {
       printf("%-10s %s\n", Name.c_str(), Text.c_str());
     return 0;
   }
-  const unsigned Threads = inRange(::Threads, 1, 256);
+  const unsigned Threads =
+      unsigned(jitlock::tools::numberInRange(::Threads, 1, 256));
   if (::Iterations < 1)
     usageError("--iterations must be positive");
   const uint64_t Iterations = uint64_t(::Iterations);
-  const unsigned Safepoints = inRange(SafepointCount, 0, 1000000);
-  const unsigned Handshakes = inRange(HandshakeCount, 0, 1000000);
-  const unsigned MinMidway = inRange(::MinMidway, 0, 1000000);
+  const unsigned Safepoints =
+      unsigned(jitlock::tools::numberInRange(SafepointCount, 0, 1000000));
+  const unsigned Handshakes =
+      unsigned(jitlock::tools::numberInRange(HandshakeCount, 0, 1000000));
+  const unsigned MinMidway =
+      unsigned(jitlock::tools::numberInRange(::MinMidway, 0, 1000000));
   // The programs in command-line order, --program and --source mixed.
   std::vector<std::pair<unsigned, std::pair<std::string, std::string>>> Ordered;
   for (size_t I = 0; I != ProgramNames.size(); ++I) {

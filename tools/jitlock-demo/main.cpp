@@ -514,15 +514,10 @@ Options parseOptions(int Argc, char **Argv) {
       "Threads contending, recursing and waiting on shared objects through "
       "the jitlock runtime's C ABI\n",
       DemoCategory, ExitUsage);
-  auto InRange = [](const jitlock::tools::NumberOpt &O, long long Max) {
-    if (O < 1 || O > Max)
-      jitlock::tools::usageError("--" + O.ArgStr + " must be between 1 and " +
-                                 Twine(Max) + ", got " + Twine(O.getValue()));
-    return unsigned(O);
-  };
   Options Opts;
-  Opts.Threads = InRange(Threads, 256);
-  Opts.Iterations = InRange(Iterations, 10'000'000);
+  Opts.Threads = unsigned(jitlock::tools::numberInRange(Threads, 1, 256));
+  Opts.Iterations =
+      unsigned(jitlock::tools::numberInRange(Iterations, 1, 10'000'000));
   Opts.Layout = Layout;
   // One delivery counter per queue item: keep that array a sane size.
   if (uint64_t(Opts.Threads) * Opts.Iterations > (uint64_t(1) << 26))
