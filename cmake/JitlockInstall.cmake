@@ -4,7 +4,7 @@
 # external dependencies are found again by jitlockConfig.cmake on the user's
 # machine. docs/embedding.md shows the three ways to consume it.
 #
-#   include/jitlock/*.h                       the public headers
+#   include/jitlock/*.h, *.def               the public headers
 #   lib/libjitlock_rt.a, libjitlock_rt.so.*   the runtime, static and shared
 #   lib/libjitlock_{emitters,passes,jit,deopt}.a  the C++ libraries
 #   lib/JitlockPlugin.so                      the pass plugin (opt, clang)
@@ -25,7 +25,7 @@ set(JITLOCK_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/jitlock")
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/jitlock"
   DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"
   COMPONENT jitlock_development
-  FILES_MATCHING PATTERN "*.h")
+  FILES_MATCHING PATTERN "*.h" PATTERN "*.def")
 
 # The exported targets, as jitlock::<EXPORT_NAME>: rt, rt_shared, emitters,
 # and with LLVM passes, jit, deopt, plugin and llvm (LLVM's usage

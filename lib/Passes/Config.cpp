@@ -130,25 +130,22 @@ StringRef inflatedExitName(InflatedExit E) {
 }
 
 static std::optional<MonitorStorage> parseMonitorStorage(StringRef S) {
-  if (S == "pointer")
-    return MonitorStorage::Pointer;
-  if (S == "index")
-    return MonitorStorage::Index;
-  if (S == "table")
-    return MonitorStorage::Table;
-  return std::nullopt;
+  return monitorStorageNamed(std::string_view(S.data(), S.size()));
 }
 
-StringRef monitorStorageName(MonitorStorage S) {
-  switch (S) {
-  case MonitorStorage::Pointer:
-    return "pointer";
-  case MonitorStorage::Index:
-    return "index";
-  case MonitorStorage::Table:
-    return "table";
+StringRef monitorStorageName(MonitorStorage S) { return describe(S).Name; }
+
+/// The storage names of MonitorStorage.def as "a, b or c", each in double
+/// quotes if `Quote`.
+static std::string monitorStorageChoices(bool Quote) {
+  std::string Choices;
+  size_t Count = std::size(MonitorStorages);
+  for (size_t I = 0; I != Count; ++I) {
+    Choices += I == 0 ? "" : I + 1 == Count ? " or " : ", ";
+    Choices += Quote ? "\"" + std::string(MonitorStorages[I].Name) + "\""
+                     : MonitorStorages[I].Name;
   }
-  llvm_unreachable("unknown monitor storage");
+  return Choices;
 }
 
 LoweringConfig LoweringConfig::forThisProcess() {
@@ -212,8 +209,8 @@ Expected<LoweringConfig> LoweringConfig::parse(StringRef Params) {
     } else if (Key == "monitors") {
       C.Monitors = parseMonitorStorage(Value);
       if (!C.Monitors)
-        return configError("monitors must be pointer, index or table, got '" +
-                           Value + "'");
+        return configError("monitors must be " + monitorStorageChoices(false) +
+                           ", got '" + Value + "'");
     } else if (Key == "exit") {
       C.Exit = parseInflatedExit(Value);
       if (!C.Exit)
@@ -386,9 +383,8 @@ Expected<ResolvedConfig> resolveConfig(const Module &M,
   // The monitor storage: the runtime's unless asked otherwise. The layout
   // carries every storage's fields, so code for another one can be lowered
   // (and is stamped as such); a runtime without that storage leaves them 0.
-  auto MonitorsFlag =
-      modeFlag<MonitorStorage>(M, "monitors", parseMonitorStorage,
-                               "\"pointer\", \"index\" or \"table\"");
+  auto MonitorsFlag = modeFlag<MonitorStorage>(
+      M, "monitors", parseMonitorStorage, monitorStorageChoices(true));
   if (!MonitorsFlag)
     return MonitorsFlag.takeError();
   auto Monitors = pickOne<MonitorStorage>(
@@ -411,7 +407,7 @@ Expected<ResolvedConfig> resolveConfig(const Module &M,
                 "out of range: this runtime does not provide {0} monitor "
                 "storage",
                 monitorStorageName(R.Monitors), Field));
-  R.Layout.monitor_storage = uint32_t(R.Monitors);
+  R.Layout.monitor_storage = describe(R.Monitors).Value;
 
   // The inflated exit: the runtime's unless asked otherwise. Fence code is
   // correct on any runtime, but is stamped as such all the same.
