@@ -27,6 +27,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Bytecodes.h"
+#include "Deoptimize.h"
+#include "Profile.h"
 #include "Tier1.h"
 #include "VM.h"
 
@@ -1097,6 +1099,12 @@ bool verifyClass(Class *C, std::string &Error) {
 
 //===-- The interpreter ---------------------------------------------------===//
 
+/// Runs M's frame from Pc, with Sp slots on its stack (above the locals),
+/// holding SyncObj when M is synchronized, to its return.
+Slot execute(VMThread *T, Method *M, Slot *Locals, int Sp, size_t Pc,
+             Object *SyncObj);
+int64_t findHandler(VMThread *T, Method *M, size_t Pc);
+
 Slot interpret(VMThread *T, Method *M, Slot *Args) {
   // The stack check of every method entry (docs/stack-banging.md).
   uintptr_t Need = uintptr_t(__builtin_frame_address(0)) - frameReserve(M);
@@ -1116,22 +1124,79 @@ Slot interpret(VMThread *T, Method *M, Slot *Args) {
       return Now(T, M, Args);
   }
 
-  Class *C = M->Owner;
   Slot *Locals = static_cast<Slot *>(
       alloca((size_t(M->MaxLocals) + M->MaxStack + 1) * sizeof(Slot)));
-  Slot *Stack = Locals + M->MaxLocals;
   if (M->ArgSlots) // Args may be null for a method without arguments
     std::memcpy(Locals, Args, M->ArgSlots * sizeof(Slot));
-  int Sp = 0;
 
   Object *SyncObj = nullptr;
   if (M->isSynchronized()) {
-    SyncObj = M->isStatic() ? C->Mirror : reinterpret_cast<Object *>(Locals[0]);
+    SyncObj = M->isStatic() ? M->Owner->Mirror
+                            : reinterpret_cast<Object *>(Locals[0]);
     jitlock_rt_monitor_enter(T->Rt, SyncObj);
   }
+  return execute(T, M, Locals, 0, 0, SyncObj);
+}
 
+/// The offset of the handler of `M` that catches T->Pending thrown at `Pc`,
+/// or -1 (JVMS 2.10: the first entry that covers Pc and matches). A catch
+/// type that does not resolve replaces the exception with its error.
+int64_t findHandler(VMThread *T, Method *M, size_t Pc) {
+  for (const ExceptionHandler &H : M->Handlers) {
+    if (Pc < H.StartPc || Pc >= H.EndPc)
+      continue;
+    if (H.CatchType) {
+      Class *K = resolveClassRef(T, M->Owner, H.CatchType);
+      if (!K)
+        continue; // NoClassDefFoundError is pending instead
+      if (!isInstanceOf(T->Pending, K))
+        continue;
+    }
+    return H.HandlerPc;
+  }
+  return -1;
+}
+
+Slot resumeInterpreted(VMThread *T, const ResumeState &R) {
+  Method *M = R.M;
+  Slot *Locals = static_cast<Slot *>(
+      alloca((size_t(M->MaxLocals) + M->MaxStack + 1) * sizeof(Slot)));
+  Slot *Stack = Locals + M->MaxLocals;
+  std::memcpy(Locals, R.Locals, R.NumLocals * sizeof(Slot));
+  std::memcpy(Stack, R.Stack, R.NumStack * sizeof(Slot));
+  int Sp = int(R.NumStack);
+  size_t Pc = R.Bci;
+  if (R.Callee) {
+    // An outer frame: its invoke at Pc completes with the callee's result
+    // or exception.
+    if (T->Pending) {
+      int64_t H = findHandler(T, M, Pc);
+      if (H < 0) {
+        if (R.SyncObj)
+          jitlock_rt_monitor_exit(T->Rt, R.SyncObj);
+        return 0;
+      }
+      Object *Ex = T->Pending;
+      T->Pending = nullptr;
+      Stack[0] = Slot(uintptr_t(Ex));
+      return execute(T, M, Locals, 1, size_t(H), R.SyncObj);
+    }
+    if (R.Callee->ReturnKind == 'J') {
+      Stack[Sp] = R.Result;
+      Sp += 2;
+    } else if (R.Callee->ReturnKind != 'V') {
+      Stack[Sp++] = R.Result;
+    }
+    Pc += M->Code[Pc] == INVOKEINTERFACE ? 5 : 3;
+  }
+  return execute(T, M, Locals, Sp, Pc, R.SyncObj);
+}
+
+Slot execute(VMThread *T, Method *M, Slot *Locals, int Sp, size_t Pc,
+             Object *SyncObj) {
+  Class *C = M->Owner;
+  Slot *Stack = Locals + M->MaxLocals;
   const uint8_t *Code = M->Code.data();
-  size_t Pc = 0;
 
 #define PUSH(V) (Stack[Sp++] = Slot(V))
 #define PUSHI(V) (Stack[Sp++] = Slot(uint32_t(V)))
@@ -1567,6 +1632,7 @@ Slot interpret(VMThread *T, Method *M, Slot *Args) {
         Taken = A <= B;
         break;
       }
+      profileBranch(M, Pc, Taken);
       if (Taken)
         Next = Pc + s2(I + 1);
       break;
@@ -1574,14 +1640,18 @@ Slot interpret(VMThread *T, Method *M, Slot *Args) {
     case IF_ACMPEQ:
     case IF_ACMPNE: {
       Slot B = Stack[--Sp], A = Stack[--Sp];
-      if ((A == B) == (Op == IF_ACMPEQ))
+      bool Taken = (A == B) == (Op == IF_ACMPEQ);
+      profileBranch(M, Pc, Taken);
+      if (Taken)
         Next = Pc + s2(I + 1);
       break;
     }
     case IFNULL:
     case IFNONNULL: {
       Slot A = Stack[--Sp];
-      if ((A == 0) == (Op == IFNULL))
+      bool Taken = (A == 0) == (Op == IFNULL);
+      profileBranch(M, Pc, Taken);
+      if (Taken)
         Next = Pc + s2(I + 1);
       break;
     }
@@ -1703,8 +1773,10 @@ Slot interpret(VMThread *T, Method *M, Slot *Args) {
           THROW("java/lang/IncompatibleClassChangeError",
                 Recv->Cls->javaName() + " has no method " +
                     RM->qualifiedName());
-        if (Op != INVOKESPECIAL)
+        if (Op != INVOKESPECIAL) {
+          profileReceiver(M, Pc, Recv->Cls);
           Target = selectVirtual(Recv, RM);
+        }
       }
       Sp -= N;
       Slot R = callMethod(T, Target, Stack + Sp);
@@ -1867,23 +1939,13 @@ Slot interpret(VMThread *T, Method *M, Slot *Args) {
     continue;
 
   Exception: {
-    Object *Ex = T->Pending;
-    for (const ExceptionHandler &H : M->Handlers) {
-      if (Pc < H.StartPc || Pc >= H.EndPc)
-        continue;
-      if (H.CatchType) {
-        Class *K = resolveClassRef(T, C, H.CatchType);
-        if (!K) {
-          Ex = T->Pending; // NoClassDefFoundError replaces it
-          continue;
-        }
-        if (!isInstanceOf(Ex, K))
-          continue;
-      }
+    int64_t Handler = findHandler(T, M, Pc);
+    if (Handler >= 0) {
+      Object *Ex = T->Pending;
       T->Pending = nullptr;
       Sp = 0;
       PUSHA(Ex);
-      Pc = H.HandlerPc;
+      Pc = size_t(Handler);
       goto Continue;
     }
     if (SyncObj)

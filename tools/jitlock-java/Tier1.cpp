@@ -36,8 +36,11 @@
 //===----------------------------------------------------------------------===//
 #include "Tier1.h"
 #include "Bytecodes.h"
+#include "Deoptimize.h"
+#include "Profile.h"
 #include "VM.h"
 
+#include "jitlock/Deopt.h"
 #include "jitlock/Passes.h"
 #include "jitlock/RuntimeSymbols.h"
 
@@ -57,6 +60,9 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/Transforms/InstCombine/InstCombine.h"
+#include "llvm/Transforms/Scalar/SROA.h"
+#include "llvm/Transforms/Scalar/SimplifyCFG.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 
 #include <chrono>
@@ -104,10 +110,10 @@ void helperThrowIndex(VMThread *T, int32_t Index, int32_t Length) {
 
 bool helperInitialize(VMThread *T, Class *K) { return initializeClass(T, K); }
 
-Slot helperNew(VMThread *T, Class *K) {
+Object *helperNew(VMThread *T, Class *K) {
   if (!initializeClass(T, K))
-    return 0;
-  return Slot(uintptr_t(allocObject(T, K)));
+    return nullptr;
+  return allocObject(T, K);
 }
 
 Slot helperNewArray(VMThread *T, Class *ArrayClass, int32_t Length) {
@@ -184,6 +190,9 @@ template <typename S, typename F> uint64_t offsetIn(F S::*Member) {
 
 uint64_t PendingOffset, SafeLimitOffset, EntryOffset, ElemKindOffset;
 
+/// The allocator tier 1's `new` calls by name (Translator::allocate).
+const char *const NewObjectName = "jitlock_java_new";
+
 // The jitlock interface (include/jitlock/Passes.h).
 constexpr const char *MonitorEnterName = "jitlock.monitor.enter";
 constexpr const char *MonitorExitName = "jitlock.monitor.exit";
@@ -220,6 +229,9 @@ public:
   /// the function is left incomplete, for the caller to discard.
   void run();
   const std::string &why() const { return Why; }
+  /// Whether the code has an uncommon trap (then it must be entered
+  /// through deoptimizableEntry).
+  bool mayTrap() const { return NumTraps != 0; }
 
 private:
   VMThread *VT; // the compiling thread, for resolution
@@ -251,6 +263,19 @@ private:
   int Sp = 0;
   size_t Pc = 0;
   std::string Why; // the first refusal
+  unsigned NumTraps = 0;
+
+  // Speculation (Deoptimize.h): the frames a trap describes, and the trap.
+  struct VirtualFrame {
+    Method *M;
+    size_t Bci;
+    ArrayRef<AllocaInst *> Locals, Stack; // Stack: the slots in use
+    unsigned NumMonitors;
+  };
+  std::vector<VirtualFrame> virtualFrames() const;
+  void emitUncommonTrap(TrapReason Reason);
+  BasicBlock *trapBlock(TrapReason Reason, int SpAtBytecode);
+  void emitBranch(Value *Taken, size_t Target, size_t Next, int SpAtBytecode);
 
   /// Refuses the method: translation stops at the current bytecode.
   void refuse(const std::string &Reason) {
@@ -470,6 +495,16 @@ private:
     return elementAddr(A, Index, Size);
   }
   Value *LastArray = nullptr;
+
+  /// A new instance of K, or null with an exception pending. A named call
+  /// with a noalias result, so that jitlock-elide sees a fresh object.
+  Value *allocate(Class *K) {
+    FunctionCallee New = Mod.getOrInsertFunction(
+        NewObjectName, FunctionType::get(Ptr, {Ptr, Ptr}, false));
+    CallInst *O = B.CreateCall(New, {Thread, ptr(K)});
+    O->addRetAttr(Attribute::NoAlias);
+    return O;
+  }
 
   Value *atomicLoad(Type *Ty, Value *Addr, bool Volatile) {
     LoadInst *L = B.CreateLoad(Ty, Addr);
@@ -825,6 +860,8 @@ void Translator::emitInvoke(uint8_t Op, unsigned Index) {
       branchToDispatchIf(B.CreateIsNull(Target));
     }
   }
+  if (Op == INVOKESPECIAL && RM->Owner == ObjectClass && RM->Name == "<init>")
+    return; // Object() does nothing: the new object need not escape to it
   Value *Entry = B.CreateLoad(
       Ptr, B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Target, EntryOffset),
       "entry");
@@ -1196,8 +1233,8 @@ void Translator::emitInstruction() {
       return;
     if (K->isInterface() || (K->Flags & AccAbstract))
       return refuse("instantiates the abstract " + K->javaName());
-    Value *O = callHelper(helperNew, {Thread, ptr(K)}, I64);
-    branchToDispatchIf(B.CreateICmpEQ(O, B.getInt64(0)));
+    Value *O = allocate(K);
+    branchToDispatchIf(B.CreateIsNull(O));
     push(O);
     break;
   }
@@ -1329,6 +1366,7 @@ void Translator::emitInstruction() {
   }
   default: {
     // Branches.
+    int SpAtBytecode = Sp;
     size_t Target;
     Value *Taken;
     if (Op >= IFEQ && Op <= 164) {
@@ -1358,19 +1396,7 @@ void Translator::emitInstruction() {
     } else {
       return refuse("not an instruction tier 1 compiles");
     }
-    enqueue(Target);
-    enqueue(Next);
-    if (failed())
-      return;
-    if (Target <= Pc) {
-      BasicBlock *Back = newBlock("backedge");
-      B.CreateCondBr(Taken, Back, Blocks[Next]);
-      B.SetInsertPoint(Back);
-      poll();
-      B.CreateBr(Blocks[Target]);
-    } else {
-      B.CreateCondBr(Taken, Blocks[Target], Blocks[Next]);
-    }
+    emitBranch(Taken, Target, Next, SpAtBytecode);
     return;
   }
   }
@@ -1378,6 +1404,82 @@ void Translator::emitInstruction() {
   if (Next >= Len)
     return refuse("execution falls off the end of the code");
   jump(Next);
+}
+
+//===-- Speculation -------------------------------------------------------===//
+
+std::vector<Translator::VirtualFrame> Translator::virtualFrames() const {
+  return {{M, Pc, Locals, ArrayRef<AllocaInst *>(Stack).take_front(Sp),
+           unsigned(Held.size()) + (SyncObj ? 1 : 0)}};
+}
+
+/// The trap re-executes the current bytecode in tier 0: its "deopt" bundle
+/// is the state of docs/java.md, "Speculation and deoptimization";
+/// jitlock-deopt-state appends the frame's monitors.
+void Translator::emitUncommonTrap(TrapReason Reason) {
+  std::vector<VirtualFrame> Frames = virtualFrames();
+  SmallVector<Value *, 32> State;
+  State.push_back(B.getInt32(Frames.size()));
+  for (const VirtualFrame &VF : Frames) {
+    State.append({ptr(VF.M), B.getInt32(VF.Bci), B.getInt32(VF.Locals.size()),
+                  B.getInt32(VF.Stack.size()), B.getInt32(VF.NumMonitors)});
+    // As pointers: a reference kept in a slot is then the object itself
+    // once the slots are SSA values, not a ptrtoint that would count as
+    // its escape (and keep jitlock-elide from eliding its lock).
+    for (AllocaInst *A : VF.Locals)
+      State.push_back(B.CreateIntToPtr(B.CreateLoad(I64, A), Ptr));
+    for (AllocaInst *A : VF.Stack)
+      State.push_back(B.CreateIntToPtr(B.CreateLoad(I64, A), Ptr));
+  }
+  State.push_back(B.getInt32(uint32_t(Reason)));
+  Function *Deoptimize = Intrinsic::getDeclaration(
+      &Mod, Intrinsic::experimental_deoptimize, {I64});
+  CallInst *Trap =
+      B.CreateCall(Deoptimize, {}, {OperandBundleDef("deopt", State)});
+  B.CreateRet(Trap);
+  ++NumTraps;
+}
+
+/// A block that traps at the current bytecode, whose operands are still on
+/// the stack (SpAtBytecode slots).
+BasicBlock *Translator::trapBlock(TrapReason Reason, int SpAtBytecode) {
+  IRBuilderBase::InsertPointGuard Guard(B);
+  BasicBlock *Trap = newBlock("trap." + Twine(Pc));
+  B.SetInsertPoint(Trap);
+  int SpAfter = Sp;
+  Sp = SpAtBytecode;
+  emitUncommonTrap(Reason);
+  Sp = SpAfter;
+  return Trap;
+}
+
+/// A conditional branch: a side tier 0 never took (with enough executions
+/// to trust it) traps, and its target is not compiled from here.
+void Translator::emitBranch(Value *Taken, size_t Target, size_t Next,
+                            int SpAtBytecode) {
+  int Always =
+      DeoptOpts.Speculate ? alwaysTakenSide(M, Pc, DeoptOpts.TrapMinCount) : -1;
+  if (Always != 0)
+    enqueue(Target);
+  if (Always != 1)
+    enqueue(Next);
+  if (failed())
+    return;
+  BasicBlock *TakenBB = Always == 0
+                            ? trapBlock(TrapReason::UnstableIf, SpAtBytecode)
+                            : Blocks[Target];
+  BasicBlock *NextBB = Always == 1
+                           ? trapBlock(TrapReason::UnstableIf, SpAtBytecode)
+                           : Blocks[Next];
+  if (Always != 0 && Target <= Pc) {
+    BasicBlock *Back = newBlock("backedge");
+    B.CreateCondBr(Taken, Back, NextBB);
+    B.SetInsertPoint(Back);
+    poll();
+    B.CreateBr(Blocks[Target]);
+  } else {
+    B.CreateCondBr(Taken, TakenBB, NextBB);
+  }
 }
 
 //===-- The JIT -----------------------------------------------------------===//
@@ -1426,9 +1528,15 @@ Error createJit() {
     Runtime[(*J)->mangleAndIntern(S.Name)] = orc::ExecutorSymbolDef(
         orc::ExecutorAddr::fromPtr(S.Addr),
         JITSymbolFlags::Exported | JITSymbolFlags::Callable);
+  Runtime[(*J)->mangleAndIntern(NewObjectName)] = orc::ExecutorSymbolDef(
+      orc::ExecutorAddr::fromPtr(&helperNew),
+      JITSymbolFlags::Exported | JITSymbolFlags::Callable);
   if (Error E = (*J)->getMainJITDylib().define(
           orc::absoluteSymbols(std::move(Runtime))))
     return E;
+  if (Error E = deopt::enableDeopt(**J))
+    return E;
+  installDeoptHandlers();
   Jit = std::move(*J);
   return Error::success();
 }
@@ -1441,14 +1549,24 @@ void optimize(Module &Mod, std::vector<std::string> &Errors) {
   CGSCCAnalysisManager CGAM;
   ModuleAnalysisManager MAM;
   PassBuilder PB(Machine.get());
-  registerPasses(PB, LoweringConfig::forThisProcess());
+  LoweringConfig Config = LoweringConfig::forThisProcess();
+  if (!Opts.Elide)
+    Config.Elide = false;
+  registerPasses(PB, Config);
   PB.registerModuleAnalyses(MAM);
   PB.registerCGSCCAnalyses(CGAM);
   PB.registerFunctionAnalyses(FAM);
   PB.registerLoopAnalyses(LAM);
   PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
-  ModulePassManager MPM =
-      PB.buildPerModuleDefaultPipeline(OptimizationLevel::O2);
+  // The slots become SSA values first: jitlock-elide runs at the start of
+  // the pipeline and sees a fresh object only once no alloca holds it.
+  FunctionPassManager Slots;
+  Slots.addPass(SROAPass(SROAOptions::ModifyCFG));
+  Slots.addPass(InstCombinePass());
+  Slots.addPass(SimplifyCFGPass());
+  ModulePassManager MPM;
+  MPM.addPass(createModuleToFunctionPassAdaptor(std::move(Slots)));
+  MPM.addPass(PB.buildPerModuleDefaultPipeline(OptimizationLevel::O2));
   Mod.getContext().setDiagnosticHandler(
       std::make_unique<CollectErrors>(Errors));
   MPM.run(Mod, MAM);
@@ -1473,7 +1591,7 @@ void printAssembly(Module &Mod) {
 }
 
 /// Compiles M; the code's address, or a refusal.
-MethodEntry compile(VMThread *T, Method *M, std::string &Why) {
+MethodEntry compile(VMThread *T, Method *M, std::string &Why, bool &MayTrap) {
   if (M->Code.empty()) {
     Why = "it has no bytecode";
     return nullptr;
@@ -1499,6 +1617,7 @@ MethodEntry compile(VMThread *T, Method *M, std::string &Why) {
       Why = Tr.why();
       return nullptr;
     }
+    MayTrap = Tr.mayTrap();
   }
   std::string Broken;
   raw_string_ostream BrokenOS(Broken);
@@ -1547,6 +1666,7 @@ bool initTier1(const Tier1Options &O, std::string &Error) {
   ElemKindOffset = offsetIn(&Class::ElemKind);
   if (!O.InvocationThreshold && !O.BackEdgeThreshold)
     return true;
+  Profiling = true;
   if (InitializeNativeTarget() || InitializeNativeTargetAsmPrinter()) {
     Error = "tier 1 has no code generator for this host";
     return false;
@@ -1558,9 +1678,13 @@ void compileHotMethod(VMThread *T, Method *M) {
   std::lock_guard<std::mutex> Lock(CompileLock);
   if (!Seen.emplace(M, true).second)
     return;
+  if (!Opts.PrintProfile.empty() &&
+      M->qualifiedName().find(Opts.PrintProfile) != std::string::npos)
+    errs() << "jitlock-java: jit: " << describeProfile(M);
   auto Start = std::chrono::steady_clock::now();
   std::string Why;
-  MethodEntry Code = compile(T, M, Why);
+  bool MayTrap = false;
+  MethodEntry Code = compile(T, M, Why, MayTrap);
   double Ms = std::chrono::duration<double, std::milli>(
                   std::chrono::steady_clock::now() - Start)
                   .count();
@@ -1569,13 +1693,34 @@ void compileHotMethod(VMThread *T, Method *M) {
     std::snprintf(Time, sizeof Time, "%.2f", Ms);
     if (Code)
       errs() << "jitlock-java: jit: compiled " << M->qualifiedName() << " ("
-             << M->Code.size() << " bytes of bytecode) in " << Time << " ms\n";
+             << M->Code.size() << " bytes of bytecode) in " << Time << " ms"
+             << (MayTrap ? ", with uncommon traps" : "") << "\n";
     else
       errs() << "jitlock-java: jit: not compiled " << M->qualifiedName() << ": "
              << Why << "; it stays in tier 0\n";
   }
-  if (Code)
+  if (Code && MayTrap) {
+    M->Tier1Code.store(Code, std::memory_order_release);
+    M->Entry.store(deoptimizableEntry, std::memory_order_release);
+  } else if (Code) {
     M->Entry.store(Code, std::memory_order_release);
+  }
+}
+
+void invalidateTier1(Method *M, bool Recompile) {
+  std::lock_guard<std::mutex> Lock(CompileLock);
+  // Frames in the old code finish in it: the JIT never removes code.
+  M->Entry.store(interpret, std::memory_order_release);
+  if (Recompile) {
+    Seen.erase(M);
+    M->Invocations.store(0, std::memory_order_relaxed);
+    M->BackEdges.store(0, std::memory_order_relaxed);
+  }
+  if (Opts.Log || DeoptOpts.Log)
+    errs() << "jitlock-java: " << (Opts.Log ? "jit: " : "deopt: ")
+           << M->qualifiedName()
+           << (Recompile ? " deoptimized; compiled again when hot\n"
+                         : " deoptimized too often; it stays in tier 0\n");
 }
 
 } // namespace jitlock::java

@@ -30,6 +30,11 @@ struct Tier1Options {
   std::string Print;
   /// Only methods whose qualified name contains this are printed.
   std::string PrintFilter;
+  /// Methods whose qualified name contains this have their tier-0 profile
+  /// printed when compiled; "" prints none.
+  std::string PrintProfile;
+  /// --elide=false: the lowering keeps every lock (LoweringConfig::Elide).
+  bool Elide = true;
 };
 
 /// The thresholds tier 0 compares its counts with (0: never).

@@ -40,6 +40,7 @@ namespace jitlock::java {
 using Slot = uint64_t;
 struct Class;
 struct Method;
+struct MethodProfile;
 struct VMThread;
 
 struct Object {
@@ -88,6 +89,13 @@ struct Method {
   int VtableIndex = -1;
   std::atomic<uint32_t> Invocations{0}; // counted by tier 0, for tier 1
   std::atomic<uint32_t> BackEdges{0};   // backward branches, likewise
+  /// Tier 0's branch and receiver profile (Profile.h), made on first use.
+  std::atomic<MethodProfile *> Profile{nullptr};
+  /// Its latest tier-1 code when that may trap (Entry is then
+  /// deoptimizableEntry, Deoptimize.h); older code stays mapped.
+  std::atomic<MethodEntry> Tier1Code{nullptr};
+  /// Uncommon traps taken in its tier-1 code (Deoptimize.cpp).
+  std::atomic<uint32_t> Traps{0};
 
   bool isStatic() const { return Flags & AccStatic; }
   bool isAbstract() const { return Flags & AccAbstract; }

@@ -10,6 +10,7 @@
 // jitlock runtime's C ABI.
 //
 //===----------------------------------------------------------------------===//
+#include "Deoptimize.h"
 #include "Tier1.h"
 #include "ToolSupport.h"
 #include "VM.h"
@@ -82,6 +83,35 @@ cl::opt<std::string> PrintTier1Filter(
     cl::desc("With --print-tier1: only methods whose qualified name "
              "contains TEXT, e.g. Counter.increment"),
     cl::value_desc("TEXT"), cl::cat(JavaCategory));
+cl::opt<std::string> PrintProfile(
+    "print-profile",
+    cl::desc("When tier 1 compiles a method whose qualified name contains "
+             "TEXT, print tier 0's branch and receiver profile of it "
+             "(stderr)"),
+    cl::value_desc("TEXT"), cl::cat(JavaCategory));
+cl::opt<bool> LogDeopt("Xlog:deopt",
+                       cl::desc("Print each uncommon trap: method, bytecode, "
+                                "reason, and the thread's locks right after "
+                                "they were restored (stderr)"),
+                       cl::cat(JavaCategory));
+cl::opt<bool>
+    Speculate("speculate",
+              cl::desc("Tier 1 compiles a branch side tier 0 never took as an "
+                       "uncommon trap (default: true)"),
+              cl::init(true), cl::cat(JavaCategory));
+jitlock::tools::NumberOpt TrapMinCount(
+    "tier1-trap-min-count",
+    cl::desc("Speculate on a branch only after N executions in tier 0 "
+             "(default 100)"),
+    cl::value_desc("N"), cl::init(100), cl::cat(JavaCategory));
+jitlock::tools::NumberOpt MaxTraps(
+    "tier1-max-traps",
+    cl::desc("After N uncommon traps a method stays in tier 0 (default 4)"),
+    cl::value_desc("N"), cl::init(4), cl::cat(JavaCategory));
+cl::opt<bool> Elide("elide",
+                    cl::desc("Let tier 1's lowering elide locks "
+                             "(jitlock-elide; default: true)"),
+                    cl::init(true), cl::cat(JavaCategory));
 cl::opt<bool> Xstats("Xstats",
                      cl::desc("Print the runtime's lock statistics at exit "
                               "(stderr)"),
@@ -182,8 +212,16 @@ void checkOptions() {
   if (PrintTier1.getNumOccurrences() && PrintTier1 != "ir" &&
       PrintTier1 != "asm")
     Usage("--print-tier1 must be ir or asm, got '" + PrintTier1 + "'");
+  if (TrapMinCount < 1 || TrapMinCount > 1000000000)
+    Usage("--tier1-trap-min-count needs a count from 1 to 1000000000");
+  if (MaxTraps < 1 || MaxTraps > 1000000)
+    Usage("--tier1-max-traps needs a count from 1 to 1000000");
   Options.ClassPath = ClassPath;
   Options.LogJit = LogJit;
+  DeoptOpts.Log = LogDeopt;
+  DeoptOpts.Speculate = Speculate;
+  DeoptOpts.TrapMinCount = uint32_t(TrapMinCount);
+  DeoptOpts.MaxTraps = uint32_t(MaxTraps);
 }
 
 //===-- The safepoint thread (--safepoint-every) ----------------------===//
@@ -287,6 +325,8 @@ int runMain() {
   Tier1.Log = LogJit;
   Tier1.Print = PrintTier1;
   Tier1.PrintFilter = PrintTier1Filter;
+  Tier1.PrintProfile = PrintProfile;
+  Tier1.Elide = Elide;
   if (!initTier1(Tier1, Error)) {
     error() << Error << "\n";
     return ExitUsage;

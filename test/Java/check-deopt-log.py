@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Checks the -Xlog:deopt lines of the Deopt* programs (label deopt).
+
+Each program runs with VM options that make tier 1 speculate and trap (the
+options after `--`). For every program, at least the traps listed below must
+fire, and right after each one every monitor of the frame must be owned by
+the trapping thread. The single-threaded programs run a second time with
+--elide=false: the lock state after each trap (the lock stack and each
+monitor's owner) must be the same, since a restored ELIDED lock is a held
+lock like any other; only the record (its kinds, its slots' addresses) may
+differ.
+"""
+import argparse
+import os
+import subprocess
+import sys
+
+# program: (minimum traps, a restored monitor must have been ELIDED,
+#           compare with --elide=false); DeoptRepeated must also end in tier 0
+PROGRAMS = {
+    'DeoptRepeated': (4, False, True),
+    'DeoptElided': (3, True, True),
+    'DeoptNested': (1, False, True),
+    'DeoptContended': (1, False, False),
+}
+PREFIX = 'jitlock-java: deopt: '
+
+
+def deopt_lines(vm, classes, name, vm_args):
+    cmd = [vm] + vm_args + ['-Xlog:deopt', '-cp', classes, name]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=120)
+    if p.returncode != 0:
+        sys.exit('%s: exit status %d\n%s' % (' '.join(cmd), p.returncode,
+                                             p.stderr.decode()))
+    return [l[len(PREFIX):] for l in p.stderr.decode().splitlines()
+            if l.startswith(PREFIX)]
+
+
+def lock_state(lines):
+    """The lines that describe the locks after the restore."""
+    return [l for l in lines
+            if not l.lstrip().startswith(('restored', 'frame'))]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--vm', required=True)
+    ap.add_argument('--build', required=True)
+    ap.add_argument('vm_args', nargs='*')
+    args = ap.parse_args()
+    classes = os.path.join(args.build, 'classes')
+    ok = True
+    for name, (min_traps, elided, compare) in PROGRAMS.items():
+        lines = deopt_lines(args.vm, classes, name, args.vm_args)
+        traps = [l for l in lines if ' reason ' in l]
+        problems = []
+        if len(traps) < min_traps:
+            problems.append('%d traps, want at least %d' %
+                            (len(traps), min_traps))
+        for l in lines:
+            if l.strip().startswith('monitor ') and not l.endswith(' self'):
+                problems.append('not held after the restore: ' + l.strip())
+        if name == 'DeoptRepeated' and not any(
+                l.endswith('stays in tier 0') for l in lines):
+            problems.append('the method did not stay in tier 0')
+        if elided and not any(l.strip().startswith('restored') and
+                              ' elided' in l for l in lines):
+            problems.append('no trap restored an elided lock')
+        if compare:
+            plain = deopt_lines(args.vm, classes, name,
+                                args.vm_args + ['--elide=false'])
+            if lock_state(plain) != lock_state(lines):
+                problems.append(
+                    'the lock state after the traps differs with '
+                    '--elide=false:\n  ' + '\n  '.join(lock_state(lines)) +
+                    '\nversus\n  ' + '\n  '.join(lock_state(plain)))
+        for p in problems:
+            print('FAIL %s: %s' % (name, p))
+        if not problems:
+            print('ok %s: %d traps' % (name, len(traps)))
+        ok &= not problems
+    print('all passed' if ok else 'FAILURES')
+    return 0 if ok else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
