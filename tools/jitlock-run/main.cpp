@@ -128,20 +128,21 @@ cl::opt<jitlock::LockingMode, false, ModeParser<jitlock::LockingMode>>
             jitlock::modeOptionValues<jitlock::LockingMode>(),
             cl::cat(RunCategory));
 
+/// --monitors' values: one per line of jitlock/MonitorStorage.def.
+struct MonitorStorageValues {
+  template <typename Opt> void apply(Opt &O) const {
+    for (const jitlock::MonitorStorageDescriptor &D : jitlock::MonitorStorages)
+      O.getParser().addLiteralOption(D.Name, D.Storage, D.Help);
+  }
+};
+
 cl::opt<jitlock::MonitorStorage, false,
         jitlock::tools::ValuesParser<jitlock::MonitorStorage>>
     Monitors("monitors",
              cl::desc("How an inflated header names its monitor: the "
                       "runtime is configured for it and the code lowered "
                       "for it"),
-             cl::values(clEnumValN(jitlock::MonitorStorage::Pointer, "pointer",
-                                   "The monitor's address (default)"),
-                        clEnumValN(jitlock::MonitorStorage::Index, "index",
-                                   "A monitor index"),
-                        clEnumValN(jitlock::MonitorStorage::Table, "table",
-                                   "A side table, with a per-thread cache "
-                                   "the inline code probes")),
-             cl::cat(RunCategory));
+             MonitorStorageValues(), cl::cat(RunCategory));
 
 cl::opt<jitlock::InflatedExit, false, ModeParser<jitlock::InflatedExit>>
     Exit("exit",
