@@ -27,6 +27,7 @@
 #ifndef JITLOCK_RUNTIME_THREAD_H
 #define JITLOCK_RUNTIME_THREAD_H
 
+#include "Assert.h"
 #include "jitlock/jitlock_rt.h"
 
 #include <atomic>
@@ -257,13 +258,22 @@ public:
   /// The top entry, or the sentinel when empty.
   void *top() const { return at(int(size()) - 1); }
 
+  /// E4, E5: a full lock stack inflates its oldest entry first (E2).
   void push(void *Obj) {
+    JITLOCK_ASSERT(!isFull(), "E2", "push on a full lock stack");
+    JITLOCK_ASSERT(Obj && Obj != LockStackSentinel, "E5",
+                   "push of a null or sentinel object");
     slot(size()).store(Obj, std::memory_order_relaxed);
     setTop(topOffset() + 8);
+    validateIfChecked();
   }
-  void *pop() {
+  /// X2: pops `Expected`, which must be the top entry.
+  void pop(const void *Expected) {
+    JITLOCK_ASSERT(!isEmpty(), "X2", "pop of an empty lock stack");
+    JITLOCK_ASSERT(top() == Expected, "X2",
+                   "pop of an object that is not the top entry");
     setTop(topOffset() - 8);
-    return at(int(size()));
+    validateIfChecked();
   }
 
   /// Index of the topmost entry equal to `Obj`, or -1.
@@ -275,7 +285,17 @@ public:
   /// Removes every entry of `Obj` and returns how many there were.
   unsigned removeAll(const void *Obj);
 
+  /// Checks the invariants above (1, 3 and 4; 2 is the headers' side) for
+  /// an attached thread, and that a detached one reads as full (E2). Called
+  /// by the owner, or by another thread while the owner is stopped.
+  void validate() const;
+
 private:
+  void validateIfChecked() const {
+    if constexpr (AssertionsEnabled)
+      validate();
+  }
+
   uint32_t topOffset() const {
     return std::atomic_ref<uint32_t>(T.LockStackTop)
         .load(std::memory_order_relaxed);
