@@ -57,10 +57,12 @@ enum class Arch { X86_64, AArch64 };
 
 /// The machine this library was built for.
 constexpr Arch hostArch() {
-#if defined(__aarch64__)
+#if defined(__x86_64__)
+  return Arch::X86_64;
+#elif defined(__aarch64__)
   return Arch::AArch64;
 #else
-  return Arch::X86_64;
+#error "jitlock's deopt support knows x86_64 and AArch64 only"
 #endif
 }
 

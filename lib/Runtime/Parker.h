@@ -2,6 +2,8 @@
 #ifndef JITLOCK_RUNTIME_PARKER_H
 #define JITLOCK_RUNTIME_PARKER_H
 
+#include "Arch/Arch.h"
+
 #include <atomic>
 #include <cstdint>
 
@@ -20,14 +22,7 @@ void wakeAll(std::atomic<uint32_t> &Word);
 /// CLOCK_MONOTONIC in nanoseconds.
 uint64_t monotonicNowNs();
 
-/// One iteration of a spin loop: a pause hint to the core.
-inline void spinPause() {
-#if defined(__x86_64__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield" ::: "memory");
-#endif
-}
+using arch::spinPause;
 
 } // namespace jitlock
 

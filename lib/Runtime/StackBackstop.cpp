@@ -10,6 +10,7 @@
 // without stdio.
 //
 //===----------------------------------------------------------------------===//
+#include "Arch/Arch.h"
 #include "StackGuard.h"
 
 #include <cerrno>
@@ -136,14 +137,7 @@ static uint32_t guardZoneOf(const StackState &S, uintptr_t Addr) {
 }
 
 static uintptr_t interruptedSp(void *Context) {
-  auto *UC = static_cast<ucontext_t *>(Context);
-#if defined(__x86_64__)
-  return uintptr_t(UC->uc_mcontext.gregs[REG_RSP]);
-#elif defined(__aarch64__)
-  return uintptr_t(UC->uc_mcontext.sp);
-#else
-#error "jitlock supports x86_64 and AArch64"
-#endif
+  return arch::interruptedStackPointer(*static_cast<ucontext_t *>(Context));
 }
 
 /// Hands a fault that is not ours to whoever had SIGSEGV before us.

@@ -1,5 +1,6 @@
 //===- Thread.cpp - Thread storage, the lock stack, the thread registry ---===//
 #include "Thread.h"
+#include "Arch/Arch.h"
 
 #include <cstring>
 
@@ -126,20 +127,8 @@ thread_local constinit jitlock_thread ThreadStorage __attribute__((
     tls_model("initial-exec"))){.LockStackTop = LockStack::endOffset()};
 #pragma GCC diagnostic pop
 
-static char *threadPointer() {
-  char *TP;
-#if defined(__x86_64__)
-  asm("mov %%fs:0, %0" : "=r"(TP));
-#elif defined(__aarch64__)
-  asm("mrs %0, tpidr_el0" : "=r"(TP));
-#else
-#error "jitlock supports x86_64 and AArch64"
-#endif
-  return TP;
-}
-
 int64_t threadTlsOffset() {
-  return reinterpret_cast<char *>(&ThreadStorage) - threadPointer();
+  return reinterpret_cast<char *>(&ThreadStorage) - arch::threadPointer();
 }
 
 } // namespace jitlock
