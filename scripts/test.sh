@@ -6,13 +6,15 @@
 #
 # The sanitizer presets build everything but the benchmarks and the AArch64
 # cross build, and run the suites their test preset selects by label
-# (CMakePresets.json: sanitizer-tests).
+# (CMakePresets.json: sanitizer-tests). The debug preset builds the runtime
+# and its suites with assertions on (JITLOCK_ASSERT, lib/Runtime/Assert.h)
+# and runs the stress and deflation suites.
 #
 # JITLOCK_TEST_PRESETS overrides the list, e.g. JITLOCK_TEST_PRESETS=default.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-read -r -a presets <<<"${JITLOCK_TEST_PRESETS:-tsan asan default}"
+read -r -a presets <<<"${JITLOCK_TEST_PRESETS:-tsan asan debug default}"
 if ((${#presets[@]} == 0)); then
   echo "test.sh: JITLOCK_TEST_PRESETS names no preset" >&2
   exit 2
