@@ -34,13 +34,17 @@
 #include "jitlock/StackBang.h"
 #include "jitlock/jitlock_rt.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/IR/PassManager.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 namespace llvm {
@@ -138,6 +142,86 @@ struct LoweringConfig {
   static llvm::Expected<LoweringConfig> parseElide(llvm::StringRef Params);
 };
 
+/// One value of a mode option of LoweringConfig (LoweringModes.def).
+template <typename T> struct ModeValue {
+  T Value;
+  const char *Spelling;
+  const char *Help;
+};
+
+/// What LoweringModes.def says about mode `T` besides its values.
+template <typename T> struct ModeTraits;
+#define JITLOCK_MODE(Type, FieldName, ParamName, FlagName, NameFn, ParseFn)    \
+  template <> struct ModeTraits<Type> {                                        \
+    static constexpr const char *Param = ParamName;                            \
+    static constexpr const char *Flag = FlagName;                              \
+    static constexpr std::optional<Type> LoweringConfig::*Field =              \
+        &LoweringConfig::FieldName;                                            \
+  };
+#include "jitlock/LoweringModes.def"
+
+/// Every value of mode `T`, in the table's order.
+template <typename T> llvm::ArrayRef<ModeValue<T>> modeValues() {
+  static const std::vector<ModeValue<T>> Values = [] {
+    std::vector<ModeValue<T>> V;
+#define JITLOCK_MODE_VALUE(Type, Value, Spelling, Help)                        \
+  if constexpr (std::is_same_v<T, Type>)                                       \
+    V.push_back({Type::Value, Spelling, Help});
+#include "jitlock/LoweringModes.def"
+    return V;
+  }();
+  return Values;
+}
+
+/// The value of mode `T` spelled `S`, if any.
+template <typename T> std::optional<T> parseMode(llvm::StringRef S) {
+  for (const ModeValue<T> &V : modeValues<T>())
+    if (S == V.Spelling)
+      return V.Value;
+  return std::nullopt;
+}
+
+/// How `M` is spelled.
+template <typename T> llvm::StringRef modeName(T M) {
+  for (const ModeValue<T> &V : modeValues<T>())
+    if (M == V.Value)
+      return V.Spelling;
+  return "?";
+}
+
+/// "a|b|c": every spelling of mode `T`.
+template <typename T> std::string modeSpellings() {
+  std::string List;
+  for (const ModeValue<T> &V : modeValues<T>())
+    List += (List.empty() ? "" : "|") + std::string(V.Spelling);
+  return List;
+}
+
+/// "unknown polls 'sometimes'; expected none|explicit|auto".
+template <typename T> std::string unknownModeMessage(llvm::StringRef Value) {
+  return "unknown " + std::string(ModeTraits<T>::Param) + " '" + Value.str() +
+         "'; expected " + modeSpellings<T>();
+}
+
+/// The values of mode `T` for a tool's cl::opt, in place of cl::values(...):
+///   cl::opt<PollMode> Polls("polls", modeOptionValues<PollMode>(), ...);
+template <typename T> struct ModeOptionValues {
+  template <typename Opt> void apply(Opt &O) const {
+    for (const ModeValue<T> &V : modeValues<T>())
+      O.getParser().addLiteralOption(V.Spelling, V.Value, V.Help);
+  }
+};
+template <typename T> ModeOptionValues<T> modeOptionValues() { return {}; }
+
+/// threadModeName, parseThreadMode, bangModeName, ...: the name and parse
+/// functions of each mode, by the names the table gives them.
+#define JITLOCK_MODE(Type, Field, Param, Flag, NameFn, ParseFn)                \
+  inline llvm::StringRef NameFn(Type M) { return modeName(M); }                \
+  inline std::optional<Type> ParseFn(llvm::StringRef S) {                      \
+    return parseMode<Type>(S);                                                 \
+  }
+#include "jitlock/LoweringModes.def"
+
 /// The configuration resolved for one module: every value known.
 struct ResolvedConfig {
   ThreadMode Thread;
@@ -158,6 +242,32 @@ struct ResolvedConfig {
 /// conflict, or the unmet requirement, on failure.
 llvm::Expected<ResolvedConfig> resolveConfig(const llvm::Module &M,
                                              const LoweringConfig &Explicit);
+
+/// resolveConfig as a module analysis, so that the passes of one pipeline
+/// resolve the module's configuration once instead of each on its own. A
+/// pass's explicit configuration is part of the question: the result keeps
+/// one answer (the configuration, or the message saying why there is none)
+/// per explicit configuration asked about. The lowering passes preserve it,
+/// since they change no jitlock.* flag it reads.
+class ResolvedConfigAnalysis
+    : public llvm::AnalysisInfoMixin<ResolvedConfigAnalysis> {
+  friend llvm::AnalysisInfoMixin<ResolvedConfigAnalysis>;
+  static llvm::AnalysisKey Key;
+
+public:
+  class Result {
+  public:
+    /// The configuration of `M` under `Explicit`, or why there is none.
+    const std::variant<ResolvedConfig, std::string> &
+    get(const llvm::Module &M, const LoweringConfig &Explicit);
+    bool invalidate(llvm::Module &, const llvm::PreservedAnalyses &PA,
+                    llvm::ModuleAnalysisManager::Invalidator &);
+
+  private:
+    std::map<std::string, std::variant<ResolvedConfig, std::string>> Answers;
+  };
+  Result run(llvm::Module &, llvm::ModuleAnalysisManager &) { return {}; }
+};
 
 /// Diagnoses bad input: wrong signatures, non-pointer operands, unknown
 /// jitlock.* names, and exits without a matching enter on some path.
@@ -289,18 +399,9 @@ inline constexpr const char *PollsPlacedAttr = "jitlock-polls-placed";
 /// by this rule, and a loop none of whose instructions may poll never polls.
 bool mayPoll(const llvm::Instruction &I);
 
-/// "tls", "arg", "call"; "watermark", "always", "none"; "lightweight",
-/// "heavy"; "none", "explicit", "auto"; "pointer", "index", "table".
-llvm::StringRef threadModeName(ThreadMode M);
-llvm::StringRef bangModeName(BangMode M);
-llvm::StringRef lockingModeName(LockingMode M);
-llvm::StringRef pollModeName(PollMode M);
+/// "pointer", "index", "table", and its inverse.
 llvm::StringRef monitorStorageName(MonitorStorage S);
-/// "store", "fence".
-llvm::StringRef inflatedExitName(InflatedExit E);
-/// The inverses of the two first, as the pass parameters spell them.
-std::optional<ThreadMode> parseThreadMode(llvm::StringRef S);
-std::optional<BangMode> parseBangMode(llvm::StringRef S);
+std::optional<MonitorStorage> parseMonitorStorage(llvm::StringRef S);
 
 /// A printable summary of every layout value compiled into lowered code:
 /// the header and lock-stack fields, the monitor fields, the stack-bang

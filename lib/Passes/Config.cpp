@@ -33,103 +33,7 @@ static Error checkRange(StringRef Name, int64_t V, int64_t Lo, int64_t Hi) {
   return Error::success();
 }
 
-std::optional<ThreadMode> parseThreadMode(StringRef S) {
-  if (S == "tls")
-    return ThreadMode::TLS;
-  if (S == "arg")
-    return ThreadMode::Arg;
-  if (S == "call")
-    return ThreadMode::Call;
-  return std::nullopt;
-}
-
-StringRef threadModeName(ThreadMode M) {
-  switch (M) {
-  case ThreadMode::TLS:
-    return "tls";
-  case ThreadMode::Arg:
-    return "arg";
-  case ThreadMode::Call:
-    return "call";
-  }
-  llvm_unreachable("unknown thread mode");
-}
-
-std::optional<BangMode> parseBangMode(StringRef S) {
-  if (S == "watermark")
-    return BangMode::Watermark;
-  if (S == "always")
-    return BangMode::Always;
-  if (S == "none")
-    return BangMode::None;
-  return std::nullopt;
-}
-
-StringRef bangModeName(BangMode M) {
-  switch (M) {
-  case BangMode::Watermark:
-    return "watermark";
-  case BangMode::Always:
-    return "always";
-  case BangMode::None:
-    return "none";
-  }
-  llvm_unreachable("unknown bang mode");
-}
-
-static std::optional<LockingMode> parseLockingMode(StringRef S) {
-  if (S == "lightweight")
-    return LockingMode::Lightweight;
-  if (S == "heavy")
-    return LockingMode::Heavy;
-  return std::nullopt;
-}
-
-StringRef lockingModeName(LockingMode M) {
-  switch (M) {
-  case LockingMode::Lightweight:
-    return "lightweight";
-  case LockingMode::Heavy:
-    return "heavy";
-  }
-  llvm_unreachable("unknown locking mode");
-}
-
-static std::optional<PollMode> parsePollMode(StringRef S) {
-  if (S == "none")
-    return PollMode::None;
-  if (S == "explicit")
-    return PollMode::Explicit;
-  if (S == "auto")
-    return PollMode::Auto;
-  return std::nullopt;
-}
-
-StringRef pollModeName(PollMode M) {
-  switch (M) {
-  case PollMode::None:
-    return "none";
-  case PollMode::Explicit:
-    return "explicit";
-  case PollMode::Auto:
-    return "auto";
-  }
-  llvm_unreachable("unknown poll mode");
-}
-
-static std::optional<InflatedExit> parseInflatedExit(StringRef S) {
-  if (S == "store")
-    return InflatedExit::Store;
-  if (S == "fence")
-    return InflatedExit::Fence;
-  return std::nullopt;
-}
-
-StringRef inflatedExitName(InflatedExit E) {
-  return E == InflatedExit::Store ? "store" : "fence";
-}
-
-static std::optional<MonitorStorage> parseMonitorStorage(StringRef S) {
+std::optional<MonitorStorage> parseMonitorStorage(StringRef S) {
   if (S == "pointer")
     return MonitorStorage::Pointer;
   if (S == "index")
@@ -176,12 +80,15 @@ Expected<LoweringConfig> LoweringConfig::parse(StringRef Params) {
       Field = N;
       return Error::success();
     };
-    if (Key == "thread") {
-      C.Thread = parseThreadMode(Value);
-      if (!C.Thread)
-        return configError("thread must be tls, arg or call, got '" + Value +
-                           "'");
-    } else if (Key == "tls-offset") {
+#define JITLOCK_MODE(Type, Field, Param, Flag, NameFn, ParseFn)                \
+  if (Key == Param) {                                                          \
+    C.Field = ParseFn(Value);                                                  \
+    if (!C.Field)                                                              \
+      return configError(unknownModeMessage<Type>(Value));                     \
+    continue;                                                                  \
+  }
+#include "jitlock/LoweringModes.def"
+    if (Key == "tls-offset") {
       if (Error E = NeedInt(C.TlsOffset, INT32_MIN, INT32_MAX))
         return std::move(E);
     } else if (Key == "header-offset") {
@@ -194,35 +101,20 @@ Expected<LoweringConfig> LoweringConfig::parse(StringRef Params) {
       if (!Value.empty())
         return configError("'" + Key + "' takes no value");
       C.Inline = Key == "inline";
-    } else if (Key == "bang") {
-      C.Bang = parseBangMode(Value);
-      if (!C.Bang)
-        return configError("bang must be watermark, always or none, got '" +
-                           Value + "'");
-    } else if (Key == "locking") {
-      C.Locking = parseLockingMode(Value);
-      if (!C.Locking)
-        return configError("locking must be lightweight or heavy, got '" +
-                           Value + "'");
-    } else if (Key == "polls") {
-      C.Polls = parsePollMode(Value);
-      if (!C.Polls)
-        return configError("polls must be none, explicit or auto, got '" +
-                           Value + "'");
     } else if (Key == "monitors") {
       C.Monitors = parseMonitorStorage(Value);
       if (!C.Monitors)
-        return configError("monitors must be pointer, index or table, got '" +
-                           Value + "'");
-    } else if (Key == "exit") {
-      C.Exit = parseInflatedExit(Value);
-      if (!C.Exit)
-        return configError("exit must be store or fence, got '" + Value + "'");
+        return configError("unknown monitors '" + Value +
+                           "'; expected pointer|index|table");
     } else {
+      std::string Keys;
+#define JITLOCK_MODE(Type, Field, Param, Flag, NameFn, ParseFn)                \
+  Keys += Param ", ";
+#include "jitlock/LoweringModes.def"
       return configError("unknown jitlock-lower parameter '" + Key +
-                         "' (expected thread, tls-offset, header-offset, "
-                         "capacity, inline, no-inline, bang, locking, polls, "
-                         "monitors or exit)");
+                         "' (expected " + Keys +
+                         "tls-offset, header-offset, capacity, inline, "
+                         "no-inline or monitors)");
     }
   }
   return C;
@@ -242,18 +134,24 @@ static Expected<std::optional<int64_t>> intFlag(const Module &M,
 }
 
 /// Reads the string module flag `jitlock.<Name>`, if present, with `Parse`;
-/// `Expected` lists the accepted values for the message.
+/// `Unknown` says what is wrong with a string it does not accept, and
+/// `Spellings` lists the accepted ones.
 template <typename T>
 static Expected<std::optional<T>>
 modeFlag(const Module &M, StringRef Name,
-         function_ref<std::optional<T>(StringRef)> Parse, StringRef Expected) {
+         function_ref<std::optional<T>(StringRef)> Parse,
+         function_ref<std::string(StringRef)> Unknown, StringRef Spellings) {
   Metadata *MD = M.getModuleFlag(("jitlock." + Name).str());
   if (!MD)
     return std::nullopt;
   auto *S = dyn_cast<MDString>(MD);
-  std::optional<T> V = S ? Parse(S->getString()) : std::nullopt;
+  if (!S)
+    return configError("module flag jitlock." + Name +
+                       " must be a string; expected " + Spellings);
+  std::optional<T> V = Parse(S->getString());
   if (!V)
-    return configError("module flag jitlock." + Name + " must be " + Expected);
+    return configError("module flag jitlock." + Name + ": " +
+                       Unknown(S->getString()));
   return V;
 }
 
@@ -271,6 +169,19 @@ pickOne(StringRef Name, std::optional<T> Explicit, std::optional<T> FromModule,
   return Explicit ? Explicit : FromModule;
 }
 
+/// Picks mode `T` (LoweringModes.def) from the explicit config and the
+/// module flag.
+template <typename T>
+static Expected<std::optional<T>> pickMode(const Module &M,
+                                           const LoweringConfig &Explicit) {
+  auto FromModule = modeFlag<T>(M, ModeTraits<T>::Flag, parseMode<T>,
+                                unknownModeMessage<T>, modeSpellings<T>());
+  if (!FromModule)
+    return FromModule.takeError();
+  return pickOne<T>(ModeTraits<T>::Flag, Explicit.*ModeTraits<T>::Field,
+                    *FromModule, [](T V) { return modeName(V).str(); });
+}
+
 Expected<ResolvedConfig> resolveConfig(const Module &M,
                                        const LoweringConfig &Explicit) {
   ResolvedConfig R;
@@ -278,13 +189,7 @@ Expected<ResolvedConfig> resolveConfig(const Module &M,
   auto Num = [](int64_t V) { return std::to_string(V); };
 
   // The thread mode, from a string flag.
-  auto FlagMode = modeFlag<ThreadMode>(M, "thread", parseThreadMode,
-                                       "\"tls\", \"arg\" or \"call\"");
-  if (!FlagMode)
-    return FlagMode.takeError();
-  auto Mode =
-      pickOne<ThreadMode>("thread", Explicit.Thread, *FlagMode,
-                          [](ThreadMode T) { return threadModeName(T).str(); });
+  auto Mode = pickMode<ThreadMode>(M, Explicit);
   if (!Mode)
     return Mode.takeError();
   R.Thread = Mode->value_or(ThreadMode::Call);
@@ -346,25 +251,13 @@ Expected<ResolvedConfig> resolveConfig(const Module &M,
   R.Inline = Explicit.Inline.value_or(true);
 
   // The stack-bang mode: watermark unless asked otherwise.
-  auto BangFlag = modeFlag<BangMode>(M, "stack-bang", parseBangMode,
-                                     "\"watermark\", \"always\" or \"none\"");
-  if (!BangFlag)
-    return BangFlag.takeError();
-  auto Bang =
-      pickOne<BangMode>("stack-bang", Explicit.Bang, *BangFlag,
-                        [](BangMode B) { return bangModeName(B).str(); });
+  auto Bang = pickMode<BangMode>(M, Explicit);
   if (!Bang)
     return Bang.takeError();
   R.Bang = Bang->value_or(BangMode::Watermark);
 
   // The locking mode: the runtime's unless asked otherwise.
-  auto LockingFlag = modeFlag<LockingMode>(M, "locking", parseLockingMode,
-                                           "\"lightweight\" or \"heavy\"");
-  if (!LockingFlag)
-    return LockingFlag.takeError();
-  auto Locking = pickOne<LockingMode>(
-      "locking", Explicit.Locking, *LockingFlag,
-      [](LockingMode L) { return lockingModeName(L).str(); });
+  auto Locking = pickMode<LockingMode>(M, Explicit);
   if (!Locking)
     return Locking.takeError();
   R.Locking = Locking->value_or(R.Layout.locking_mode == JITLOCK_LOCKING_HEAVY
@@ -372,13 +265,7 @@ Expected<ResolvedConfig> resolveConfig(const Module &M,
                                     : LockingMode::Lightweight);
 
   // The safepoint polls: the frontend's unless asked otherwise.
-  auto PollsFlag = modeFlag<PollMode>(M, "polls", parsePollMode,
-                                      "\"none\", \"explicit\" or \"auto\"");
-  if (!PollsFlag)
-    return PollsFlag.takeError();
-  auto Polls =
-      pickOne<PollMode>("polls", Explicit.Polls, *PollsFlag,
-                        [](PollMode P) { return pollModeName(P).str(); });
+  auto Polls = pickMode<PollMode>(M, Explicit);
   if (!Polls)
     return Polls.takeError();
   R.Polls = Polls->value_or(PollMode::Explicit);
@@ -386,9 +273,13 @@ Expected<ResolvedConfig> resolveConfig(const Module &M,
   // The monitor storage: the runtime's unless asked otherwise. The layout
   // carries every storage's fields, so code for another one can be lowered
   // (and is stamped as such); a runtime without that storage leaves them 0.
-  auto MonitorsFlag =
-      modeFlag<MonitorStorage>(M, "monitors", parseMonitorStorage,
-                               "\"pointer\", \"index\" or \"table\"");
+  auto MonitorsFlag = modeFlag<MonitorStorage>(
+      M, "monitors", parseMonitorStorage,
+      [](StringRef V) {
+        return "unknown monitors '" + V.str() +
+               "'; expected pointer|index|table";
+      },
+      "pointer|index|table");
   if (!MonitorsFlag)
     return MonitorsFlag.takeError();
   auto Monitors = pickOne<MonitorStorage>(
@@ -415,13 +306,7 @@ Expected<ResolvedConfig> resolveConfig(const Module &M,
 
   // The inflated exit: the runtime's unless asked otherwise. Fence code is
   // correct on any runtime, but is stamped as such all the same.
-  auto ExitFlag = modeFlag<InflatedExit>(M, "exit", parseInflatedExit,
-                                         "\"store\" or \"fence\"");
-  if (!ExitFlag)
-    return ExitFlag.takeError();
-  auto Exit = pickOne<InflatedExit>(
-      "exit", Explicit.Exit, *ExitFlag,
-      [](InflatedExit E) { return inflatedExitName(E).str(); });
+  auto Exit = pickMode<InflatedExit>(M, Explicit);
   if (!Exit)
     return Exit.takeError();
   if (*Exit) {
@@ -438,6 +323,69 @@ Expected<ResolvedConfig> resolveConfig(const Module &M,
                        "this runtime is too old for this lowering");
   R.Layout.monitor_exit = uint32_t(R.Exit);
   return R;
+}
+
+AnalysisKey ResolvedConfigAnalysis::Key;
+
+/// Appends one field of a LoweringConfig to a key that tells apart any two
+/// configurations that differ.
+template <typename T>
+static void appendKey(std::string &Key, const std::optional<T> &Field) {
+  if (!Field) {
+    Key += "-;";
+    return;
+  }
+  if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+    for (const std::string &S : *Field)
+      Key += S + ",";
+  } else {
+    Key += std::to_string(int64_t(*Field));
+  }
+  Key += ";";
+}
+
+const std::variant<ResolvedConfig, std::string> &
+ResolvedConfigAnalysis::Result::get(const Module &M,
+                                    const LoweringConfig &Explicit) {
+  std::string Key;
+#define JITLOCK_MODE(Type, Field, Param, Flag, NameFn, ParseFn)                \
+  appendKey(Key, Explicit.Field);
+#include "jitlock/LoweringModes.def"
+#define JITLOCK_CONFIG_FIELD(Field) appendKey(Key, Explicit.Field);
+#include "ConfigFields.def"
+  auto [It, New] = Answers.try_emplace(Key);
+  if (New) {
+    if (Expected<ResolvedConfig> R = resolveConfig(M, Explicit))
+      It->second = *R;
+    else
+      It->second = toString(R.takeError());
+  }
+  return It->second;
+}
+
+bool ResolvedConfigAnalysis::Result::invalidate(
+    Module &, const PreservedAnalyses &PA,
+    ModuleAnalysisManager::Invalidator &) {
+  auto Checker = PA.getChecker<ResolvedConfigAnalysis>();
+  return !Checker.preserved() && !Checker.preservedSet<AllAnalysesOn<Module>>();
+}
+
+const ResolvedConfig *getResolvedConfig(Module &M, ModuleAnalysisManager &MAM,
+                                        const LoweringConfig &Explicit) {
+  MAM.registerPass([] { return ResolvedConfigAnalysis(); });
+  const auto &Answer =
+      MAM.getResult<ResolvedConfigAnalysis>(M).get(M, Explicit);
+  if (const auto *Message = std::get_if<std::string>(&Answer)) {
+    reportError(M.getContext(), *Message);
+    return nullptr;
+  }
+  return &std::get<ResolvedConfig>(Answer);
+}
+
+PreservedAnalyses preservedByLowering() {
+  PreservedAnalyses PA = PreservedAnalyses::none();
+  PA.preserve<ResolvedConfigAnalysis>();
+  return PA;
 }
 
 std::string layoutFingerprint(const jitlock_rt_layout &L) {

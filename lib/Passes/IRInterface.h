@@ -16,6 +16,7 @@
 #include "llvm/IR/Function.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
+#include "llvm/IR/PassManager.h"
 
 #include <string>
 
@@ -27,6 +28,9 @@ class Module;
 } // namespace llvm
 
 namespace jitlock {
+
+struct LoweringConfig;
+struct ResolvedConfig;
 
 inline constexpr llvm::StringLiteral MonitorEnterName = "jitlock.monitor.enter";
 inline constexpr llvm::StringLiteral MonitorExitName = "jitlock.monitor.exit";
@@ -109,6 +113,16 @@ std::string describe(const llvm::Instruction &I, const llvm::Twine &What);
 void reportError(const llvm::Instruction &I, const llvm::Twine &What);
 /// The same, for errors that concern the whole module (configuration).
 void reportError(llvm::LLVMContext &Ctx, const llvm::Twine &What);
+
+/// The configuration of `M` under `Explicit`, from `MAM`'s
+/// ResolvedConfigAnalysis (registered here if the pipeline's builder did
+/// not); null after reporting the error when it does not resolve.
+const ResolvedConfig *getResolvedConfig(llvm::Module &M,
+                                        llvm::ModuleAnalysisManager &MAM,
+                                        const LoweringConfig &Explicit);
+/// What a lowering pass that changed the module preserves: the resolved
+/// configuration, whose module flags it leaves alone.
+llvm::PreservedAnalyses preservedByLowering();
 /// The same, for errors that concern a function as a whole:
 /// "in function 'f': <what>".
 void reportError(const llvm::Function &F, const llvm::Twine &What);

@@ -569,13 +569,11 @@ PreservedAnalyses LowerMonitorsPass::run(Module &M,
   Function *EnterFn = M.getFunction(MonitorEnterName);
   Function *ExitFn = M.getFunction(MonitorExitName);
   if (!EnterFn && !ExitFn)
-    return ErasedMarkers ? PreservedAnalyses::none() : PreservedAnalyses::all();
+    return ErasedMarkers ? preservedByLowering() : PreservedAnalyses::all();
 
-  Expected<ResolvedConfig> Resolved = resolveConfig(M, Config);
-  if (!Resolved) {
-    reportError(M.getContext(), toString(Resolved.takeError()));
+  const ResolvedConfig *Resolved = getResolvedConfig(M, MAM, Config);
+  if (!Resolved)
     return PreservedAnalyses::all();
-  }
 
   // Collect first: lowering splits blocks. The runtime never unwinds, so an
   // invoke is a call followed by a branch to its normal destination.
@@ -668,7 +666,7 @@ PreservedAnalyses LowerMonitorsPass::run(Module &M,
 
   // Stamp the layout compiled in, so that a JIT can refuse a mismatch.
   stampLoweredLayout(M, Resolved->Layout);
-  return PreservedAnalyses::none();
+  return preservedByLowering();
 }
 
 } // namespace jitlock

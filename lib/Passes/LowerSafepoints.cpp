@@ -440,7 +440,8 @@ void PollLowering::lowerToRuntimeCall(CallInst &Poll, Instruction *Pad) {
 
 } // namespace
 
-PreservedAnalyses LowerSafepointsPass::run(Module &M, ModuleAnalysisManager &) {
+PreservedAnalyses LowerSafepointsPass::run(Module &M,
+                                           ModuleAnalysisManager &MAM) {
   Function *PollFn = M.getFunction(SafepointPollName);
   // polls=auto may come from the configuration or from a module flag.
   bool MayPlace =
@@ -448,11 +449,9 @@ PreservedAnalyses LowerSafepointsPass::run(Module &M, ModuleAnalysisManager &) {
   if ((!PollFn || PollFn->use_empty()) && !MayPlace)
     return PreservedAnalyses::all();
 
-  Expected<ResolvedConfig> Resolved = resolveConfig(M, Config);
-  if (!Resolved) {
-    reportError(M.getContext(), toString(Resolved.takeError()));
+  const ResolvedConfig *Resolved = getResolvedConfig(M, MAM, Config);
+  if (!Resolved)
     return PreservedAnalyses::all();
-  }
   const ResolvedConfig &C = *Resolved;
   if (C.Layout.poll_armed_bit == 0) {
     reportError(M.getContext(), "the runtime's layout has no poll_armed_bit");
@@ -463,7 +462,7 @@ PreservedAnalyses LowerSafepointsPass::run(Module &M, ModuleAnalysisManager &) {
     placePolls(M, C);
   PollFn = M.getFunction(SafepointPollName);
   if (!PollFn)
-    return PreservedAnalyses::none();
+    return preservedByLowering();
 
   // Collect first, in program order: lowering splits blocks. The runtime
   // never unwinds, so an invoke is a call followed by a branch to its normal
@@ -534,7 +533,7 @@ PreservedAnalyses LowerSafepointsPass::run(Module &M, ModuleAnalysisManager &) {
   // The poll word's offset and armed bit are compiled in: stamp them.
   if (Lowered)
     stampLoweredLayout(M, C.Layout);
-  return PreservedAnalyses::none();
+  return preservedByLowering();
 }
 
 /// The rule at the top of this file: what may poll.

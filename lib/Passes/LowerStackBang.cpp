@@ -230,11 +230,9 @@ PreservedAnalyses LowerStackBangPass::run(Module &M,
   if (none_of(M, [](Function &F) { return F.hasFnAttribute(StackBangAttr); }))
     return PreservedAnalyses::all();
 
-  Expected<ResolvedConfig> Resolved = resolveConfig(M, Config);
-  if (!Resolved) {
-    reportError(M.getContext(), toString(Resolved.takeError()));
+  const ResolvedConfig *Resolved = getResolvedConfig(M, MAM, Config);
+  if (!Resolved)
     return PreservedAnalyses::all();
-  }
 
   // The default pipelines lower the other modes at their end, which also
   // diagnoses their attributes, once; see registerPasses.
@@ -303,7 +301,7 @@ PreservedAnalyses LowerStackBangPass::run(Module &M,
   // and shadow pages (always): stamp them, as the monitor lowering does.
   if (Mode != BangMode::None)
     stampLoweredLayout(M, Resolved->Layout);
-  return PreservedAnalyses::none();
+  return preservedByLowering();
 }
 
 } // namespace jitlock

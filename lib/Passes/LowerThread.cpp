@@ -122,15 +122,13 @@ static Value *materialize(Function &F, const ResolvedConfig &C,
   llvm_unreachable("unknown thread mode");
 }
 
-PreservedAnalyses LowerThreadPass::run(Module &M, ModuleAnalysisManager &) {
+PreservedAnalyses LowerThreadPass::run(Module &M, ModuleAnalysisManager &MAM) {
   Function *ThreadFn = M.getFunction(ThreadName);
   if (!ThreadFn)
     return PreservedAnalyses::all();
-  Expected<ResolvedConfig> Resolved = resolveConfig(M, Config);
-  if (!Resolved) {
-    reportError(M.getContext(), toString(Resolved.takeError()));
+  const ResolvedConfig *Resolved = getResolvedConfig(M, MAM, Config);
+  if (!Resolved)
     return PreservedAnalyses::all();
-  }
 
   // The requests, by function. jitlock.thread() never unwinds: an invoke of
   // it is a call and a branch.
@@ -207,7 +205,7 @@ PreservedAnalyses LowerThreadPass::run(Module &M, ModuleAnalysisManager &) {
                                 "lowered with thread=" +
                                     Old->getString() +
                                     ", now with thread=" + Stamp);
-  return PreservedAnalyses::none();
+  return preservedByLowering();
 }
 
 } // namespace jitlock

@@ -43,81 +43,42 @@ void addLoweringPasses(ModulePassManager &MPM, const LoweringConfig &Config) {
 
 /// Pipeline parameters override the registered configuration field by field.
 static LoweringConfig overlay(LoweringConfig Base, const LoweringConfig &Top) {
-  if (Top.Thread)
-    Base.Thread = Top.Thread;
-  if (Top.TlsOffset)
-    Base.TlsOffset = Top.TlsOffset;
-  if (Top.HeaderOffset)
-    Base.HeaderOffset = Top.HeaderOffset;
-  if (Top.Capacity)
-    Base.Capacity = Top.Capacity;
-  if (Top.Inline)
-    Base.Inline = Top.Inline;
-  if (Top.Bang)
-    Base.Bang = Top.Bang;
-  if (Top.Locking)
-    Base.Locking = Top.Locking;
-  if (Top.Polls)
-    Base.Polls = Top.Polls;
-  if (Top.Allocators)
-    Base.Allocators = Top.Allocators;
-  if (Top.Monitors)
-    Base.Monitors = Top.Monitors;
-  if (Top.Exit)
-    Base.Exit = Top.Exit;
-  if (Top.Elide)
-    Base.Elide = Top.Elide;
+#define JITLOCK_MODE(Type, Field, Param, Flag, NameFn, ParseFn)                \
+  if (Top.Field)                                                               \
+    Base.Field = Top.Field;
+#include "jitlock/LoweringModes.def"
+#define JITLOCK_CONFIG_FIELD(Field)                                            \
+  if (Top.Field)                                                               \
+    Base.Field = Top.Field;
+#include "ConfigFields.def"
   return Base;
 }
 
 void registerPasses(PassBuilder &PB, const LoweringConfig &Config) {
+  PB.registerAnalysisRegistrationCallback([](ModuleAnalysisManager &MAM) {
+    MAM.registerPass([] { return ResolvedConfigAnalysis(); });
+  });
   PB.registerPipelineParsingCallback(
       [Config](StringRef Name, ModulePassManager &MPM,
                ArrayRef<PassBuilder::PipelineElement>) {
-        if (Name == "jitlock-verify") {
-          MPM.addPass(VerifyPass());
-          return true;
-        }
-        if (Name == "jitlock-deopt-state") {
-          MPM.addPass(DeoptStatePass());
-          return true;
-        }
-        if (PassBuilder::checkParametrizedPassName(Name, "jitlock-elide")) {
-          auto Params = PassBuilder::parsePassParameters(
-              LoweringConfig::parseElide, Name, "jitlock-elide");
-          if (!Params)
-            MPM.addPass(BadParametersPass(
-                (Name + ": " + toString(Params.takeError())).str()));
-          else
-            MPM.addPass(ElidePass(overlay(Config, *Params)));
-          return true;
-        }
-        for (StringRef Pass :
-             {"jitlock-lower", "jitlock-lower-stack-bang",
-              "jitlock-lower-monitors", "jitlock-lower-safepoints",
-              "jitlock-lower-thread"}) {
-          if (!PassBuilder::checkParametrizedPassName(Name, Pass))
-            continue;
-          auto Params = PassBuilder::parsePassParameters(LoweringConfig::parse,
-                                                         Name, Pass);
-          if (!Params) {
-            MPM.addPass(BadParametersPass(
-                (Name + ": " + toString(Params.takeError())).str()));
-            return true;
-          }
-          LoweringConfig C = overlay(Config, *Params);
-          if (Pass == "jitlock-lower")
-            addLoweringPasses(MPM, C);
-          else if (Pass == "jitlock-lower-stack-bang")
-            MPM.addPass(LowerStackBangPass(C));
-          else if (Pass == "jitlock-lower-monitors")
-            MPM.addPass(LowerMonitorsPass(C));
-          else if (Pass == "jitlock-lower-safepoints")
-            MPM.addPass(LowerSafepointsPass(C));
-          else
-            MPM.addPass(LowerThreadPass(C));
-          return true;
-        }
+#define MODULE_PASS(NAME, ADD)                                                 \
+  if (Name == NAME) {                                                          \
+    ADD;                                                                       \
+    return true;                                                               \
+  }
+#define MODULE_PASS_WITH_PARAMS(NAME, PARSER, ADD)                             \
+  if (PassBuilder::checkParametrizedPassName(Name, NAME)) {                    \
+    auto Params = PassBuilder::parsePassParameters(PARSER, Name, NAME);        \
+    if (!Params) {                                                             \
+      MPM.addPass(BadParametersPass(                                           \
+          (Name + ": " + toString(Params.takeError())).str()));                \
+      return true;                                                             \
+    }                                                                          \
+    LoweringConfig C = overlay(Config, *Params);                               \
+    ADD;                                                                       \
+    return true;                                                               \
+  }
+#include "PassRegistry.def"
         return false;
       });
   // Lower the monitors and the polls before the optimizer runs: the thread

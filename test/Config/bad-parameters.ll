@@ -42,8 +42,8 @@ entry:
   ret void
 }
 
-; MODE: thread must be tls, arg or call, got 'fiber'
-; NAME: unknown jitlock-lower parameter 'lock-stack' (expected thread, tls-offset, header-offset, capacity, inline, no-inline, bang, locking, polls, monitors or exit)
+; MODE: unknown thread 'fiber'; expected tls|arg|call
+; NAME: unknown jitlock-lower parameter 'lock-stack' (expected thread, bang, locking, polls, exit, tls-offset, header-offset, capacity, inline, no-inline or monitors)
 ; INT: parameter '[[KEY]]' needs an integer, got '[[VAL]]'
 ; FLAG: '[[KEY]]' takes no value
 ; ALIGN: error: jitlock: header-offset must be a multiple of 8

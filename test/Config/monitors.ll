@@ -34,8 +34,8 @@
 ; TABLE:    %jitlock.cache.entry = getelementptr i8, ptr %jitlock.thread
 ; TABLE:    !"jitlock.lowered-layout", !"abi={{.*}};monitors=table,cache={{[0-9]+}},entries={{[0-9]+}},probes={{[0-9]+}}"}
 ; CONFLICT: error: jitlock: conflicting configuration: monitors is index in the pass configuration but table in module flag jitlock.monitors
-; BADPARAM: monitors must be pointer, index or table, got 'hashed'
-; BADFLAG:  error: jitlock: module flag jitlock.monitors must be "pointer", "index" or "table"
+; BADPARAM: unknown monitors 'hashed'; expected pointer|index|table
+; BADFLAG:  error: jitlock: module flag jitlock.monitors{{.*}}; expected pointer|index|table
 ; RELOWER:  error: jitlock: conflicting configuration: module already lowered for layout '{{.*}};monitors=pointer', now lowering for '{{.*}};monitors=index,shift=
 
 ;--- plain.ll

@@ -130,8 +130,8 @@
 ; REMARK: remark: <unknown>:0:0: monitor exit in 'exit' lowered to an inline fast path{{$}}
 
 ; CONFLICT: error: jitlock: conflicting configuration: locking is lightweight in the pass configuration but heavy in module flag jitlock.locking
-; BADPARAM: locking must be lightweight or heavy, got 'biased'
-; BADFLAG:  error: jitlock: module flag jitlock.locking must be "lightweight" or "heavy"
+; BADPARAM: unknown locking 'biased'; expected lightweight|heavy
+; BADFLAG:  error: jitlock: module flag jitlock.locking{{.*}}; expected lightweight|heavy
 
 ;--- enter.ll
 declare void @jitlock.monitor.enter(ptr)

@@ -71,9 +71,9 @@
 ; NONE-NOT:       jitlock.lowered-layout
 
 ; CONFLICT:       error: jitlock: conflicting configuration: polls is explicit in the pass configuration but auto in module flag jitlock.polls
-; BADFLAG:        error: jitlock: module flag jitlock.polls must be "none", "explicit" or "auto"
-; BADPARAM:       polls must be none, explicit or auto, got 'always'
-; EMPTYPARAM:     polls must be none, explicit or auto, got ''
+; BADFLAG:        error: jitlock: module flag jitlock.polls{{.*}}; expected none|explicit|auto
+; BADPARAM:       unknown polls 'always'; expected none|explicit|auto
+; EMPTYPARAM:     unknown polls ''; expected none|explicit|auto
 
 ;--- plain.ll
 declare void @jitlock.safepoint.poll()

@@ -22,11 +22,11 @@
 
 ; CAPACITY: {{^}}error: jitlock: jitlock-lower<capacity=0>: capacity=0 is out of range [1, 2147483647]{{$}}
 ; CAPACITY-NOT: {{.}}
-; THREAD: {{^}}error: jitlock: jitlock-lower<thread=fiber>: thread must be tls, arg or call, got 'fiber'{{$}}
+; THREAD: {{^}}error: jitlock: jitlock-lower<thread=fiber>: unknown thread 'fiber'; expected tls|arg|call{{$}}
 ; THREAD-NOT: {{.}}
-; POLLS: {{^}}error: jitlock: jitlock-lower-safepoints<polls=sometimes>: polls must be none, explicit or auto, got 'sometimes'{{$}}
+; POLLS: {{^}}error: jitlock: jitlock-lower-safepoints<polls=sometimes>: unknown polls 'sometimes'; expected none|explicit|auto{{$}}
 ; POLLS-NOT: {{.}}
-; KEY: {{^}}error: jitlock: jitlock-lower<stack=16>: unknown jitlock-lower parameter 'stack' (expected thread, tls-offset, header-offset, capacity, inline, no-inline, bang, locking, polls, monitors or exit){{$}}
+; KEY: {{^}}error: jitlock: jitlock-lower<stack=16>: unknown jitlock-lower parameter 'stack' (expected thread, bang, locking, polls, exit, tls-offset, header-offset, capacity, inline, no-inline or monitors){{$}}
 ; KEY-NOT: {{.}}
 
 declare void @jitlock.monitor.enter(ptr)

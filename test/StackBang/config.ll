@@ -37,9 +37,9 @@
 ; NONE-LABEL:   define void @f()
 ; NONE-NEXT:      ret void
 ; CONFLICT:     error: jitlock: conflicting configuration: stack-bang is watermark in the pass configuration but always in module flag jitlock.stack-bang
-; BADFLAG:      error: jitlock: module flag jitlock.stack-bang must be "watermark", "always" or "none"
-; BADPARAM:     bang must be watermark, always or none, got 'sometimes'
-; EMPTYPARAM:   bang must be watermark, always or none, got ''
+; BADFLAG:      error: jitlock: module flag jitlock.stack-bang{{.*}}; expected watermark|always|none
+; BADPARAM:     unknown bang 'sometimes'; expected watermark|always|none
+; EMPTYPARAM:   unknown bang ''; expected watermark|always|none
 
 ;--- always.ll
 define void @f() "jitlock-stack-bang" {

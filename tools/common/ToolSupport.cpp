@@ -61,6 +61,10 @@ void detail::recordBadValue(const cl::Option &O, const Twine &Problem) {
   BadValues.push_back(("--" + O.ArgStr + " " + Problem).str());
 }
 
+void detail::recordBadOption(const Twine &Message) {
+  BadValues.push_back(Message.str());
+}
+
 raw_ostream &error() { return WithColor::error(errs(), ToolName); }
 raw_ostream &warning() { return WithColor::warning(errs(), ToolName); }
 raw_ostream &note() { return WithColor::note(errs(), ToolName); }

@@ -57,6 +57,8 @@ namespace detail {
 /// Keeps a bad option value for parseCommandLine to report: cl would print
 /// a parser's error itself, without "error:".
 void recordBadValue(const llvm::cl::Option &O, const llvm::Twine &Problem);
+/// The same, for a message that names the option itself.
+void recordBadOption(const llvm::Twine &Message);
 } // namespace detail
 
 /// The parser of a cl::values option: an unknown value is reported as

@@ -108,28 +108,30 @@ cl::opt<bool>
                    "runtime's queries count every hold)"),
           cl::init(true), cl::cat(RunCategory));
 
-cl::opt<jitlock::BangMode, false,
-        jitlock::tools::ValuesParser<jitlock::BangMode>>
+/// The parser of a mode option (LoweringModes.def): an unknown value gets
+/// the message the pass parameters get, after the option's name.
+template <typename T> class ModeParser : public cl::parser<T> {
+public:
+  using cl::parser<T>::parser;
+
+  bool parse(cl::Option &O, StringRef, StringRef Arg, T &Value) {
+    if (std::optional<T> V = jitlock::parseMode<T>(Arg))
+      Value = *V;
+    else
+      jitlock::tools::detail::recordBadOption(
+          "--" + O.ArgStr + ": " + jitlock::unknownModeMessage<T>(Arg));
+    return false;
+  }
+};
+
+cl::opt<jitlock::BangMode, false, ModeParser<jitlock::BangMode>>
     Bang("stack-bang",
          cl::desc("The entry check of \"jitlock-stack-bang\" functions"),
-         cl::values(clEnumValN(jitlock::BangMode::Watermark, "watermark",
-                               "Compare sp with the thread's watermark "
-                               "(default)"),
-                    clEnumValN(jitlock::BangMode::Always, "always",
-                               "Touch the shadow zone's pages every time"),
-                    clEnumValN(jitlock::BangMode::None, "none", "No check")),
-         cl::cat(RunCategory));
+         jitlock::modeOptionValues<jitlock::BangMode>(), cl::cat(RunCategory));
 
-cl::opt<jitlock::LockingMode, false,
-        jitlock::tools::ValuesParser<jitlock::LockingMode>>
+cl::opt<jitlock::LockingMode, false, ModeParser<jitlock::LockingMode>>
     Locking("locking", cl::desc("The locking mode"),
-            cl::values(clEnumValN(jitlock::LockingMode::Lightweight,
-                                  "lightweight",
-                                  "Fast locks on the lock stack (default)"),
-                       clEnumValN(jitlock::LockingMode::Heavy, "heavy",
-                                  "Lower enters without the fast lock and "
-                                  "run the runtime heavy: every locked "
-                                  "object is inflated")),
+            jitlock::modeOptionValues<jitlock::LockingMode>(),
             cl::cat(RunCategory));
 
 cl::opt<jitlock::MonitorStorage, false,
@@ -147,30 +149,17 @@ cl::opt<jitlock::MonitorStorage, false,
                                    "the inline code probes")),
              cl::cat(RunCategory));
 
-cl::opt<jitlock::InflatedExit, false,
-        jitlock::tools::ValuesParser<jitlock::InflatedExit>>
+cl::opt<jitlock::InflatedExit, false, ModeParser<jitlock::InflatedExit>>
     Exit("exit",
          cl::desc("How an inflated monitor's exit orders its release before "
                   "it reads the entry count: the runtime is configured for "
                   "it and the code lowered for it"),
-         cl::values(clEnumValN(jitlock::InflatedExit::Store, "store",
-                               "No fence; threads about to park issue "
-                               "membarrier (the default where the kernel "
-                               "has it)"),
-                    clEnumValN(jitlock::InflatedExit::Fence, "fence",
-                               "A full fence after the release")),
+         jitlock::modeOptionValues<jitlock::InflatedExit>(),
          cl::cat(RunCategory));
 
-cl::opt<jitlock::PollMode, false,
-        jitlock::tools::ValuesParser<jitlock::PollMode>>
+cl::opt<jitlock::PollMode, false, ModeParser<jitlock::PollMode>>
     Polls("polls", cl::desc("Safepoint polls"),
-          cl::values(clEnumValN(jitlock::PollMode::None, "none", "None"),
-                     clEnumValN(jitlock::PollMode::Explicit, "explicit",
-                                "The module's own (the default)"),
-                     clEnumValN(jitlock::PollMode::Auto, "auto",
-                                "Also on loop back-edges and at returns "
-                                "(the default with --safepoint-every)")),
-          cl::cat(RunCategory));
+          jitlock::modeOptionValues<jitlock::PollMode>(), cl::cat(RunCategory));
 
 jitlock::tools::NumberOpt SafepointEvery(
     "safepoint-every",
@@ -247,9 +236,8 @@ void checkOptions() {
 }
 
 /// The value of an option with choices when it was given; unset otherwise.
-template <typename T>
-std::optional<T>
-given(const cl::opt<T, false, jitlock::tools::ValuesParser<T>> &O) {
+template <typename T, typename Parser>
+std::optional<T> given(const cl::opt<T, false, Parser> &O) {
   if (!O.getNumOccurrences())
     return std::nullopt;
   return O.getValue();

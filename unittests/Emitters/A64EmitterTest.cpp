@@ -1,7 +1,7 @@
 //===- A64EmitterTest.cpp - The AArch64 emitters, executed ----------------===//
 //
-// Runs what jitlock::emit::a64 (lib/Emitters/A64Emitter.cpp) emits, on
-// AArch64: CTest runs this binary under qemu-aarch64 -cpu max (see
+// Runs what jitlock::emit::a64 (lib/Emitters/AArch64/AArch64Emitter.cpp) emits,
+// on AArch64: CTest runs this binary under qemu-aarch64 -cpu max (see
 // CMakeLists.txt beside this file). Every test runs with both LSE and LL/SC
 // atomics, both slow-path modes, and many register assignments
 // (A64TestUtil.cpp), and checks after every emitted sequence that no

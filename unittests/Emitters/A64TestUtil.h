@@ -21,7 +21,7 @@
 #ifndef JITLOCK_UNITTESTS_EMITTERS_A64TESTUTIL_H
 #define JITLOCK_UNITTESTS_EMITTERS_A64TESTUTIL_H
 
-#include "jitlock/Emitters.h"
+#include "jitlock/Emitters/AArch64.h"
 #include "jitlock/jitlock_rt.h"
 
 #include <asmjit/arm/a64assembler.h>

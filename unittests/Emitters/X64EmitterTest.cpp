@@ -552,53 +552,184 @@ void X64EmitterTest::runPaths(Probe &P) {
 #undef EXPECT_SLOW
 }
 
-//===-- Register assignments ---------------------------------------------===//
+//===-- Every path, parameterized -----------------------------------------===//
 
-TEST_F(X64EmitterTest, EveryRegisterAssignmentEveryPath) {
-  // All 2184 choices of (Obj, Thread, Scratch1), alternating the slow-path
-  // mode and the stack alignment, with the widest vector state checked.
-  std::vector<Assignment> All = allAssignments();
-  ASSERT_EQ(All.size(), 14u * 13u * 12u);
+/// Which register assignments a case runs (the shape of the operands).
+enum class Registers {
+  All,             ///< every (Obj, Thread, Scratch1): 14 x 13 x 12
+  AllThreeScratch, ///< every (Obj, Thread, Scratch1, Scratch2)
+  Sample,          ///< sampleAssignmentsOfBothForms()
+  Mixed,           ///< enters of one form, exits of the other, both ways
+};
+
+/// One runtime configuration and one way of varying the probe; every path
+/// of runPaths runs for each assignment of `Regs` under it. Alternate*
+/// derive the mode and the alignment from the assignment's index (odd:
+/// Labels; index / 2 odd: misaligned), otherwise each listed value runs.
+struct PathCase {
+  const char *Name;
+  Registers Regs;
+  jitlock::MonitorStorage Storage = jitlock::MonitorStorage::Pointer;
+  int32_t HeaderOffset = 0;
+  std::vector<SlowPathMode> Modes = {}; ///< empty: alternate
+  std::vector<int> Misaligns = {};      ///< empty: alternate; 2: Obj's parity
+  std::vector<uint32_t> Exits = {JITLOCK_EXIT_AUTO};
+  bool Fxsave = false; ///< the fxsave glue with xmm state only
+};
+
+std::ostream &operator<<(std::ostream &OS, const PathCase &C) {
+  return OS << C.Name;
+}
+
+const SlowPathMode OutOfLine = SlowPathMode::OutOfLine,
+                   LabelsMode = SlowPathMode::Labels;
+
+/// The cases: register shapes x slow-path modes and alignment x inflated
+/// exits x monitor storage x header offset.
+const PathCase PathCases[] = {
+    // All 2184 two-scratch choices and all 24024 three-scratch ones. The
+    // probe lets only rax and the scratch registers change.
+    {"EveryRegisterAssignment", Registers::All},
+    {"EveryThreeScratchAssignment", Registers::AllThreeScratch},
+    {"SampleEveryModeAndAlignment",
+     Registers::Sample,
+     jitlock::MonitorStorage::Pointer,
+     0,
+     {OutOfLine, LabelsMode},
+     {0, 1}},
+    // The glue for CPUs without XSAVE: fxsave keeps x87 and xmm0-15.
+    {"FxsaveFallbackPreservesXmm",
+     Registers::Sample,
+     jitlock::MonitorStorage::Pointer,
+     0,
+     {OutOfLine},
+     {2},
+     {JITLOCK_EXIT_AUTO},
+     /*Fxsave=*/true},
+    // The header offset comes from the layout: 8 bytes below the object
+    // pointer, or 24 above, every path must still work.
+    {"HeaderAtANegativeOffset",
+     Registers::Sample,
+     jitlock::MonitorStorage::Pointer,
+     -8,
+     {OutOfLine},
+     {0}},
+    {"HeaderAtAPositiveOffset",
+     Registers::Sample,
+     jitlock::MonitorStorage::Pointer,
+     24,
+     {LabelsMode},
+     {0}},
+    // exit=store and exit=fence, the faked entry count of runPaths among
+    // the paths, in both slow-path modes.
+    {"BothInflatedExits",
+     Registers::Sample,
+     jitlock::MonitorStorage::Pointer,
+     0,
+     {OutOfLine, LabelsMode},
+     {0},
+     {JITLOCK_EXIT_STORE, JITLOCK_EXIT_FENCE}},
+    // Enters emitted with Scratch2 and exits without it, and the other way
+    // round: the two forms share the lock stack and the monitors.
+    {"FormsWithAndWithoutScratch2Mix", Registers::Mixed},
+    // Index and table storage: every path through the inflated monitor's
+    // lookup (M1, N2) of that storage, under both inflated exits.
+    {"IndexStorage",
+     Registers::Sample,
+     jitlock::MonitorStorage::Index,
+     0,
+     {},
+     {},
+     {JITLOCK_EXIT_STORE, JITLOCK_EXIT_FENCE}},
+    {"TableStorage",
+     Registers::Sample,
+     jitlock::MonitorStorage::Table,
+     0,
+     {},
+     {},
+     {JITLOCK_EXIT_STORE, JITLOCK_EXIT_FENCE}},
+};
+
+/// The runtime configured for the case (storage, header offset), and the
+/// emitters following its layout.
+class X64EmitterPathTest : public X64EmitterTest,
+                           public ::testing::WithParamInterface<PathCase> {
+protected:
+  void configure() {
+    const PathCase &C = GetParam();
+    jitlock_rt_config Cfg;
+    jitlock_rt_default_config(&Cfg);
+    Cfg.monitor_storage = uint32_t(C.Storage);
+    Cfg.header_offset = C.HeaderOffset;
+    reconfigure(Cfg);
+    L = layout();
+    ASSERT_EQ(L.header_offset, C.HeaderOffset);
+    if (C.Storage != jitlock::MonitorStorage::Pointer)
+      ASSERT_EQ(L.monitor_storage, uint32_t(C.Storage));
+  }
+};
+
+TEST_P(X64EmitterPathTest, EveryPath) {
+  const PathCase &C = GetParam();
+  configure();
+  ASSERT_FALSE(HasFatalFailure());
+  if (C.Fxsave)
+    jitlock::emit::x64::detail::setVectorSaveForTesting(1);
+  if (C.Regs == Registers::Mixed) {
+    std::vector<Assignment> Two = sampleAssignments(),
+                            Three = sampleThreeScratchAssignments();
+    for (size_t I = 0; I < Two.size(); ++I) {
+      ProbeOptions O;
+      O.Mode = I % 2 ? LabelsMode : OutOfLine;
+      O.Misalign = (I / 2) % 2;
+      O.Level = hostVecLevel();
+      runConfig(Three[I], Two[(I + 3) % Two.size()], O);
+      runConfig(Two[I], Three[(I + 7) % Three.size()], O);
+      if (HasFailure())
+        return;
+    }
+    return;
+  }
+  std::vector<Assignment> All;
+  switch (C.Regs) {
+  case Registers::All:
+    All = allAssignments();
+    ASSERT_EQ(All.size(), 14u * 13u * 12u);
+    break;
+  case Registers::AllThreeScratch:
+    All = allThreeScratchAssignments();
+    ASSERT_EQ(All.size(), 14u * 13u * 12u * 11u);
+    break;
+  default:
+    All = sampleAssignmentsOfBothForms();
+    break;
+  }
   for (size_t I = 0; I < All.size(); ++I) {
-    ProbeOptions O;
-    O.Mode = I % 2 ? SlowPathMode::Labels : SlowPathMode::OutOfLine;
-    O.Misalign = (I / 2) % 2;
-    O.Level = hostVecLevel();
-    runConfig(All[I], O);
-    if (HasFailure())
-      return; // one failing assignment is enough output
+    std::vector<SlowPathMode> Modes = C.Modes;
+    if (Modes.empty())
+      Modes = {I % 2 ? LabelsMode : OutOfLine};
+    std::vector<int> Misaligns = C.Misaligns;
+    if (Misaligns.empty())
+      Misaligns = {int((I / 2) % 2)};
+    for (SlowPathMode M : Modes)
+      for (int Mis : Misaligns)
+        for (uint32_t Exit : C.Exits) {
+          ProbeOptions O;
+          O.Mode = M;
+          O.Misalign = Mis == 2 ? All[I].Obj.id() % 2 : Mis;
+          O.Level = C.Fxsave ? VecLevel::Xmm : hostVecLevel();
+          O.Exit = Exit; // AUTO (0): the layout's
+          runConfig(All[I], O);
+          if (HasFailure())
+            return; // one failing assignment is enough output
+        }
   }
 }
 
-TEST_F(X64EmitterTest, EveryThreeScratchAssignmentEveryPath) {
-  // All 24024 choices of (Obj, Thread, Scratch1, Scratch2), alternating as
-  // above. The probe lets only rax, Scratch1 and Scratch2 change.
-  std::vector<Assignment> All = allThreeScratchAssignments();
-  ASSERT_EQ(All.size(), 14u * 13u * 12u * 11u);
-  for (size_t I = 0; I < All.size(); ++I) {
-    ProbeOptions O;
-    O.Mode = I % 2 ? SlowPathMode::Labels : SlowPathMode::OutOfLine;
-    O.Misalign = (I / 2) % 2;
-    O.Level = hostVecLevel();
-    runConfig(All[I], O);
-    if (HasFailure())
-      return;
-  }
-}
-
-TEST_F(X64EmitterTest, SampleAssignmentsEveryModeAndAlignment) {
-  for (const Assignment &As : sampleAssignmentsOfBothForms())
-    for (SlowPathMode M : {SlowPathMode::OutOfLine, SlowPathMode::Labels})
-      for (bool Mis : {false, true}) {
-        ProbeOptions O;
-        O.Mode = M;
-        O.Misalign = Mis;
-        O.Level = hostVecLevel();
-        runConfig(As, O);
-        if (HasFailure())
-          return;
-      }
-}
+INSTANTIATE_TEST_SUITE_P(Paths, X64EmitterPathTest,
+                         ::testing::ValuesIn(PathCases), [](const auto &Info) {
+                           return std::string(Info.param.Name);
+                         });
 
 TEST_F(X64EmitterTest, SlowPathCallsTheRuntimeDirectlyAtAnyAlignment) {
   // No shim: the runtime itself (with whatever SSE spills the compiler gave
@@ -627,140 +758,16 @@ TEST_F(X64EmitterTest, SlowPathCallsTheRuntimeDirectlyAtAnyAlignment) {
     }
 }
 
-TEST_F(X64EmitterTest, FxsaveFallbackPreservesXmm) {
-  // The glue for CPUs without XSAVE: fxsave keeps x87 and xmm0-15.
-  jitlock::emit::x64::detail::setVectorSaveForTesting(1);
-  for (const Assignment &As : sampleAssignmentsOfBothForms()) {
-    ProbeOptions O;
-    O.Level = VecLevel::Xmm;
-    O.Misalign = As.Obj.id() % 2;
-    runConfig(As, O);
-    if (HasFailure())
-      return;
-  }
-}
-
-TEST_F(X64EmitterTest, HeaderAtANegativeOffset) {
-  // The emitters read the header offset from the layout: with the header 8
-  // bytes below the object pointer every path must still work.
-  jitlock_rt_config Cfg;
-  jitlock_rt_default_config(&Cfg);
-  Cfg.header_offset = -8;
-  reconfigure(Cfg);
-  L = layout();
-  ASSERT_EQ(L.header_offset, -8);
-  for (const Assignment &As : sampleAssignmentsOfBothForms()) {
-    ProbeOptions O;
-    O.Level = hostVecLevel();
-    runConfig(As, O);
-    if (HasFailure())
-      return;
-  }
-}
-
-TEST_F(X64EmitterTest, HeaderAtAPositiveOffset) {
-  jitlock_rt_config Cfg;
-  jitlock_rt_default_config(&Cfg);
-  Cfg.header_offset = 24;
-  reconfigure(Cfg);
-  L = layout();
-  ASSERT_EQ(L.header_offset, 24);
-  for (const Assignment &As : sampleAssignmentsOfBothForms()) {
-    ProbeOptions O;
-    O.Mode = SlowPathMode::Labels;
-    O.Level = hostVecLevel();
-    runConfig(As, O);
-    if (HasFailure())
-      return;
-  }
-}
-
-TEST_F(X64EmitterTest, BothInflatedExitsEveryPath) {
-  // exit=store and exit=fence with pointer storage (X64EmitterStorageTest
-  // has the others): every path, the faked entry count of runPaths among
-  // them, in both slow-path modes.
-  for (uint32_t Exit : {JITLOCK_EXIT_STORE, JITLOCK_EXIT_FENCE})
-    for (SlowPathMode M : {SlowPathMode::OutOfLine, SlowPathMode::Labels})
-      for (const Assignment &As : sampleAssignmentsOfBothForms()) {
-        ProbeOptions O;
-        O.Mode = M;
-        O.Level = hostVecLevel();
-        O.Exit = Exit;
-        runConfig(As, O);
-        if (HasFailure())
-          return;
-      }
-}
-
-TEST_F(X64EmitterTest, FormsWithAndWithoutScratch2Mix) {
-  // Every path with the enters emitted with Scratch2 and the exits without
-  // it, and the other way round: the two forms share the lock stack and
-  // the monitors.
-  std::vector<Assignment> Two = sampleAssignments(),
-                          Three = sampleThreeScratchAssignments();
-  for (size_t I = 0; I < Two.size(); ++I) {
-    ProbeOptions O;
-    O.Mode = I % 2 ? SlowPathMode::Labels : SlowPathMode::OutOfLine;
-    O.Misalign = (I / 2) % 2;
-    O.Level = hostVecLevel();
-    runConfig(Three[I], Two[(I + 3) % Two.size()], O);
-    runConfig(Two[I], Three[(I + 7) % Three.size()], O);
-    if (HasFailure())
-      return;
-  }
-}
-
-//===-- Monitor storage, executed ----------------------------------------===//
-
-/// The runtime configured for a monitor storage, and the emitters following
-/// its layout: every path of runPaths, through the inflated monitor's
-/// lookup (M1, N2) of that storage.
+/// A thread that is not attached has no index base (0) and an empty
+/// monitor cache: its exit of the inflated object reaches N2 and must go to
+/// the runtime, which refuses it, instead of reading near address 0. (As
+/// X64EmitterThreadTest.DetachedThreadEnterOfAFreeMonitorIsRefused, under
+/// each storage.)
 class X64EmitterStorageTest
     : public X64EmitterTest,
-      public ::testing::WithParamInterface<jitlock::MonitorStorage> {
-protected:
-  void SetUp() override {
-    X64EmitterTest::SetUp();
-    if (HasFatalFailure() || IsSkipped())
-      return;
-    jitlock_rt_config Cfg;
-    jitlock_rt_default_config(&Cfg);
-    Cfg.monitor_storage = uint32_t(GetParam());
-    ASSERT_EQ(jitlock_rt_detach(), JITLOCK_OK);
-    // The layout was handed out (attach, layout()): released first.
-    ASSERT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
-    int RC = jitlock_rt_configure(&Cfg);
-    self = jitlock_rt_attach();
-    ASSERT_NE(self, nullptr);
-    ASSERT_EQ(RC, JITLOCK_OK) << jitlock_rt_status_name(RC);
-    L = layout();
-    ASSERT_EQ(L.monitor_storage, uint32_t(GetParam()));
-  }
-};
-
-TEST_P(X64EmitterStorageTest, SampleAssignmentsEveryPath) {
-  // Both inflated exits (the layout's monitor_exit) for every assignment.
-  std::vector<Assignment> Two = sampleAssignments(),
-                          Three = sampleThreeScratchAssignments();
-  for (size_t I = 0; I < Two.size() + Three.size(); ++I)
-    for (uint32_t Exit : {JITLOCK_EXIT_STORE, JITLOCK_EXIT_FENCE}) {
-      ProbeOptions O;
-      O.Mode = I % 2 ? SlowPathMode::Labels : SlowPathMode::OutOfLine;
-      O.Misalign = (I / 2) % 2;
-      O.Level = hostVecLevel();
-      O.Exit = Exit;
-      runConfig(I < Two.size() ? Two[I] : Three[I - Two.size()], O);
-      if (HasFailure())
-        return;
-    }
-}
+      public ::testing::WithParamInterface<jitlock::MonitorStorage> {};
 
 TEST_P(X64EmitterStorageTest, DetachedThreadIsRefused) {
-  // As X64EmitterThreadTest.DetachedThreadEnterOfAFreeMonitorIsRefused,
-  // under this storage. A thread that is not attached has no index base
-  // (0) and an empty monitor cache: its exit of the inflated object reaches
-  // N2 and must go to the runtime, which refuses it, instead of reading
-  // near address 0.
   expectDetachedRefused(uint32_t(GetParam()), sampleAssignments());
 }
 

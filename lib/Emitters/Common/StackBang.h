@@ -1,16 +1,16 @@
 //===- StackBang.h - What both stack-bang emitters share --------*- C++ -*-===//
 //
-// The target-independent half of emitStackBang (include/jitlock/Emitters.h):
-// which layouts and frame sizes a bang mode accepts, and which offsets below
-// the stack pointer BangMode::Always touches. X64Emitter.cpp and
-// A64Emitter.cpp encode them; the AArch64 cross build compiles the latter
-// alone, so this stays header-only.
+// The target-independent half of emitStackBang
+// (include/jitlock/Emitters/Common.h): which layouts and frame sizes a bang
+// mode accepts, and which offsets below the stack pointer BangMode::Always
+// touches. Each target (Targets.def) encodes them; the AArch64 cross build
+// compiles one target alone, so this stays header-only.
 //
 //===----------------------------------------------------------------------===//
-#ifndef JITLOCK_LIB_EMITTERS_STACKBANG_H
-#define JITLOCK_LIB_EMITTERS_STACKBANG_H
+#ifndef JITLOCK_LIB_EMITTERS_COMMON_STACKBANG_H
+#define JITLOCK_LIB_EMITTERS_COMMON_STACKBANG_H
 
-#include "jitlock/Emitters.h"
+#include "jitlock/Emitters/Common.h"
 
 #include <cstdint>
 #include <vector>
@@ -66,4 +66,4 @@ inline std::vector<uint32_t> alwaysOffsets(const jitlock_rt_layout &L,
 
 } // namespace jitlock::emit::stackbang
 
-#endif // JITLOCK_LIB_EMITTERS_STACKBANG_H
+#endif // JITLOCK_LIB_EMITTERS_COMMON_STACKBANG_H

@@ -1,16 +1,16 @@
 //===- Safepoint.h - What both safepoint-poll emitters share ----*- C++ -*-===//
 //
 // The target-independent half of emitSafepointPoll (include/jitlock/
-// Emitters.h): which byte of the poll word P1 loads and which bit of it it
-// tests, and which layouts the poll accepts. X64Emitter.cpp and
-// A64Emitter.cpp encode it; the AArch64 cross build compiles the latter
-// alone, so this stays header-only.
+// Emitters/Common.h): which byte of the poll word P1 loads and which bit of it
+// it tests, and which layouts the poll accepts. Each target (Targets.def)
+// encodes it; the AArch64 cross build compiles one target alone, so this stays
+// header-only.
 //
 //===----------------------------------------------------------------------===//
-#ifndef JITLOCK_LIB_EMITTERS_SAFEPOINT_H
-#define JITLOCK_LIB_EMITTERS_SAFEPOINT_H
+#ifndef JITLOCK_LIB_EMITTERS_COMMON_SAFEPOINT_H
+#define JITLOCK_LIB_EMITTERS_COMMON_SAFEPOINT_H
 
-#include "jitlock/Emitters.h"
+#include "jitlock/Emitters/Common.h"
 
 #include <cstdint>
 
@@ -42,4 +42,4 @@ inline bool armedByte(const jitlock_rt_layout &L, ArmedByte &Out) {
 
 } // namespace jitlock::emit::safepoint
 
-#endif // JITLOCK_LIB_EMITTERS_SAFEPOINT_H
+#endif // JITLOCK_LIB_EMITTERS_COMMON_SAFEPOINT_H

@@ -1,7 +1,8 @@
-//===- A64Emitter.cpp - AArch64 monitor fast paths for asmjit -------------===//
+//===- AArch64Emitter.cpp - AArch64 monitor fast paths for asmjit ---------===//
 //
-// The asmjit::a64 half of include/jitlock/Emitters.h: monitor enter and exit
-// for AArch64. The protocol is the one stated at the top of
+// The AArch64 target of the asmjit front door (include/jitlock/Emitters/
+// AArch64.h; what both targets share is in lib/Emitters/Common): monitor
+// enter and exit for AArch64. The protocol is the one stated at the top of
 // lib/Runtime/Synchronizer.cpp, and the comments below cite its step labels
 // (E1-E5, M1-M2, X1-X4, N1-N3). The checks and memory orderings are those of
 // the LLVM lowering (lib/Passes/LowerMonitors.cpp), whose AArch64 machine
@@ -27,11 +28,11 @@
 // can encode is materialized into a scratch register that is free at that
 // point (see load(), store() and addImm()).
 //
-// The layout's lock bits must have the shape the instructions rely on:
-// locked 00, unlocked and monitor one bit each, together the (contiguous)
-// lock mask, and the sentinel just below the first slot. Every other layout
-// is refused with kErrorInvalidArgument, as are operands that break the
-// contract in Emitters.h. Nothing is emitted then.
+// The layout is checked by validMonitorLayout (lib/Emitters/Common/
+// Emitter.h), the same check as on x86_64; no other field constrains the
+// encodings here. A layout it refuses gets kErrorInvalidArgument, as do
+// operands that break the contract in jitlock/Emitters/Common.h. Nothing is
+// emitted then.
 //
 // The method-entry stack check (emitStackBang, near the end of the file)
 // calls jitlock_rt_stack_bang through the same glue, with `need` recomputed
@@ -40,16 +41,14 @@
 // gives it one scratch register instead of two.
 //
 //===----------------------------------------------------------------------===//
-#include "jitlock/Emitters.h"
+#include "jitlock/Emitters/AArch64.h"
 
-#include "Safepoint.h"
-#include "SlowPath.h"
-#include "StackBang.h"
-
-#include <asmjit/core.h>
+#include "Common/Emitter.h"
+#include "Common/Safepoint.h"
+#include "Common/SlowPath.h"
+#include "Common/StackBang.h"
 
 #include <cstdint>
-#include <optional>
 
 namespace jitlock::emit::a64 {
 namespace {
@@ -82,56 +81,37 @@ bool validOperands(const MonitorOperands &Ops) {
   return true;
 }
 
-bool isSingleBit(uint64_t V) { return V && !(V & (V - 1)); }
 uint32_t bitIndex(uint64_t V) { return uint32_t(__builtin_ctzll(V)); }
 
-/// The layout shape the emitted instructions assume (see the file comment).
-bool supportedLayout(const jitlock_rt_layout &L) {
-  uint64_t Mask = L.lock_mask;
-  std::optional<MonitorStorage> Storage = monitorStorageOf(L.monitor_storage);
-  return L.abi_version == JITLOCK_RT_ABI_VERSION && Storage &&
-         !monitorStorageProblem(L, *Storage) &&
-         inflatedExitOf(L.monitor_exit).has_value() &&
-         isSingleBit(L.unlocked_value) && isSingleBit(L.monitor_value) &&
-         L.unlocked_value != L.monitor_value &&
-         Mask == (L.unlocked_value | L.monitor_value) &&
-         isSingleBit(Mask + (Mask & (~Mask + 1))) && L.locked_value == 0 &&
-         L.lock_stack_sentinel_offset + 8 == L.lock_stack_base_offset;
-}
-
 bool usableAssembler(A64::Assembler &A) {
-  return A.code() && A.arch() == asmjit::Arch::kAArch64;
+  return attachedFor(A, asmjit::Arch::kAArch64);
 }
 
-/// Instruction helpers for offsets and immediates of any size; the first
-/// error any instruction returns is kept.
-class Writer {
+struct GlueArgs;
+
+/// Writes AArch64 code into one assembler, the first error any instruction
+/// returns kept: instruction helpers for offsets and immediates of any
+/// size, and the slow-path glue.
+class Emitter : public EmitterBase<A64::Assembler> {
 public:
-  explicit Writer(A64::Assembler &A) : A(A) {}
+  using EmitterBase::EmitterBase;
 
-  Error Err = kErrorOk;
-
-  void ok(Error E) {
-    if (!Err)
-      Err = E;
-  }
   void movImm(const Gp &Dst, uint64_t Value);
   void load(const Gp &R, const Gp &Base, int64_t Off, const Gp &Tmp);
   void store(const Gp &R, const Gp &Base, int64_t Off, const Gp &Tmp);
   void addImm(const Gp &Dst, const Gp &Src, int64_t Off, const Gp &Tmp);
   void subImm(const Gp &Dst, const Gp &Src, uint64_t Value, const Gp &Tmp);
   void cmpImm(const Gp &R, uint64_t Value, const Gp &Tmp);
-
-protected:
-  A64::Assembler &A;
+  /// Calls the runtime with every register preserved but Args.S0 and S1.
+  void glue(const GlueArgs &Args);
 };
 
 /// Emits one monitor sequence.
-class Emitter : public Writer {
+class MonitorEmitter : public Emitter {
 public:
-  Emitter(A64::Assembler &A, const jitlock_rt_layout &L,
-          const MonitorOperands &Ops, Atomics At)
-      : Writer(A), L(L), Obj(Ops.Obj), Thread(Ops.Thread), H(Ops.Scratch0),
+  MonitorEmitter(A64::Assembler &A, const jitlock_rt_layout &L,
+                 const MonitorOperands &Ops, Atomics At)
+      : Emitter(A), L(L), Obj(Ops.Obj), Thread(Ops.Thread), H(Ops.Scratch0),
         T(Ops.Scratch1), V(Ops.Scratch2), At(At),
         UnlockedBit(bitIndex(L.unlocked_value)),
         MonitorBit(bitIndex(L.monitor_value)), HeaderOff(L.header_offset),
@@ -167,7 +147,7 @@ private:
 };
 
 /// Dst = Value (64 bits), in one movz or movn and up to three movk.
-void Writer::movImm(const Gp &Dst, uint64_t Value) {
+void Emitter::movImm(const Gp &Dst, uint64_t Value) {
   unsigned Zeros = 0, Ones = 0;
   for (unsigned I = 0; I != 4; ++I) {
     uint64_t Chunk = (Value >> (16 * I)) & 0xffff;
@@ -195,7 +175,7 @@ void Writer::movImm(const Gp &Dst, uint64_t Value) {
 
 /// R (w: 32 bits, x: 64 bits) = [Base + Off]. Tmp (an x register other than
 /// Base; it may be R) holds the offset when no immediate form encodes it.
-void Writer::load(const Gp &R, const Gp &Base, int64_t Off, const Gp &Tmp) {
+void Emitter::load(const Gp &R, const Gp &Base, int64_t Off, const Gp &Tmp) {
   int64_t Size = R.isGpW() ? 4 : 8;
   if (Off >= 0 && Off % Size == 0 && Off / Size <= 4095) {
     ok(A.ldr(R, A64::ptr(Base, int32_t(Off))));
@@ -208,7 +188,7 @@ void Writer::load(const Gp &R, const Gp &Base, int64_t Off, const Gp &Tmp) {
 }
 
 /// [Base + Off] = R, as load(); Tmp must differ from R and Base.
-void Writer::store(const Gp &R, const Gp &Base, int64_t Off, const Gp &Tmp) {
+void Emitter::store(const Gp &R, const Gp &Base, int64_t Off, const Gp &Tmp) {
   int64_t Size = R.isGpW() ? 4 : 8;
   if (Off >= 0 && Off % Size == 0 && Off / Size <= 4095) {
     ok(A.str(R, A64::ptr(Base, int32_t(Off))));
@@ -221,7 +201,7 @@ void Writer::store(const Gp &R, const Gp &Base, int64_t Off, const Gp &Tmp) {
 }
 
 /// Dst = Src + Off. Tmp (not Src; it may be Dst) holds a large offset.
-void Writer::addImm(const Gp &Dst, const Gp &Src, int64_t Off, const Gp &Tmp) {
+void Emitter::addImm(const Gp &Dst, const Gp &Src, int64_t Off, const Gp &Tmp) {
   if (Off == 0) {
     if (Dst.id() != Src.id())
       ok(A.mov(Dst, Src));
@@ -237,8 +217,8 @@ void Writer::addImm(const Gp &Dst, const Gp &Src, int64_t Off, const Gp &Tmp) {
 
 /// Dst = Src - Value; Src may be sp. Tmp (not Src; it may be Dst) holds a
 /// Value that no immediate form encodes.
-void Writer::subImm(const Gp &Dst, const Gp &Src, uint64_t Value,
-                    const Gp &Tmp) {
+void Emitter::subImm(const Gp &Dst, const Gp &Src, uint64_t Value,
+                     const Gp &Tmp) {
   const uint64_t Lo = Value & 0xfff, Hi = Value >> 12;
   if (Value == 0) {
     if (Dst.id() != Src.id())
@@ -255,7 +235,7 @@ void Writer::subImm(const Gp &Dst, const Gp &Src, uint64_t Value,
 }
 
 /// Compares R (a w or x register) with Value; Tmp holds a large Value.
-void Writer::cmpImm(const Gp &R, uint64_t Value, const Gp &Tmp) {
+void Emitter::cmpImm(const Gp &R, uint64_t Value, const Gp &Tmp) {
   if (Value <= 4095) {
     ok(A.cmp(R, Value));
   } else {
@@ -280,7 +260,7 @@ bool stlxrTakesWStatus() {
 }
 
 /// stlxr wStatus, xValue, [Addr].
-void Emitter::stlxr(const Gp &Status, const Gp &Value, const Gp &Addr) {
+void MonitorEmitter::stlxr(const Gp &Status, const Gp &Value, const Gp &Addr) {
   ok(A.stlxr(stlxrTakesWStatus() ? Gp(Status.w()) : Gp(Status.x()), Value,
              A64::ptr(Addr)));
 }
@@ -295,7 +275,7 @@ void Emitter::stlxr(const Gp &Status, const Gp &Value, const Gp &Addr) {
 /// `ForExit`: a thread that is not attached has no index base (0); E2 keeps
 /// it out of M1, but its exit reaches N2, so the exit leaves a 0 base to the
 /// runtime, which refuses the exit.
-void Emitter::findMonitor(Label Slow, bool ForExit) {
+void MonitorEmitter::findMonitor(Label Slow, bool ForExit) {
   switch (L.monitor_storage) {
   case JITLOCK_MONITORS_INDEX:
     ok(A.lsr(H, H, L.monitor_index_shift));
@@ -329,7 +309,7 @@ void Emitter::findMonitor(Label Slow, bool ForExit) {
   }
 }
 
-void Emitter::enter(Label Slow, Label Done, bool SlowFollows) {
+void MonitorEmitter::enter(Label Slow, Label Done, bool SlowFollows) {
   Label Inflated = A.newLabel(), Push = A.newLabel();
   Label CasFail = A.newLabel(), MonitorFail = A.newLabel();
   bool LSE = At == Atomics::LSE;
@@ -433,7 +413,8 @@ void Emitter::enter(Label Slow, Label Done, bool SlowFollows) {
   }
 }
 
-void Emitter::exit(Label Slow, Label Done, Label Queued, bool QueuedFollows) {
+void MonitorEmitter::exit(Label Slow, Label Done, Label Queued,
+                          bool QueuedFollows) {
   Label Inflated = A.newLabel(), Restore = A.newLabel();
   Label CasFail = A.newLabel(), Recursive = A.newLabel();
   bool LSE = At == Atomics::LSE;
@@ -568,13 +549,7 @@ GlueArgs monitorArgs(const void *Entry, const MonitorOperands &Ops) {
   return {Entry, Ops.Thread, Ops.Obj, Ops.Scratch0, Ops.Scratch1};
 }
 
-/// Calls the runtime with every register preserved but S0 and S1.
-Error emitGlue(A64::Assembler &A, const GlueArgs &Args) {
-  Error Err = kErrorOk;
-  auto Ok = [&](Error E) {
-    if (!Err)
-      Err = E;
-  };
+void Emitter::glue(const GlueArgs &Args) {
   const Gp S0 = Args.S0, S1 = Args.S1;
   // With one register, the frame keeps the caller's sp - FrameSize instead
   // of the caller's sp, and the epilogue adds FrameSize back.
@@ -582,77 +557,74 @@ Error emitGlue(A64::Assembler &A, const GlueArgs &Args) {
   // Align sp down to 16 whatever the caller's alignment: sp may only be a
   // base register when aligned. The caller's sp is kept in the frame.
   if (OneScratch) {
-    Ok(A.sub(S0, A64::sp, FrameSize));
-    Ok(A.and_(A64::sp, S0, ~uint64_t(15)));
+    ok(A.sub(S0, A64::sp, FrameSize));
+    ok(A.and_(A64::sp, S0, ~uint64_t(15)));
   } else {
-    Ok(A.mov(S0, A64::sp));
-    Ok(A.sub(S1, S0, FrameSize));
-    Ok(A.and_(A64::sp, S1, ~uint64_t(15)));
+    ok(A.mov(S0, A64::sp));
+    ok(A.sub(S1, S0, FrameSize));
+    ok(A.and_(A64::sp, S1, ~uint64_t(15)));
   }
-  Ok(A.str(S0, A64::ptr(A64::sp, SavedSpSlot)));
+  ok(A.str(S0, A64::ptr(A64::sp, SavedSpSlot)));
   for (unsigned I = 0; I != 18; I += 2)
-    Ok(A.stp(A64::x(I), A64::x(I + 1), A64::ptr(A64::sp, GpArea + 8 * I)));
-  Ok(A.stp(A64::x18, A64::x30, A64::ptr(A64::sp, GpArea + 8 * 18)));
+    ok(A.stp(A64::x(I), A64::x(I + 1), A64::ptr(A64::sp, GpArea + 8 * I)));
+  ok(A.stp(A64::x18, A64::x30, A64::ptr(A64::sp, GpArea + 8 * 18)));
   for (unsigned I = 0; I != 32; I += 2)
-    Ok(A.stp(A64::v(I), A64::v(I + 1), A64::ptr(A64::sp, VecArea + 16 * I)));
+    ok(A.stp(A64::v(I), A64::v(I + 1), A64::ptr(A64::sp, VecArea + 16 * I)));
 
   const Gp Obj = Args.Obj, Thread = Args.Thread;
   if (Args.StackBang) {
     // (thread, need): need is recomputed from the saved sp, so no register
     // had to carry it through the saves above. x16 is free until the call.
     if (Thread.id() != 0)
-      Ok(A.mov(A64::x0, Thread));
-    Ok(A.ldr(A64::x1, A64::ptr(A64::sp, SavedSpSlot)));
-    Writer W(A);
-    W.subImm(A64::x1, A64::x1, Args.Extra, A64::x16);
-    Ok(W.Err);
+      ok(A.mov(A64::x0, Thread));
+    ok(A.ldr(A64::x1, A64::ptr(A64::sp, SavedSpSlot)));
+    subImm(A64::x1, A64::x1, Args.Extra, A64::x16);
   } else if (!Obj.isValid()) {
     // (thread) alone.
     if (Thread.id() != 0)
-      Ok(A.mov(A64::x0, Thread));
+      ok(A.mov(A64::x0, Thread));
   } else if (Thread.id() == 1 && Obj.id() == 0) {
     // (thread, obj) -> (x0, x1), whichever registers hold them.
-    Ok(A.mov(A64::x16, A64::x0));
-    Ok(A.mov(A64::x0, A64::x1));
-    Ok(A.mov(A64::x1, A64::x16));
+    ok(A.mov(A64::x16, A64::x0));
+    ok(A.mov(A64::x0, A64::x1));
+    ok(A.mov(A64::x1, A64::x16));
   } else if (Obj.id() == 0) {
-    Ok(A.mov(A64::x1, A64::x0));
-    Ok(A.mov(A64::x0, Thread));
+    ok(A.mov(A64::x1, A64::x0));
+    ok(A.mov(A64::x0, Thread));
   } else {
     if (Thread.id() != 0)
-      Ok(A.mov(A64::x0, Thread));
+      ok(A.mov(A64::x0, Thread));
     if (Obj.id() != 1)
-      Ok(A.mov(A64::x1, Obj));
+      ok(A.mov(A64::x1, Obj));
   }
   // An absolute call: the runtime may be anywhere relative to the code.
   uint64_t Target = reinterpret_cast<uint64_t>(Args.Target);
   for (unsigned I = 0; I != 4; ++I) {
     uint64_t Chunk = (Target >> (16 * I)) & 0xffff;
     if (I == 0)
-      Ok(A.movz(A64::x16, Chunk, 0));
+      ok(A.movz(A64::x16, Chunk, 0));
     else if (Chunk)
-      Ok(A.movk(A64::x16, Chunk, 16 * I));
+      ok(A.movk(A64::x16, Chunk, 16 * I));
   }
-  Ok(A.blr(A64::x16));
+  ok(A.blr(A64::x16));
 
   for (unsigned I = 0; I != 32; I += 2)
-    Ok(A.ldp(A64::v(I), A64::v(I + 1), A64::ptr(A64::sp, VecArea + 16 * I)));
+    ok(A.ldp(A64::v(I), A64::v(I + 1), A64::ptr(A64::sp, VecArea + 16 * I)));
   for (unsigned I = 0; I != 18; I += 2)
-    Ok(A.ldp(A64::x(I), A64::x(I + 1), A64::ptr(A64::sp, GpArea + 8 * I)));
-  Ok(A.ldp(A64::x18, A64::x30, A64::ptr(A64::sp, GpArea + 8 * 18)));
-  Ok(A.ldr(S0, A64::ptr(A64::sp, SavedSpSlot)));
+    ok(A.ldp(A64::x(I), A64::x(I + 1), A64::ptr(A64::sp, GpArea + 8 * I)));
+  ok(A.ldp(A64::x18, A64::x30, A64::ptr(A64::sp, GpArea + 8 * 18)));
+  ok(A.ldr(S0, A64::ptr(A64::sp, SavedSpSlot)));
   if (OneScratch)
-    Ok(A.add(A64::sp, S0, FrameSize));
+    ok(A.add(A64::sp, S0, FrameSize));
   else
-    Ok(A.mov(A64::sp, S0));
-  return Err;
+    ok(A.mov(A64::sp, S0));
 }
 
 Error emitSequence(A64::Assembler &A, const jitlock_rt_layout &L,
                    const MonitorOperands &Ops, Atomics At, SlowPathMode Mode,
                    SlowPathLabels *Labels, const RuntimeEntries &RT,
                    bool Enter) {
-  if (!usableAssembler(A) || !validOperands(Ops) || !supportedLayout(L) ||
+  if (!usableAssembler(A) || !validOperands(Ops) || !validMonitorLayout(L) ||
       (At != Atomics::LSE && At != Atomics::LLSC))
     return kErrorInvalidArgument;
   const bool OutOfLine = Mode == SlowPathMode::OutOfLine;
@@ -666,30 +638,25 @@ Error emitSequence(A64::Assembler &A, const jitlock_rt_layout &L,
                                  Enter ? nullptr : &Queued))
     return Err;
 
-  Emitter E(A, L, Ops, At);
+  MonitorEmitter E(A, L, Ops, At);
   if (Enter)
     E.enter(Slow, Done, OutOfLine);
   else
     E.exit(Slow, Done, Queued, OutOfLine);
-  Error Err = E.Err;
-  auto Ok = [&](Error GErr) {
-    if (!Err)
-      Err = GErr;
-  };
   if (OutOfLine) {
     // The slow calls, out of line. The exit's last block falls into its
     // RT.ExitQueued call, which branches to Done; RT.Exit (or the enter's
     // RT.Enter) falls through to Done.
     if (!Enter) {
-      Ok(A.bind(Queued));
-      Ok(emitGlue(A, monitorArgs(RT.ExitQueued, Ops)));
-      Ok(A.b(Done));
+      E.ok(A.bind(Queued));
+      E.glue(monitorArgs(RT.ExitQueued, Ops));
+      E.ok(A.b(Done));
     }
-    Ok(A.bind(Slow));
-    Ok(emitGlue(A, monitorArgs(Enter ? RT.Enter : RT.Exit, Ops)));
+    E.ok(A.bind(Slow));
+    E.glue(monitorArgs(Enter ? RT.Enter : RT.Exit, Ops));
   }
-  Ok(A.bind(Done));
-  return Err;
+  E.ok(A.bind(Done));
+  return E.error();
 }
 
 } // namespace
@@ -712,12 +679,11 @@ Error emitSlowCall(A64::Assembler &A, SlowCall Call, const MonitorOperands &Ops,
   if (!usableAssembler(A) || !validOperands(Ops) ||
       !stubUsable(*A.code(), Labels, Call, RT))
     return kErrorInvalidArgument;
-  Error Err = A.bind(*stubLabel(Labels, Call));
-  if (Error GErr = emitGlue(A, monitorArgs(stubEntry(RT, Call), Ops)); !Err)
-    Err = GErr;
-  if (Error BErr = A.b(Labels.Done); !Err)
-    Err = BErr;
-  return Err;
+  Emitter E(A);
+  E.ok(A.bind(*stubLabel(Labels, Call)));
+  E.glue(monitorArgs(stubEntry(RT, Call), Ops));
+  E.ok(A.b(Labels.Done));
+  return E.error();
 }
 
 Error emitSlowCall(A64::Assembler &A, bool Enter, const MonitorOperands &Ops,
@@ -729,11 +695,10 @@ Error emitSlowCall(A64::Assembler &A, bool Enter, const MonitorOperands &Ops,
   for (unsigned I = 0; I != N; ++I)
     if (!stubUsable(*A.code(), Labels, Calls[I], RT))
       return kErrorInvalidArgument;
-  Error Err = kErrorOk;
+  ErrorSink E;
   for (unsigned I = 0; I != N; ++I)
-    if (Error SErr = emitSlowCall(A, Calls[I], Ops, Labels, RT); !Err)
-      Err = SErr;
-  return Err;
+    E.ok(emitSlowCall(A, Calls[I], Ops, Labels, RT));
+  return E.error();
 }
 
 //===----------------------------------------------------------------------===//
@@ -776,7 +741,7 @@ Error emitStackBang(A64::Assembler &A, const jitlock_rt_layout &L,
       !stackbang::isValidSlowPathMode(Mode))
     return kErrorInvalidArgument;
   const Gp S0 = Ops.Scratch0, S1 = Ops.Scratch1;
-  Writer W(A);
+  Emitter W(A);
   if (Bang == BangMode::None)
     return kErrorOk;
   if (Bang == BangMode::Always) {
@@ -788,7 +753,7 @@ Error emitStackBang(A64::Assembler &A, const jitlock_rt_layout &L,
       W.ok(A.str(A64::wzr, A64::ptr(S0)));
       Prev = Off;
     }
-    return W.Err;
+    return W.error();
   }
 
   // Watermark.
@@ -812,12 +777,12 @@ Error emitStackBang(A64::Assembler &A, const jitlock_rt_layout &L,
     // The common case branches over the glue, which falls through to Done.
     W.ok(A.b_hi(Done));
     W.ok(A.bind(Slow));
-    W.ok(emitGlue(A, bangArgs(Ops, ExtraBytes, RT)));
+    W.glue(bangArgs(Ops, ExtraBytes, RT));
   } else {
     W.ok(A.b_ls(Slow));
   }
   W.ok(A.bind(Done));
-  return W.Err;
+  return W.error();
 }
 
 Error emitStackBangSlowCall(A64::Assembler &A, const StackBangOperands &Ops,
@@ -827,12 +792,11 @@ Error emitStackBangSlowCall(A64::Assembler &A, const StackBangOperands &Ops,
       ExtraBytes > INT32_MAX || !RT.StackBang ||
       !slowCallLabelsUsable(*A.code(), Labels))
     return kErrorInvalidArgument;
-  Error Err = A.bind(Labels.Slow);
-  if (Error GErr = emitGlue(A, bangArgs(Ops, ExtraBytes, RT)); !Err)
-    Err = GErr;
-  if (Error BErr = A.b(Labels.Done); !Err)
-    Err = BErr;
-  return Err;
+  Emitter E(A);
+  E.ok(A.bind(Labels.Slow));
+  E.glue(bangArgs(Ops, ExtraBytes, RT));
+  E.ok(A.b(Labels.Done));
+  return E.error();
 }
 
 //===----------------------------------------------------------------------===//
@@ -854,7 +818,7 @@ GlueArgs pollArgs(const SafepointPollOperands &Ops, const RuntimeEntries &RT) {
 
 /// wScratch = the byte at [Thread + Offset]: the scaled form takes any
 /// offset below 4096, a larger one goes through Scratch.
-void loadPollByte(A64::Assembler &A, Writer &W,
+void loadPollByte(A64::Assembler &A, Emitter &W,
                   const SafepointPollOperands &Ops, uint32_t Offset) {
   const Gp S = Ops.Scratch;
   if (Offset <= 4095) {
@@ -880,7 +844,7 @@ Error emitSafepointPoll(A64::Assembler &A, const jitlock_rt_layout &L,
   Label Slow, Done;
   if (Error Err = sequenceLabels(A, Mode, Labels, Slow, Done))
     return Err;
-  Writer W(A);
+  Emitter W(A);
   // P1  w = the poll word's armed byte: a plain ldrb (relaxed; P2 re-reads
   //     the word itself); ArmedBit set: P2.
   loadPollByte(A, W, Ops, Armed.Offset);
@@ -889,12 +853,12 @@ Error emitSafepointPoll(A64::Assembler &A, const jitlock_rt_layout &L,
     // calls P2 and falls through to Done.
     W.ok(A.tbz(Ops.Scratch.w(), Armed.Bit, Done));
     W.ok(A.bind(Slow));
-    W.ok(emitGlue(A, pollArgs(Ops, RT)));
+    W.glue(pollArgs(Ops, RT));
   } else {
     W.ok(A.tbnz(Ops.Scratch.w(), Armed.Bit, Slow));
   }
   W.ok(A.bind(Done));
-  return W.Err;
+  return W.error();
 }
 
 Error emitSafepointPollSlowCall(A64::Assembler &A,
@@ -905,12 +869,11 @@ Error emitSafepointPollSlowCall(A64::Assembler &A,
       !slowCallLabelsUsable(*A.code(), Labels))
     return kErrorInvalidArgument;
   // P2, then back to the code after the poll.
-  Error Err = A.bind(Labels.Slow);
-  if (Error GErr = emitGlue(A, pollArgs(Ops, RT)); !Err)
-    Err = GErr;
-  if (Error BErr = A.b(Labels.Done); !Err)
-    Err = BErr;
-  return Err;
+  Emitter E(A);
+  E.ok(A.bind(Labels.Slow));
+  E.glue(pollArgs(Ops, RT));
+  E.ok(A.b(Labels.Done));
+  return E.error();
 }
 
 //===----------------------------------------------------------------------===//
@@ -927,7 +890,7 @@ Error emitLoadThread(A64::Assembler &A, const jitlock_rt_layout &L,
       L.abi_version != JITLOCK_RT_ABI_VERSION || Off > MaxOffset ||
       Off < -MaxOffset)
     return kErrorInvalidArgument;
-  Writer W(A);
+  Emitter W(A);
   // tpidr_el0 is the thread pointer (what llvm.thread.pointer reads); the
   // thread sits at a fixed offset from it in static TLS.
   W.ok(A.mrs(Dst, asmjit::Imm(A64::Predicate::SysReg::kTPIDR_EL0)));
@@ -939,7 +902,7 @@ Error emitLoadThread(A64::Assembler &A, const jitlock_rt_layout &L,
     // asmjit encodes a multiple of 4096 below 2^24 as `#imm, lsl #12`.
     W.ok(Off < 0 ? A.sub(Dst, Dst, Part) : A.add(Dst, Dst, Part));
   }
-  return W.Err;
+  return W.error();
 }
 
 } // namespace jitlock::emit::a64

@@ -1,8 +1,8 @@
 //===- SlowPath.h - What both targets' slow-call emitters check -*- C++ -*-===//
-#ifndef JITLOCK_LIB_EMITTERS_SLOWPATH_H
-#define JITLOCK_LIB_EMITTERS_SLOWPATH_H
+#ifndef JITLOCK_LIB_EMITTERS_COMMON_SLOWPATH_H
+#define JITLOCK_LIB_EMITTERS_COMMON_SLOWPATH_H
 
-#include "jitlock/Emitters.h"
+#include "jitlock/Emitters/Common.h"
 
 namespace jitlock::emit {
 

@@ -1,6 +1,7 @@
-//===- X64Emitter.cpp - x86_64 monitor fast paths into asmjit -------------===//
+//===- X86Emitter.cpp - x86_64 monitor fast paths into asmjit -------------===//
 //
-// The x86_64 half of the asmjit front door (include/jitlock/Emitters.h). It
+// The x86_64 target of the asmjit front door (include/jitlock/Emitters/
+// X86.h; what both targets share is in lib/Emitters/Common). It
 // writes the inline steps of the protocol stated at the top of
 // lib/Runtime/Synchronizer.cpp, labelled as there (E1-E5, M1-M2, X1-X4,
 // N1-N3), with the same checks and memory orderings as the LLVM lowering in
@@ -55,11 +56,12 @@
 // jitlock_rt_safepoint_poll through it with the thread alone.
 //
 //===----------------------------------------------------------------------===//
-#include "jitlock/Emitters.h"
+#include "jitlock/Emitters/X86.h"
 
-#include "Safepoint.h"
-#include "SlowPath.h"
-#include "StackBang.h"
+#include "Common/Emitter.h"
+#include "Common/Safepoint.h"
+#include "Common/SlowPath.h"
+#include "Common/StackBang.h"
 
 #include <atomic>
 #include <cstdint>
@@ -145,19 +147,6 @@ VectorSave vectorSave() {
   return Host;
 }
 
-/// Collects the first error of a run of emitter calls.
-class ErrorSink {
-public:
-  void operator()(Error E) {
-    if (E != kErrorOk && First == kErrorOk)
-      First = E;
-  }
-  Error get() const { return First; }
-
-private:
-  Error First = kErrorOk;
-};
-
 bool fitsInt32(int64_t V) {
   return V >= std::numeric_limits<int32_t>::min() &&
          V <= std::numeric_limits<int32_t>::max();
@@ -179,7 +168,7 @@ bool hasScratch2(const MonitorOperands &Ops) {
 /// (five with Scratch2), none of them rsp, the first scratch register rax;
 /// and an assembler attached to a CodeHolder for x86_64.
 bool validOperands(const BaseEmitter &A, const MonitorOperands &Ops) {
-  if (!A.code() || A.arch() != Arch::kX64)
+  if (!attachedFor(A, Arch::kX64))
     return false;
   const x86::Gp *Regs[] = {&Ops.Obj, &Ops.Thread, &Ops.Scratch0, &Ops.Scratch1,
                            &Ops.Scratch2};
@@ -213,21 +202,13 @@ bool validStorage(const jitlock_rt_layout &L) {
   return false;
 }
 
-/// The layout values this file compiles in, checked to fit the encodings.
+/// The layout values this file compiles in: the common check
+/// (validMonitorLayout) and the immediates x86 encodes (imm32, sign-extended).
 bool validLayout(const jitlock_rt_layout &L) {
   auto FitsImm = [](uint64_t V) { return fitsInt32(int64_t(V)); };
-  return L.abi_version == JITLOCK_RT_ABI_VERSION && validStorage(L) &&
-         FitsImm(L.lock_mask) && FitsImm(~L.lock_mask) &&
-         FitsImm(L.unlocked_value) && FitsImm(L.locked_value) &&
-         FitsImm(L.monitor_value) && L.lock_stack_top_offset <= INT32_MAX &&
-         L.lock_stack_end_offset <= INT32_MAX &&
-         fitsInt32(int64_t(L.monitor_owner_offset) -
-                   int64_t(L.monitor_value)) &&
-         fitsInt32(int64_t(L.monitor_recursions_offset) -
-                   int64_t(L.monitor_value)) &&
-         fitsInt32(int64_t(L.monitor_entry_count_offset) -
-                   int64_t(L.monitor_value)) &&
-         inflatedExitOf(L.monitor_exit).has_value();
+  return validMonitorLayout(L) && validStorage(L) && FitsImm(L.lock_mask) &&
+         FitsImm(~L.lock_mask) && FitsImm(L.unlocked_value) &&
+         FitsImm(L.monitor_value);
 }
 
 /// test R, Bits: the byte form when the bits are in the low byte.
@@ -271,60 +252,79 @@ GlueArgs monitorArgs(const MonitorOperands &Ops) {
   return {Ops.Thread, Ops.Obj, false, 0};
 }
 
-/// The slow-path call: every register preserved, the stack aligned to 64 at
-/// the call whatever its alignment on entry, the arguments in rdi/rsi, then
-/// a jump to Done (or, when Done is invalid, a fall-through).
-void emitGlue(x86::Assembler &A, const void *Entry, const GlueArgs &Args,
-              const Label &Done, ErrorSink &E) {
+/// Writes x86_64 code into one assembler (the sequences' error is the first
+/// error of the asmjit calls).
+class Emitter : public EmitterBase<x86::Assembler> {
+public:
+  using EmitterBase::EmitterBase;
+
+  /// The slow-path call: every register preserved, the stack aligned to 64
+  /// at the call whatever its alignment on entry, the arguments in rdi/rsi,
+  /// then a jump to Done (or, when Done is invalid, a fall-through).
+  void glue(const void *Entry, const GlueArgs &Args, const Label &Done);
+  /// The monitor sequences, for operands and a layout already checked.
+  void enter(const jitlock_rt_layout &L, const MonitorOperands &Ops,
+             SlowPathMode Mode, const Label &Slow, const Label &Done,
+             const RuntimeEntries &RT);
+  void exit(const jitlock_rt_layout &L, const MonitorOperands &Ops,
+            SlowPathMode Mode, const Label &Slow, const Label &Done,
+            const Label &Queued, const RuntimeEntries &RT);
+
+private:
+  void findMonitor(const jitlock_rt_layout &L, const MonitorOperands &Ops,
+                   const x86::Gp &H, const Label &Slow, bool ForExit);
+};
+
+void Emitter::glue(const void *Entry, const GlueArgs &Args, const Label &Done) {
   const VectorSave VS = vectorSave();
-  E(A.push(x86::rbx));
-  E(A.mov(x86::rbx, x86::rsp));
+  ok(A.push(x86::rbx));
+  ok(A.mov(x86::rbx, x86::rsp));
   for (uint32_t Id : CallerSaved)
-    E(A.push(x86::gpq(Id)));
-  E(A.sub(x86::rsp, int32_t(VS.Size)));
-  E(A.and_(x86::rsp, -int32_t(VS.Align)));
+    ok(A.push(x86::gpq(Id)));
+  ok(A.sub(x86::rsp, int32_t(VS.Size)));
+  ok(A.and_(x86::rsp, -int32_t(VS.Align)));
   if (VS.UseXsave) {
     // The xsave header (bytes 512-575) must start zeroed: xsave writes only
     // the XSTATE_BV bits of the components it saves, and xrstor faults on
     // reserved header bits; the stack holds garbage there.
-    E(A.xor_(x86::eax, x86::eax));
+    ok(A.xor_(x86::eax, x86::eax));
     for (int32_t Off = 512; Off < 512 + 64; Off += 8)
-      E(A.mov(x86::qword_ptr(x86::rsp, Off), x86::rax));
-    E(A.mov(x86::eax, uint32_t(VS.Mask)));
-    E(A.mov(x86::edx, uint32_t(VS.Mask >> 32)));
-    E(A.xsave64(x86::ptr(x86::rsp)));
+      ok(A.mov(x86::qword_ptr(x86::rsp, Off), x86::rax));
+    ok(A.mov(x86::eax, uint32_t(VS.Mask)));
+    ok(A.mov(x86::edx, uint32_t(VS.Mask >> 32)));
+    ok(A.xsave64(x86::ptr(x86::rsp)));
   } else {
-    E(A.fxsave64(x86::ptr(x86::rsp)));
+    ok(A.fxsave64(x86::ptr(x86::rsp)));
   }
   // The arguments come from the saved copies: no ordering hazard when Obj
   // and Thread are rdi/rsi (in either order) or rbx, rax, rdx.
   Operand ThreadSrc = savedValue(Args.Thread);
-  E(ThreadSrc.isReg() ? A.mov(x86::rdi, ThreadSrc.as<x86::Gp>())
-                      : A.mov(x86::rdi, ThreadSrc.as<x86::Mem>()));
+  ok(ThreadSrc.isReg() ? A.mov(x86::rdi, ThreadSrc.as<x86::Gp>())
+                       : A.mov(x86::rdi, ThreadSrc.as<x86::Mem>()));
   if (Args.StackBang) {
     // need = the rsp of the check (rbx + 8, before `push rbx`) - Extra:
     // recomputed, so no register has to carry it here.
-    E(A.lea(x86::rsi, x86::ptr(x86::rbx, 8 - Args.Extra)));
+    ok(A.lea(x86::rsi, x86::ptr(x86::rbx, 8 - Args.Extra)));
   } else if (Args.Obj.isValid()) {
     Operand ObjSrc = savedValue(Args.Obj);
-    E(ObjSrc.isReg() ? A.mov(x86::rsi, ObjSrc.as<x86::Gp>())
-                     : A.mov(x86::rsi, ObjSrc.as<x86::Mem>()));
+    ok(ObjSrc.isReg() ? A.mov(x86::rsi, ObjSrc.as<x86::Gp>())
+                      : A.mov(x86::rsi, ObjSrc.as<x86::Mem>()));
   }
-  E(A.mov(x86::rax, uint64_t(reinterpret_cast<uintptr_t>(Entry))));
-  E(A.call(x86::rax));
+  ok(A.mov(x86::rax, uint64_t(reinterpret_cast<uintptr_t>(Entry))));
+  ok(A.call(x86::rax));
   if (VS.UseXsave) {
-    E(A.mov(x86::eax, uint32_t(VS.Mask)));
-    E(A.mov(x86::edx, uint32_t(VS.Mask >> 32)));
-    E(A.xrstor64(x86::ptr(x86::rsp)));
+    ok(A.mov(x86::eax, uint32_t(VS.Mask)));
+    ok(A.mov(x86::edx, uint32_t(VS.Mask >> 32)));
+    ok(A.xrstor64(x86::ptr(x86::rsp)));
   } else {
-    E(A.fxrstor64(x86::ptr(x86::rsp)));
+    ok(A.fxrstor64(x86::ptr(x86::rsp)));
   }
-  E(A.lea(x86::rsp, x86::ptr(x86::rbx, -8 * NumCallerSaved)));
+  ok(A.lea(x86::rsp, x86::ptr(x86::rbx, -8 * NumCallerSaved)));
   for (int32_t I = NumCallerSaved - 1; I >= 0; --I)
-    E(A.pop(x86::gpq(CallerSaved[I])));
-  E(A.pop(x86::rbx));
+    ok(A.pop(x86::gpq(CallerSaved[I])));
+  ok(A.pop(x86::rbx));
   if (Done.isValid())
-    E(A.jmp(Done));
+    ok(A.jmp(Done));
 }
 
 /// The operands, the layout and the entry points, checked before anything
@@ -349,7 +349,7 @@ void detail::setVectorSaveForTesting(int Mode) {
 }
 
 /// A monitor field's displacement from the register that names the monitor
-/// once emitFindMonitor has run: with pointer storage the header itself
+/// once findMonitor has run: with pointer storage the header itself
 /// (the monitor's address plus the monitor bits), otherwise the monitor's
 /// address.
 static int32_t monitorFieldOffset(const jitlock_rt_layout &L,
@@ -370,21 +370,21 @@ static int32_t monitorFieldOffset(const jitlock_rt_layout &L,
 /// `ForExit`: a thread that is not attached has no index base (0); E2 keeps
 /// it out of M1, but its exit reaches N2, so the exit tests the base and
 /// leaves a 0 to the runtime, which refuses the exit.
-static void emitFindMonitor(x86::Assembler &A, const jitlock_rt_layout &L,
-                            const MonitorOperands &Ops, const x86::Gp &H,
-                            const Label &Slow, bool ForExit, ErrorSink &E) {
+void Emitter::findMonitor(const jitlock_rt_layout &L,
+                          const MonitorOperands &Ops, const x86::Gp &H,
+                          const Label &Slow, bool ForExit) {
   switch (L.monitor_storage) {
   case JITLOCK_MONITORS_INDEX: {
     const x86::Mem Base =
         x86::qword_ptr(Ops.Thread, int32_t(L.monitor_base_offset));
     if (ForExit) {
-      E(A.mov(x86::rax, Base));
-      E(A.test(x86::rax, x86::rax));
-      E(A.jz(Slow));
+      ok(A.mov(x86::rax, Base));
+      ok(A.test(x86::rax, x86::rax));
+      ok(A.jz(Slow));
     }
-    E(A.shr(H, int32_t(L.monitor_index_shift)));
-    E(A.imul(H, H, int32_t(L.monitor_stride)));
-    E(ForExit ? A.add(H, x86::rax) : A.add(H, Base));
+    ok(A.shr(H, int32_t(L.monitor_index_shift)));
+    ok(A.imul(H, H, int32_t(L.monitor_stride)));
+    ok(ForExit ? A.add(H, x86::rax) : A.add(H, Base));
     return;
   }
   case JITLOCK_MONITORS_TABLE: {
@@ -394,15 +394,15 @@ static void emitFindMonitor(x86::Assembler &A, const jitlock_rt_layout &L,
       const bool Last = I + 1 == L.monitor_cache_probes;
       const int32_t Entry = int32_t(L.monitor_cache_offset + 16 * I);
       Label Next = Last ? Slow : A.newLabel();
-      E(A.cmp(x86::qword_ptr(Ops.Thread, Entry), Ops.Obj));
-      E(A.jne(Next));
-      E(A.mov(H, x86::qword_ptr(Ops.Thread, Entry + 8)));
+      ok(A.cmp(x86::qword_ptr(Ops.Thread, Entry), Ops.Obj));
+      ok(A.jne(Next));
+      ok(A.mov(H, x86::qword_ptr(Ops.Thread, Entry + 8)));
       if (!Last) {
-        E(A.jmp(Found));
-        E(A.bind(Next));
+        ok(A.jmp(Found));
+        ok(A.bind(Next));
       }
     }
-    E(A.bind(Found));
+    ok(A.bind(Found));
     return;
   }
   default:
@@ -418,6 +418,14 @@ Error emitMonitorEnter(x86::Assembler &A, const jitlock_rt_layout &L,
   Label Slow, Done;
   if (Error Err = sequenceLabels(A, Mode, Labels, Slow, Done))
     return Err;
+  Emitter E(A);
+  E.enter(L, Ops, Mode, Slow, Done, RT);
+  return E.error();
+}
+
+void Emitter::enter(const jitlock_rt_layout &L, const MonitorOperands &Ops,
+                    SlowPathMode Mode, const Label &Slow, const Label &Done,
+                    const RuntimeEntries &RT) {
   Label Push = A.newLabel(), Inflated = A.newLabel();
 
   const x86::Gp Obj = Ops.Obj, Thread = Ops.Thread, H = Ops.Scratch1;
@@ -432,73 +440,71 @@ Error emitMonitorEnter(x86::Assembler &A, const jitlock_rt_layout &L,
   const int32_t MonOwner = monitorFieldOffset(L, L.monitor_owner_offset);
   const int32_t MonRecursions =
       monitorFieldOffset(L, L.monitor_recursions_offset);
-  ErrorSink E;
 
   // E1: h = header (relaxed; the CAS in E5 or M1 orders the acquire).
-  E(A.mov(H, Header));
+  ok(A.mov(H, Header));
   // E2: a full lock stack goes to the runtime, which inflates the oldest.
   // Before the header's bits: a thread that is not attached has a full
   // stack, and must not take a monitor in M1.
-  E(A.mov(T.r32(), Top));
-  E(A.cmp(T.r32(), int32_t(L.lock_stack_end_offset)));
-  E(A.jae(Slow));
+  ok(A.mov(T.r32(), Top));
+  ok(A.cmp(T.r32(), int32_t(L.lock_stack_end_offset)));
+  ok(A.jae(Slow));
   // E3: bit 1 set: a monitor (10) or the embedder's state (11).
-  E(testBits(A, H, L.monitor_value));
-  E(A.jnz(Inflated));
+  ok(testBits(A, H, L.monitor_value));
+  ok(A.jnz(Inflated));
   // E4: the top entry is obj: recursion, a push with no atomic.
-  E(A.cmp(TopEntry, Obj));
-  E(A.je(Push));
+  ok(A.cmp(TopEntry, Obj));
+  ok(A.je(Push));
   // E5: CAS header (h | 01) -> (h & ~11); acquire (lock cmpxchg is a full
   // barrier). On failure the runtime retries from the state before E1.
-  E(A.mov(x86::rax, H));
-  E(A.or_(x86::rax, int32_t(L.unlocked_value)));
-  E(A.and_(H, int32_t(~L.lock_mask)));
-  E(A.lock().cmpxchg(Header, H));
-  E(A.jne(Slow));
+  ok(A.mov(x86::rax, H));
+  ok(A.or_(x86::rax, int32_t(L.unlocked_value)));
+  ok(A.and_(H, int32_t(~L.lock_mask)));
+  ok(A.lock().cmpxchg(Header, H));
+  ok(A.jne(Slow));
   // Without Scratch2, cmpxchg left rax = h | 01: reload the top (only this
   // thread writes it). With it, the top is still in T.
   if (!KeepTop)
-    E(A.mov(x86::eax, Top));
+    ok(A.mov(x86::eax, Top));
   // Push: slot[top] = obj; top += 8. Plain stores: only this thread writes
   // its lock stack.
-  E(A.bind(Push));
-  E(A.mov(x86::qword_ptr(Thread, T), Obj));
-  E(A.add(T.r32(), 8));
-  E(A.mov(Top, T.r32()));
-  E(A.jmp(Done));
+  ok(A.bind(Push));
+  ok(A.mov(x86::qword_ptr(Thread, T), Obj));
+  ok(A.add(T.r32(), 8));
+  ok(A.mov(Top, T.r32()));
+  ok(A.jmp(Done));
 
   if (Mode == SlowPathMode::OutOfLine) {
-    E(A.bind(Slow));
-    emitGlue(A, RT.Enter, monitorArgs(Ops), Done, E);
+    ok(A.bind(Slow));
+    glue(RT.Enter, monitorArgs(Ops), Done);
   }
 
   // M1: exactly 10 (11 is the embedder's: the runtime waits it out). The
-  // monitor is h - 10, or found by index or in the cache (emitFindMonitor;
+  // monitor is h - 10, or found by index or in the cache (findMonitor;
   // H names it from then on). Test, then CAS: load its owner (a plain mov);
   // only when it is 0, CAS it 0 -> thread, acquire (rax is already the 0). A
   // nonzero owner skips the CAS, which would take the owner's cache line.
   Label Owned = A.newLabel();
-  E(A.bind(Inflated));
-  E(A.mov(x86::eax, H.r32()));
-  E(A.and_(x86::eax, int32_t(L.lock_mask)));
-  E(A.cmp(x86::eax, int32_t(L.monitor_value)));
-  E(A.jne(Slow));
-  emitFindMonitor(A, L, Ops, H, Slow, /*ForExit=*/false, E);
-  E(A.mov(x86::rax, x86::qword_ptr(H, MonOwner)));
-  E(A.test(x86::rax, x86::rax));
-  E(A.jnz(Owned));
-  E(A.lock().cmpxchg(x86::qword_ptr(H, MonOwner), Thread));
-  E(A.je(Done));
+  ok(A.bind(Inflated));
+  ok(A.mov(x86::eax, H.r32()));
+  ok(A.and_(x86::eax, int32_t(L.lock_mask)));
+  ok(A.cmp(x86::eax, int32_t(L.monitor_value)));
+  ok(A.jne(Slow));
+  findMonitor(L, Ops, H, Slow, /*ForExit=*/false);
+  ok(A.mov(x86::rax, x86::qword_ptr(H, MonOwner)));
+  ok(A.test(x86::rax, x86::rax));
+  ok(A.jnz(Owned));
+  ok(A.lock().cmpxchg(x86::qword_ptr(H, MonOwner), Thread));
+  ok(A.je(Done));
   // The CAS failed: rax holds the new owner, never this thread, so the
   // check below sends it to the runtime.
   // M2: the owner (in rax) is this thread: recursions += 1 (only the owner
   // writes it). Anonymous, a deflater or another owner: the runtime.
-  E(A.bind(Owned));
-  E(A.cmp(x86::rax, Thread));
-  E(A.jne(Slow));
-  E(A.inc(x86::qword_ptr(H, MonRecursions)));
-  E(A.bind(Done));
-  return E.get();
+  ok(A.bind(Owned));
+  ok(A.cmp(x86::rax, Thread));
+  ok(A.jne(Slow));
+  ok(A.inc(x86::qword_ptr(H, MonRecursions)));
+  ok(A.bind(Done));
 }
 
 Error emitMonitorExit(x86::Assembler &A, const jitlock_rt_layout &L,
@@ -510,6 +516,14 @@ Error emitMonitorExit(x86::Assembler &A, const jitlock_rt_layout &L,
   Label Slow, Done, Queued;
   if (Error Err = sequenceLabels(A, Mode, Labels, Slow, Done, &Queued))
     return Err;
+  Emitter E(A);
+  E.exit(L, Ops, Mode, Slow, Done, Queued, RT);
+  return E.error();
+}
+
+void Emitter::exit(const jitlock_rt_layout &L, const MonitorOperands &Ops,
+                   SlowPathMode Mode, const Label &Slow, const Label &Done,
+                   const Label &Queued, const RuntimeEntries &RT) {
   Label Inflated = A.newLabel(), Restore = A.newLabel(),
         Recursive = A.newLabel();
 
@@ -522,93 +536,86 @@ Error emitMonitorExit(x86::Assembler &A, const jitlock_rt_layout &L,
       monitorFieldOffset(L, L.monitor_recursions_offset);
   const int32_t MonEntryCount =
       monitorFieldOffset(L, L.monitor_entry_count_offset);
-  ErrorSink E;
 
   // X1: the top entry [thread + top - 8] is not obj: the inflated exit (N1).
-  E(A.mov(x86::eax, Top));
-  E(A.cmp(BelowTop, Obj));
-  E(A.jne(Inflated));
+  ok(A.mov(x86::eax, Top));
+  ok(A.cmp(BelowTop, Obj));
+  ok(A.jne(Inflated));
   // X2: pop.
-  E(A.sub(x86::eax, 8));
-  E(A.mov(Top, x86::eax));
+  ok(A.sub(x86::eax, 8));
+  ok(A.mov(Top, x86::eax));
   // X3: the new top entry (the sentinel when none) is obj too: a recursive
   // exit, done.
-  E(A.cmp(BelowTop, Obj));
-  E(A.je(Done));
+  ok(A.cmp(BelowTop, Obj));
+  ok(A.je(Done));
   // X4: h = header; bits 00: CAS h -> h | 01, release (lock cmpxchg is a
   // full barrier).
-  E(A.mov(x86::rax, Header));
-  if (L.locked_value == 0) {
-    E(testBits(A, x86::rax, L.lock_mask));
-  } else {
-    E(A.mov(H, x86::rax));
-    E(A.and_(H, int32_t(L.lock_mask)));
-    E(A.cmp(H, int32_t(L.locked_value)));
-  }
-  E(A.jnz(Restore));
-  E(A.mov(H, x86::rax));
-  E(A.or_(H, int32_t(L.unlocked_value)));
-  E(A.lock().cmpxchg(Header, H));
-  E(A.je(Done));
+  ok(A.mov(x86::rax, Header));
+  // Locked is 00 (validMonitorLayout), so the bits are tested for zero.
+  ok(testBits(A, x86::rax, L.lock_mask));
+  ok(A.jnz(Restore));
+  ok(A.mov(H, x86::rax));
+  ok(A.or_(H, int32_t(L.unlocked_value)));
+  ok(A.lock().cmpxchg(Header, H));
+  ok(A.je(Done));
   // X4 failed (a contender inflated it, or a hash was installed): push obj
   // back (the slot still holds it) so that the runtime sees the state from
   // before the exit.
-  E(A.bind(Restore));
-  E(A.add(Top, 8));
-  E(A.jmp(Slow));
+  ok(A.bind(Restore));
+  ok(A.add(Top, 8));
+  ok(A.jmp(Slow));
 
   // N2, recursive (out of line, reached from below; the owner is this
   // thread): recursions -= 1, no atomic (only the owner writes it).
-  E(A.bind(Recursive));
-  E(A.dec(x86::qword_ptr(H, MonRecursions)));
-  E(A.jmp(Done));
+  ok(A.bind(Recursive));
+  ok(A.dec(x86::qword_ptr(H, MonRecursions)));
+  ok(A.jmp(Done));
 
   // N1: h = header; not exactly 10: the runtime.
-  E(A.bind(Inflated));
-  E(A.mov(H, Header));
-  E(A.mov(x86::eax, H.r32()));
-  E(A.and_(x86::eax, int32_t(L.lock_mask)));
-  E(A.cmp(x86::eax, int32_t(L.monitor_value)));
-  E(A.jne(Slow));
+  ok(A.bind(Inflated));
+  ok(A.mov(H, Header));
+  ok(A.mov(x86::eax, H.r32()));
+  ok(A.and_(x86::eax, int32_t(L.lock_mask)));
+  ok(A.cmp(x86::eax, int32_t(L.monitor_value)));
+  ok(A.jne(Slow));
   // N2: the monitor (h - 10, or found by index or in the cache). Its owner
   // first, a plain load (only this thread stores itself there): anything
   // but this thread (another owner, anonymous, a deflater) goes to the
   // runtime with the state untouched. Then recursions: one less, above.
-  emitFindMonitor(A, L, Ops, H, Slow, /*ForExit=*/true, E);
-  E(A.cmp(x86::qword_ptr(H, MonOwner), Thread));
-  E(A.jne(Slow));
-  E(A.cmp(x86::qword_ptr(H, MonRecursions), 0));
-  E(A.jne(Recursive));
+  findMonitor(L, Ops, H, Slow, /*ForExit=*/true);
+  ok(A.cmp(x86::qword_ptr(H, MonOwner), Thread));
+  ok(A.jne(Slow));
+  ok(A.cmp(x86::qword_ptr(H, MonRecursions), 0));
+  ok(A.jne(Recursive));
   // N3: owner = 0, a plain store (release on x86); with exit=fence a full
   // fence; then the entry count. Nonzero: threads are queued, and
   // RT.ExitQueued wakes one (the monitor is released already, so not
   // RT.Exit).
-  E(A.mov(x86::qword_ptr(H, MonOwner), 0));
+  ok(A.mov(x86::qword_ptr(H, MonOwner), 0));
   if (L.monitor_exit == JITLOCK_EXIT_FENCE)
-    E(A.lock().or_(x86::dword_ptr(x86::rsp), 0));
-  E(A.cmp(x86::dword_ptr(H, MonEntryCount), 0));
+    ok(A.lock().or_(x86::dword_ptr(x86::rsp), 0));
+  ok(A.cmp(x86::dword_ptr(H, MonEntryCount), 0));
   if (Mode == SlowPathMode::OutOfLine) {
     // Nobody queued, the steady state: one taken branch over both calls.
-    E(A.je(Done));
-    E(A.bind(Queued));
-    emitGlue(A, RT.ExitQueued, monitorArgs(Ops), Done, E);
-    E(A.bind(Slow));
-    emitGlue(A, RT.Exit, monitorArgs(Ops), Label(), E);
+    ok(A.je(Done));
+    ok(A.bind(Queued));
+    glue(RT.ExitQueued, monitorArgs(Ops), Done);
+    ok(A.bind(Slow));
+    glue(RT.Exit, monitorArgs(Ops), Label());
   } else {
-    E(A.jne(Queued));
+    ok(A.jne(Queued));
   }
-  E(A.bind(Done));
-  return E.get();
+  ok(A.bind(Done));
 }
 
 Error emitSlowCall(x86::Assembler &A, SlowCall Call, const MonitorOperands &Ops,
                    const SlowPathLabels &Labels, const RuntimeEntries &RT) {
   if (!validOperands(A, Ops) || !stubUsable(*A.code(), Labels, Call, RT))
     return kErrorInvalidArgument;
-  ErrorSink E;
-  E(A.bind(*stubLabel(Labels, Call)));
-  emitGlue(A, stubEntry(RT, Call), monitorArgs(Ops), Labels.Done, E);
-  return E.get();
+  Emitter E(A);
+  E.ok(A.bind(*stubLabel(Labels, Call)));
+  E.glue(stubEntry(RT, Call), monitorArgs(Ops), Labels.Done);
+  return E.error();
 }
 
 Error emitSlowCall(x86::Assembler &A, bool Enter, const MonitorOperands &Ops,
@@ -620,10 +627,10 @@ Error emitSlowCall(x86::Assembler &A, bool Enter, const MonitorOperands &Ops,
   for (unsigned I = 0; I != N; ++I)
     if (!stubUsable(*A.code(), Labels, Calls[I], RT))
       return kErrorInvalidArgument;
-  ErrorSink E;
+  Emitter E(A);
   for (unsigned I = 0; I != N; ++I)
-    E(emitSlowCall(A, Calls[I], Ops, Labels, RT));
-  return E.get();
+    E.ok(emitSlowCall(A, Calls[I], Ops, Labels, RT));
+  return E.error();
 }
 
 //===----------------------------------------------------------------------===//
@@ -632,7 +639,7 @@ Error emitSlowCall(x86::Assembler &A, bool Enter, const MonitorOperands &Ops,
 
 static bool validBangOperands(const BaseEmitter &A,
                               const StackBangOperands &Ops) {
-  if (!A.code() || A.arch() != Arch::kX64)
+  if (!attachedFor(A, Arch::kX64))
     return false;
   for (const x86::Gp *R : {&Ops.Thread, &Ops.Scratch})
     if (!R->isGpq() || R->id() == x86::Gp::kIdSp)
@@ -648,15 +655,15 @@ Error emitStackBang(x86::Assembler &A, const jitlock_rt_layout &L,
       !stackbang::isValidBang(L, ExtraBytes, Bang) ||
       !stackbang::isValidSlowPathMode(Mode))
     return kErrorInvalidArgument;
-  ErrorSink E;
+  Emitter E(A);
   if (Bang == BangMode::None)
     return kErrorOk;
   if (Bang == BangMode::Always) {
     // Stores, not loads: a read of a never-touched page may be served from
     // the zero page without committing it. The value stored is irrelevant.
     for (uint32_t Off : stackbang::alwaysOffsets(L, ExtraBytes))
-      E(A.mov(x86::dword_ptr(x86::rsp, -int32_t(Off)), Ops.Scratch.r32()));
-    return E.get();
+      E.ok(A.mov(x86::dword_ptr(x86::rsp, -int32_t(Off)), Ops.Scratch.r32()));
+    return E.error();
   }
 
   // Watermark.
@@ -669,22 +676,22 @@ Error emitStackBang(x86::Assembler &A, const jitlock_rt_layout &L,
       x86::qword_ptr(Ops.Thread, int32_t(L.stack_watermark_offset));
   // need = rsp - ExtraBytes; need > watermark (unsigned): room, skip.
   if (ExtraBytes == 0) {
-    E(A.cmp(x86::rsp, Watermark));
+    E.ok(A.cmp(x86::rsp, Watermark));
   } else {
-    E(A.lea(Ops.Scratch, x86::ptr(x86::rsp, -int32_t(ExtraBytes))));
-    E(A.cmp(Ops.Scratch, Watermark));
+    E.ok(A.lea(Ops.Scratch, x86::ptr(x86::rsp, -int32_t(ExtraBytes))));
+    E.ok(A.cmp(Ops.Scratch, Watermark));
   }
   if (Mode == SlowPathMode::OutOfLine) {
     // The common case jumps over the glue, which falls through to Done.
-    E(A.ja(Done));
-    E(A.bind(Slow));
-    emitGlue(A, RT.StackBang,
-             {Ops.Thread, x86::Gp(), true, int32_t(ExtraBytes)}, Label(), E);
+    E.ok(A.ja(Done));
+    E.ok(A.bind(Slow));
+    E.glue(RT.StackBang, {Ops.Thread, x86::Gp(), true, int32_t(ExtraBytes)},
+           Label());
   } else {
-    E(A.jbe(Slow));
+    E.ok(A.jbe(Slow));
   }
-  E(A.bind(Done));
-  return E.get();
+  E.ok(A.bind(Done));
+  return E.error();
 }
 
 Error emitStackBangSlowCall(x86::Assembler &A, const StackBangOperands &Ops,
@@ -694,11 +701,11 @@ Error emitStackBangSlowCall(x86::Assembler &A, const StackBangOperands &Ops,
     return kErrorInvalidArgument;
   if (!slowCallLabelsUsable(*A.code(), Labels))
     return kErrorInvalidArgument;
-  ErrorSink E;
-  E(A.bind(Labels.Slow));
-  emitGlue(A, RT.StackBang, {Ops.Thread, x86::Gp(), true, int32_t(ExtraBytes)},
-           Labels.Done, E);
-  return E.get();
+  Emitter E(A);
+  E.ok(A.bind(Labels.Slow));
+  E.glue(RT.StackBang, {Ops.Thread, x86::Gp(), true, int32_t(ExtraBytes)},
+         Labels.Done);
+  return E.error();
 }
 
 //===----------------------------------------------------------------------===//
@@ -707,7 +714,7 @@ Error emitStackBangSlowCall(x86::Assembler &A, const StackBangOperands &Ops,
 
 static bool validPollOperands(const BaseEmitter &A,
                               const SafepointPollOperands &Ops) {
-  if (!A.code() || A.arch() != Arch::kX64)
+  if (!attachedFor(A, Arch::kX64))
     return false;
   return isUsableGpq(Ops.Thread);
 }
@@ -729,22 +736,22 @@ Error emitSafepointPoll(x86::Assembler &A, const jitlock_rt_layout &L,
   Label Slow, Done;
   if (Error Err = sequenceLabels(A, Mode, Labels, Slow, Done))
     return Err;
-  ErrorSink E;
+  Emitter E(A);
   // P1: w & ArmedBit, tested in memory: one plain (relaxed) byte load that
   // writes no register. P2 re-reads the word itself.
-  E(A.test(x86::byte_ptr(Ops.Thread, int32_t(Armed.Offset)),
-           int32_t(1u << Armed.Bit)));
+  E.ok(A.test(x86::byte_ptr(Ops.Thread, int32_t(Armed.Offset)),
+              int32_t(1u << Armed.Bit)));
   if (Mode == SlowPathMode::OutOfLine) {
     // Disarmed, the steady state: one taken branch over the glue, which
     // calls P2 and falls through to Done.
-    E(A.jz(Done));
-    E(A.bind(Slow));
-    emitGlue(A, RT.SafepointPoll, pollArgs(Ops), Label(), E);
+    E.ok(A.jz(Done));
+    E.ok(A.bind(Slow));
+    E.glue(RT.SafepointPoll, pollArgs(Ops), Label());
   } else {
-    E(A.jnz(Slow));
+    E.ok(A.jnz(Slow));
   }
-  E(A.bind(Done));
-  return E.get();
+  E.ok(A.bind(Done));
+  return E.error();
 }
 
 Error emitSafepointPollSlowCall(x86::Assembler &A,
@@ -754,11 +761,11 @@ Error emitSafepointPollSlowCall(x86::Assembler &A,
   if (!validPollOperands(A, Ops) || !RT.SafepointPoll ||
       !slowCallLabelsUsable(*A.code(), Labels))
     return kErrorInvalidArgument;
-  ErrorSink E;
+  Emitter E(A);
   // P2, then back to the code after the poll.
-  E(A.bind(Labels.Slow));
-  emitGlue(A, RT.SafepointPoll, pollArgs(Ops), Labels.Done, E);
-  return E.get();
+  E.ok(A.bind(Labels.Slow));
+  E.glue(RT.SafepointPoll, pollArgs(Ops), Labels.Done);
+  return E.error();
 }
 
 //===----------------------------------------------------------------------===//
@@ -767,20 +774,20 @@ Error emitSafepointPollSlowCall(x86::Assembler &A,
 
 Error emitLoadThread(x86::Assembler &A, const jitlock_rt_layout &L,
                      const x86::Gp &Dst) {
-  if (!A.code() || A.arch() != Arch::kX64 || !isUsableGpq(Dst) ||
+  if (!attachedFor(A, Arch::kX64) || !isUsableGpq(Dst) ||
       L.abi_version != JITLOCK_RT_ABI_VERSION ||
       !fitsInt32(L.thread_tls_offset))
     return kErrorInvalidArgument;
-  ErrorSink E;
+  Emitter E(A);
   // fs:[0] holds the thread pointer itself (the TCB's self pointer), which
   // is what llvm.thread.pointer reads too; the thread sits at a fixed
   // offset from it in static TLS. lea leaves the flags alone.
   x86::Mem ThreadPointer = x86::qword_ptr_abs(0);
   ThreadPointer.setSegment(x86::fs);
-  E(A.mov(Dst, ThreadPointer));
+  E.ok(A.mov(Dst, ThreadPointer));
   if (L.thread_tls_offset != 0)
-    E(A.lea(Dst, x86::ptr(Dst, int32_t(L.thread_tls_offset))));
-  return E.get();
+    E.ok(A.lea(Dst, x86::ptr(Dst, int32_t(L.thread_tls_offset))));
+  return E.error();
 }
 
 } // namespace jitlock::emit::x64
