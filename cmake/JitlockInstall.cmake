@@ -4,7 +4,7 @@
 # external dependencies are found again by jitlockConfig.cmake on the user's
 # machine. docs/embedding.md shows the three ways to consume it.
 #
-#   include/jitlock/**.h                      the public headers
+#   include/jitlock/**.h, **.def              the public headers
 #   lib/libjitlock_rt.a, libjitlock_rt.so.*   the runtime, static and shared
 #   lib/libjitlock_{emitters,passes,jit,deopt}.a  the C++ libraries
 #   lib/JitlockPlugin.so                      the pass plugin (opt, clang)

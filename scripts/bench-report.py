@@ -48,12 +48,10 @@ as a horizontal line.
 
 import argparse
 import json
-import math
-import os
 import statistics
 import sys
 
-from benchjson import canonical_name, replace_marked
+from benchjson import canonical_name, ensure_matplotlib, fmt, replace_marked
 
 CONTENDED = ["contended2", "contended4", "contended8"]
 SHAPES = ["simple", "recursive", "serial", "inflated", "churn"] + CONTENDED
@@ -261,16 +259,6 @@ def markdown_contention(doc, values, runs, baseline=None):
                        f"| {100 * change:+.1f}% | {verdict} |")
         out.append("")
     return "\n".join(out) + "\n"
-
-
-def fmt(x, digits=2):
-    if x is None or not math.isfinite(x):
-        return "-"
-    if x >= 100:
-        return f"{x:.0f}"
-    if x >= 10:
-        return f"{x:.1f}"
-    return f"{x:.{digits}f}"
 
 
 def machine_lines(ctx, safepoints=False):
@@ -540,22 +528,6 @@ def markdown_safepoints(doc, runs):
     return "\n".join(out) + "\n"
 
 
-def ensure_matplotlib():
-    """Re-runs the script with a Python that has matplotlib, if need be."""
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        # E.g. a pyenv python3 first in PATH: Debian's python3-matplotlib is
-        # installed for /usr/bin/python3.
-        if sys.executable != "/usr/bin/python3" and os.path.exists(
-                "/usr/bin/python3"):
-            print("bench-report: no matplotlib here; re-running with "
-                  "/usr/bin/python3", file=sys.stderr)
-            os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
-        raise SystemExit("bench-report: the plot needs matplotlib "
-                         "(Debian: apt-get install python3-matplotlib)")
-
-
 def plot(doc, values, path):
     import matplotlib
 
@@ -640,7 +612,7 @@ def main():
     ap.add_argument("--png", help="write the plot here")
     args = ap.parse_args()
     if args.png:
-        ensure_matplotlib()
+        ensure_matplotlib("bench-report", "the plot")
 
     doc = load(args.json)
     values, extra, runs = collect(doc)

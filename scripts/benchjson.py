@@ -1,8 +1,11 @@
 """What the benchmark scripts share: jitlock-bench's benchmark names without
-the parts Google Benchmark appends, and the marked parts of a markdown file
-that they rewrite."""
+the parts Google Benchmark appends, the marked parts of a markdown file that
+they rewrite, how they print a number, and finding matplotlib."""
 
+import math
+import os
 import re
+import sys
 
 # Name parts Google Benchmark appends (UseRealTime, Threads, flags).
 _SUFFIX = re.compile(
@@ -35,3 +38,31 @@ def replace_marked(path, tag, text):
     with open(path, "w") as f:
         f.write(head + begin + "\n" + text + end + tail)
     return None
+
+
+def fmt(x, digits=2):
+    """A number for a table: fewer decimals the larger it is; "-" for none."""
+    if x is None or not math.isfinite(x):
+        return "-"
+    if x >= 100:
+        return f"{x:.0f}"
+    if x >= 10:
+        return f"{x:.1f}"
+    return f"{x:.{digits}f}"
+
+
+def ensure_matplotlib(tool, what):
+    """Re-runs the script with a Python that has matplotlib, if need be;
+    else exits saying that `what` (the plot) needs it."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        # E.g. a pyenv python3 first in PATH: Debian's python3-matplotlib is
+        # installed for /usr/bin/python3.
+        if sys.executable != "/usr/bin/python3" and os.path.exists(
+                "/usr/bin/python3"):
+            print(f"{tool}: no matplotlib here; re-running with "
+                  "/usr/bin/python3", file=sys.stderr)
+            os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
+        raise SystemExit(f"{tool}: {what} needs matplotlib "
+                         "(Debian: apt-get install python3-matplotlib)")

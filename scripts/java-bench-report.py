@@ -24,12 +24,13 @@ nonzero status, is reported as such and left out of the medians.
 import argparse
 import csv
 import json
-import math
 import os
 import re
 import statistics
 import subprocess
 import sys
+
+from benchjson import ensure_matplotlib, fmt
 
 KERNELS = ["counter", "recursive", "nested", "inflated", "sbchain", "churn",
            "contended-2", "contended-4", "contended-8", "prodcons"]
@@ -138,16 +139,6 @@ def medians(meta, rounds):
     return med
 
 
-def fmt(x):
-    if x is None or not math.isfinite(x):
-        return "-"
-    if x >= 100:
-        return f"{x:.0f}"
-    if x >= 10:
-        return f"{x:.1f}"
-    return f"{x:.2f}"
-
-
 def markdown(meta, rounds, med):
     names = [c["name"] for c in meta["configs"]]
     out = [
@@ -213,18 +204,6 @@ def markdown(meta, rounds, med):
     return "\n".join(out) + "\n"
 
 
-def ensure_matplotlib():
-    """Re-runs the script with a Python that has matplotlib, if need be."""
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        if sys.executable != "/usr/bin/python3" and os.path.exists(
-                "/usr/bin/python3"):
-            os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
-        raise SystemExit("java-bench-report: the chart needs matplotlib "
-                         "(Debian: apt-get install python3-matplotlib)")
-
-
 def plot(meta, med, path):
     import matplotlib
 
@@ -269,7 +248,7 @@ def plot(meta, med, path):
 
 def report(args):
     if args.png:
-        ensure_matplotlib()
+        ensure_matplotlib("java-bench-report", "the chart")
     meta, rounds = load(args.rawdir)
     med = medians(meta, rounds)
     if not med:

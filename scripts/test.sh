@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
-# Configures, builds and tests every preset: the sanitizer builds first and
-# the default build last, so that the last thing printed is CTest's summary
+# Configures, builds and tests every preset: the sanitizer builds and the
+# debug build (JITLOCK_ASSERT on) first and the default build last, so that the last thing printed is CTest's summary
 # of the main suite (and the time each preset took). Stops at the first
 # failing step.
 #
 # The sanitizer presets build everything but the benchmarks and the AArch64
 # cross build, and run the suites their test preset selects by label
-# (CMakePresets.json: sanitizer-tests). The debug preset builds the runtime
-# and its suites with assertions on (JITLOCK_ASSERT, lib/Runtime/Assert.h)
-# and runs the stress and deflation suites.
+# (CMakePresets.json: sanitizer-tests). The debug preset builds the same at
+# -O1 -g without NDEBUG and runs the runtime, stress and deflation suites.
 #
 # JITLOCK_TEST_PRESETS overrides the list, e.g. JITLOCK_TEST_PRESETS=default.
 set -euo pipefail

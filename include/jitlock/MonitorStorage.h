@@ -15,39 +15,81 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 namespace jitlock {
 
 /// How an inflated header (tag 10) names its monitor, and so how the inline
-/// monitor paths (M1, N2) find it.
+/// monitor paths (M1, N2) find it. One enumerator per line of
+/// MonitorStorage.def; the encodings are stated in
+/// lib/Runtime/MonitorStorage.h.
 enum class MonitorStorage {
-  /// The header is the monitor's address with tag 10: m = h - 10.
-  Pointer = JITLOCK_MONITORS_POINTER,
-  /// The header is a monitor index with tag 10: m = base + (h >> shift) *
-  /// stride, base loaded from the thread.
-  Index = JITLOCK_MONITORS_INDEX,
-  /// The header keeps its upper bits with tag 10: the monitor is the one the
-  /// thread's monitor cache holds for the object, found by a few unrolled
-  /// probes; a miss goes to the runtime's slow path.
-  Table = JITLOCK_MONITORS_TABLE,
+#define JITLOCK_MONITOR_STORAGE(Enumerator, Name, CValue, Fields, Help)        \
+  Enumerator = CValue,
+#include "jitlock/MonitorStorage.def"
 };
+
+/// The groups of jitlock_rt_layout fields a storage's inline code reads.
+enum MonitorStorageFields : unsigned {
+  /// None: the header alone names the monitor.
+  NoLayoutFields = 0,
+  /// monitor_index_shift, monitor_stride and monitor_base_offset (the
+  /// thread's slot holding the index region's base).
+  IndexRegionFields = 1u << 0,
+  /// monitor_cache_offset, monitor_cache_entries and monitor_cache_probes.
+  MonitorCacheFields = 1u << 1,
+};
+
+/// What a front end needs to know of one storage.
+struct MonitorStorageDescriptor {
+  MonitorStorage Storage;
+  /// Its name in configurations and on command lines.
+  const char *Name;
+  /// Its jitlock_monitor_storage value.
+  uint32_t Value;
+  /// MonitorStorageFields: the layout fields its inline code reads.
+  unsigned LayoutFields;
+  /// One line for --help.
+  const char *Help;
+};
+
+/// Every storage, in the order of MonitorStorage.def.
+inline constexpr MonitorStorageDescriptor MonitorStorages[] = {
+#define JITLOCK_MONITOR_STORAGE(Enumerator, Name, CValue, Fields, Help)        \
+  {MonitorStorage::Enumerator, Name, CValue, Fields, Help},
+#include "jitlock/MonitorStorage.def"
+};
+
+/// The descriptor of `S`.
+inline const MonitorStorageDescriptor &describe(MonitorStorage S) {
+  for (const MonitorStorageDescriptor &D : MonitorStorages)
+    if (D.Storage == S)
+      return D;
+  // Unreachable for a MonitorStorage made from MonitorStorage.def.
+  return MonitorStorages[0];
+}
+
+/// The storage a layout's (or a configuration's) monitor_storage names;
+/// nullopt for an unknown value.
+inline std::optional<MonitorStorage> monitorStorageOf(uint32_t Storage) {
+  for (const MonitorStorageDescriptor &D : MonitorStorages)
+    if (D.Value == Storage)
+      return D.Storage;
+  return std::nullopt;
+}
+
+/// The storage called `Name`; nullopt for an unknown name.
+inline std::optional<MonitorStorage>
+monitorStorageNamed(std::string_view Name) {
+  for (const MonitorStorageDescriptor &D : MonitorStorages)
+    if (Name == D.Name)
+      return D.Storage;
+  return std::nullopt;
+}
 
 /// The most cache probes inline code unrolls: a layout asking for more is
 /// refused rather than turned into a sequence of unbounded length.
 inline constexpr uint32_t MaxMonitorCacheProbes = 16;
-
-/// The storage a layout's monitor_storage names; nullopt for an unknown one.
-inline std::optional<MonitorStorage> monitorStorageOf(uint32_t Storage) {
-  switch (Storage) {
-  case JITLOCK_MONITORS_POINTER:
-    return MonitorStorage::Pointer;
-  case JITLOCK_MONITORS_INDEX:
-    return MonitorStorage::Index;
-  case JITLOCK_MONITORS_TABLE:
-    return MonitorStorage::Table;
-  }
-  return std::nullopt;
-}
 
 /// How the inline inflated exit (N3) orders its release store of the owner
 /// word before its load of the entry count (jitlock_inflated_exit).
@@ -79,10 +121,8 @@ inline std::optional<InflatedExit> inflatedExitOf(uint32_t Exit) {
 /// 1..min(entries, MaxMonitorCacheProbes) probes.
 inline const char *monitorStorageProblem(const jitlock_rt_layout &L,
                                          MonitorStorage S) {
-  switch (S) {
-  case MonitorStorage::Pointer:
-    return nullptr;
-  case MonitorStorage::Index:
+  unsigned Fields = describe(S).LayoutFields;
+  if (Fields & IndexRegionFields) {
     if (L.monitor_index_shift == 0 || L.monitor_index_shift >= 64 ||
         (L.lock_mask >> L.monitor_index_shift) != 0)
       return "monitor_index_shift";
@@ -90,8 +130,8 @@ inline const char *monitorStorageProblem(const jitlock_rt_layout &L,
       return "monitor_stride";
     if (L.monitor_base_offset == 0)
       return "monitor_base_offset";
-    return nullptr;
-  case MonitorStorage::Table:
+  }
+  if (Fields & MonitorCacheFields) {
     if (L.monitor_cache_offset == 0)
       return "monitor_cache_offset";
     if (L.monitor_cache_entries == 0)
@@ -100,9 +140,8 @@ inline const char *monitorStorageProblem(const jitlock_rt_layout &L,
         L.monitor_cache_probes > L.monitor_cache_entries ||
         L.monitor_cache_probes > MaxMonitorCacheProbes)
       return "monitor_cache_probes";
-    return nullptr;
   }
-  return "monitor_storage";
+  return nullptr;
 }
 
 } // namespace jitlock

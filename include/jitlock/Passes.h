@@ -115,6 +115,12 @@ struct LoweringConfig {
   /// The functions jitlock-elide takes for allocators of fresh objects,
   /// besides those with allockind("alloc") or a noalias return.
   std::optional<std::vector<std::string>> Allocators;
+  /// The most instructions a region jitlock-elide coarsens (merges with the
+  /// next region on the same object) may reach, which bounds how long the
+  /// merged hold runs without a poll of its own; 0 turns coarsening off.
+  /// Unset: DefaultCoarsenLimit.
+  std::optional<uint32_t> CoarsenLimit;
+  static constexpr uint32_t DefaultCoarsenLimit = 64;
   /// false keeps jitlock-elide out of the default pipelines, also at O2 and
   /// O3: every lock stays in the code, so the runtime's queries count every
   /// hold (docs/deopt.md). Unset: elide at O2 and O3.
@@ -138,7 +144,8 @@ struct LoweringConfig {
   /// exit=store".
   static llvm::Expected<LoweringConfig> parse(llvm::StringRef Params);
   /// Parses `jitlock-elide` pipeline parameters: empty, or
-  /// "allocators=name1;name2" (the rest of the text is the list).
+  /// "coarsen-limit=N", "allocators=name1;name2" (the rest of the text is
+  /// the list), or both in that order, separated by ';'.
   static llvm::Expected<LoweringConfig> parseElide(llvm::StringRef Params);
 };
 

@@ -34,7 +34,8 @@ extern "C" [[noreturn]] void jitlock_deopt_dispatch(SavedRegisters *Regs);
 
 #if defined(__x86_64__)
 // At entry the stack holds the return address (rsp = 8 mod 16): 344 more
-// bytes realign it for the call. rbx is DWARF 3, rbp 6, rsp 7, r12-r15 12-15.
+// bytes realign it for the call. The arguments go to Args in their ABI
+// order; rbx is DWARF 3, rbp 6, rsp 7, r12-r15 12-15 (Regs at 168-192).
 asm(R"(
   .text
   .globl jitlock_deopt_entry
@@ -47,20 +48,20 @@ __llvm_deoptimize:
   subq $344, %rsp
   movq 344(%rsp), %rax
   movq %rax, 0(%rsp)
-  movq %rdi, 8(%rsp)
-  movq %rsi, 16(%rsp)
-  movq %rdx, 24(%rsp)
-  movq %rcx, 32(%rsp)
-  movq %r8, 40(%rsp)
-  movq %r9, 48(%rsp)
+  .set .Lslot, 8
+  .irp reg, rdi, rsi, rdx, rcx, r8, r9
+  movq %\reg, .Lslot(%rsp)
+  .set .Lslot, .Lslot + 8
+  .endr
   movq %rbx, 96(%rsp)
   movq %rbp, 120(%rsp)
   leaq 352(%rsp), %rax
   movq %rax, 128(%rsp)
-  movq %r12, 168(%rsp)
-  movq %r13, 176(%rsp)
-  movq %r14, 184(%rsp)
-  movq %r15, 192(%rsp)
+  .set .Lslot, 168
+  .irp reg, r12, r13, r14, r15
+  movq %\reg, .Lslot(%rsp)
+  .set .Lslot, .Lslot + 8
+  .endr
   movq %rsp, %rdi
   call jitlock_deopt_dispatch@PLT
   ud2

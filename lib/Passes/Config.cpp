@@ -34,25 +34,18 @@ static Error checkRange(StringRef Name, int64_t V, int64_t Lo, int64_t Hi) {
 }
 
 std::optional<MonitorStorage> parseMonitorStorage(StringRef S) {
-  if (S == "pointer")
-    return MonitorStorage::Pointer;
-  if (S == "index")
-    return MonitorStorage::Index;
-  if (S == "table")
-    return MonitorStorage::Table;
-  return std::nullopt;
+  return monitorStorageNamed(std::string_view(S.data(), S.size()));
 }
 
-StringRef monitorStorageName(MonitorStorage S) {
-  switch (S) {
-  case MonitorStorage::Pointer:
-    return "pointer";
-  case MonitorStorage::Index:
-    return "index";
-  case MonitorStorage::Table:
-    return "table";
-  }
-  llvm_unreachable("unknown monitor storage");
+StringRef monitorStorageName(MonitorStorage S) { return describe(S).Name; }
+
+/// The storage names of MonitorStorage.def as "a|b|c", as the modes table
+/// spells its choices.
+static std::string monitorStorageChoices() {
+  std::string Choices;
+  for (const MonitorStorageDescriptor &Info : MonitorStorages)
+    Choices += (Choices.empty() ? "" : "|") + std::string(Info.Name);
+  return Choices;
 }
 
 LoweringConfig LoweringConfig::forThisProcess() {
@@ -104,8 +97,8 @@ Expected<LoweringConfig> LoweringConfig::parse(StringRef Params) {
     } else if (Key == "monitors") {
       C.Monitors = parseMonitorStorage(Value);
       if (!C.Monitors)
-        return configError("unknown monitors '" + Value +
-                           "'; expected pointer|index|table");
+        return configError("unknown monitors '" + Value + "'; expected " +
+                           monitorStorageChoices());
     } else {
       std::string Keys;
 #define JITLOCK_MODE(Type, Field, Param, Flag, NameFn, ParseFn)                \
@@ -276,10 +269,10 @@ Expected<ResolvedConfig> resolveConfig(const Module &M,
   auto MonitorsFlag = modeFlag<MonitorStorage>(
       M, "monitors", parseMonitorStorage,
       [](StringRef V) {
-        return "unknown monitors '" + V.str() +
-               "'; expected pointer|index|table";
+        return "unknown monitors '" + V.str() + "'; expected " +
+               monitorStorageChoices();
       },
-      "pointer|index|table");
+      monitorStorageChoices());
   if (!MonitorsFlag)
     return MonitorsFlag.takeError();
   auto Monitors = pickOne<MonitorStorage>(
@@ -302,7 +295,7 @@ Expected<ResolvedConfig> resolveConfig(const Module &M,
                 "out of range: this runtime does not provide {0} monitor "
                 "storage",
                 monitorStorageName(R.Monitors), Field));
-  R.Layout.monitor_storage = uint32_t(R.Monitors);
+  R.Layout.monitor_storage = describe(R.Monitors).Value;
 
   // The inflated exit: the runtime's unless asked otherwise. Fence code is
   // correct on any runtime, but is stamped as such all the same.

@@ -1,6 +1,8 @@
 //===- Elide.cpp - Removing monitor pairs that cannot matter --------------===//
 //
-// jitlock-elide removes two kinds of enter/exit pairs (docs/deopt.md):
+// jitlock-elide merges adjacent regions on one object (lock coarsening,
+// RegionCoarsener below), then removes two kinds of enter/exit pairs
+// (docs/deopt.md):
 //
 //   - nested re-entry: a pair on an object that the function already holds
 //     around it (the same SSA value, pointer casts stripped). The object
@@ -35,6 +37,7 @@
 #include "llvm/Analysis/CaptureTracking.h"
 #include "llvm/Analysis/OptimizationRemarkEmitter.h"
 #include "llvm/IR/Dominators.h"
+#include "llvm/IR/InstIterator.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/Debug.h"
@@ -47,6 +50,7 @@ using namespace llvm;
 STATISTIC(NumElidedNested, "Nested monitor re-entries elided");
 STATISTIC(NumElidedLocal, "Monitors of non-escaping objects elided");
 STATISTIC(NumKept, "Elision candidates kept");
+STATISTIC(NumCoarsened, "Adjacent monitor regions merged");
 
 namespace jitlock {
 
@@ -58,10 +62,21 @@ Expected<LoweringConfig> LoweringConfig::parseElide(StringRef Params) {
   LoweringConfig C;
   if (Params.empty())
     return C;
+  if (Params.consume_front("coarsen-limit=")) {
+    auto [Number, Rest] = Params.split(';');
+    uint32_t Limit;
+    if (Number.getAsInteger(10, Limit))
+      return elideError("coarsen-limit= needs a number of instructions, not '" +
+                        Number + "'");
+    C.CoarsenLimit = Limit;
+    Params = Rest;
+    if (Params.empty())
+      return C;
+  }
   if (!Params.consume_front("allocators="))
     return elideError("unknown jitlock-elide parameter '" +
                       Params.split(';').first +
-                      "' (expected allocators=name1;name2)");
+                      "' (expected coarsen-limit=N or allocators=name1;name2)");
   C.Allocators.emplace();
   SmallVector<StringRef, 4> Names;
   Params.split(Names, ';');
@@ -209,13 +224,217 @@ const Function *recognizedAllocator(const Value &V,
   return nullptr;
 }
 
+/// Merges adjacent regions on one object: an exit of it followed by an enter
+/// of it, with nothing between them that may block, call out, poll or
+/// deoptimize, lose both, and the object stays held across the gap. The gap
+/// is straight-line code: a block, or blocks that follow one another
+/// through unconditional branches into blocks with no other predecessor, so
+/// no path enters the merged region's middle, and a loop back-edge (whose
+/// target has a second predecessor) never merges. A merged region stays at
+/// most `Limit` instructions from its enter to its exits, counting the
+/// regions merged before it, so the time it runs without a poll of its own
+/// stays bounded. No deopt point is in the gap (docs/deopt.md, "Lock
+/// coarsening"): every deopt point keeps the monitors it had.
+class RegionCoarsener {
+public:
+  RegionCoarsener(Function &F, unsigned Limit, OptimizationRemarkEmitter &ORE)
+      : F(F), Limit(Limit), ORE(ORE), DT(F) {}
+  void run();
+
+private:
+  /// The enter of `X`'s object that a mergeable gap leads to from `X`, with
+  /// the gap's instructions in `Gap`; else null, with `Reason` set when an
+  /// enter of the object follows a gap that cannot be held.
+  CallInst *nextEnter(CallBase &X, unsigned &Gap, std::string &Reason);
+  /// The instructions of the hold `Bound` ends (backward: an exit, up to its
+  /// enter) or begins (forward: an enter, up to its exits), counting stopped
+  /// past `Budget`; none when a path leaves the function without meeting
+  /// the other end.
+  std::optional<unsigned> regionSize(CallBase &Bound, bool Forward,
+                                     unsigned Budget);
+  void kept(const Instruction &At, const Value &Obj, StringRef Reason);
+
+  Function &F;
+  unsigned Limit;
+  OptimizationRemarkEmitter &ORE;
+  DominatorTree DT;
+};
+
+/// Whether a call is an LLVM intrinsic that returns without synchronizing
+/// with another thread (nosync, willreturn) and carries no deopt state.
+bool isNonBlockingIntrinsic(const CallBase &CB) {
+  const Function *Callee = CB.getCalledFunction();
+  return Callee && Callee->isIntrinsic() && !CB.hasOperandBundles() &&
+         CB.hasFnAttr(Attribute::NoSync) && CB.hasFnAttr(Attribute::WillReturn);
+}
+
+bool isMonitorCallOn(const Instruction &I, StringRef Name, const Value *Obj) {
+  const auto *CB = dyn_cast<CallBase>(&I);
+  return CB && isWellFormedCall(*CB, Name) && lockedObject(*CB) == Obj;
+}
+
+void RegionCoarsener::run() {
+  SmallVector<CallBase *, 8> Exits;
+  for (Instruction &I : instructions(F))
+    if (auto *CB = dyn_cast<CallBase>(&I);
+        CB && isWellFormedCall(*CB, MonitorExitName))
+      Exits.push_back(CB);
+  for (CallBase *X : Exits) {
+    const Value *Obj = lockedObject(*X);
+    unsigned Gap = 0;
+    std::string Reason;
+    CallInst *E = nextEnter(*X, Gap, Reason);
+    if (!E) {
+      if (!Reason.empty())
+        kept(*X, *Obj, Reason);
+      continue;
+    }
+    std::optional<unsigned> Before =
+        regionSize(*X, /*Forward=*/false, Limit - Gap);
+    std::optional<unsigned> After =
+        Before ? regionSize(*E, /*Forward=*/true, Limit - Gap - *Before)
+               : std::nullopt;
+    if (!After) {
+      kept(*X, *Obj, "the regions' bounds are not known on every path");
+      continue;
+    }
+    unsigned Size = *Before + Gap + *After;
+    if (Size > Limit) {
+      kept(*X, *Obj,
+           "the merged region would exceed the coarsening limit of " +
+               std::to_string(Limit) + " instructions");
+      continue;
+    }
+    ++NumCoarsened;
+    ORE.emit([&] {
+      return OptimizationRemark("jitlock", "LockCoarsened", E)
+             << "monitor regions of " << ore::NV("Object", nameOf(*Obj))
+             << " in '" << ore::NV("Function", F.getName())
+             << "' coarsened: the exit and the next enter merged, the region "
+                "now spans "
+             << ore::NV("Instructions", Size) << " instructions";
+    });
+    X->eraseFromParent();
+    E->eraseFromParent();
+  }
+}
+
+CallInst *RegionCoarsener::nextEnter(CallBase &X, unsigned &Gap,
+                                     std::string &Reason) {
+  const Value *Obj = lockedObject(X);
+  SmallPtrSet<BasicBlock *, 4> Seen{X.getParent()};
+  // Past the first thing that cannot be held, the walk only looks for the
+  // enter, to say why it was not merged; it ends where it began.
+  Instruction *I = X.getNextNode();
+  while (I && I != &X) {
+    if (auto *Br = dyn_cast<BranchInst>(I)) {
+      if (Br->isConditional())
+        break;
+      BasicBlock *Succ = Br->getSuccessor(0);
+      if (Reason.empty() && DT.dominates(Succ, Br->getParent()))
+        Reason = "a loop back-edge is between them " + at(*I);
+      else if (Reason.empty() && !Succ->getSinglePredecessor())
+        Reason = "another path joins between them " + at(*I);
+      if (!Seen.insert(Succ).second && Succ != X.getParent())
+        break;
+      I = &Succ->front();
+      continue;
+    }
+    if (I->isTerminator())
+      break;
+    if (isMonitorCallOn(*I, MonitorEnterName, Obj)) {
+      auto *E = dyn_cast<CallInst>(I);
+      if (Reason.empty() && !E)
+        Reason = "the enter is an invoke " + at(*I);
+      return Reason.empty() ? E : nullptr;
+    }
+    Instruction *Here = I;
+    I = I->getNextNode();
+    if (!Reason.empty() || isa<DbgInfoIntrinsic>(Here))
+      continue;
+    if (++Gap > Limit)
+      break; // The enter is too far away to matter.
+    auto *CB = dyn_cast<CallBase>(Here);
+    if (!CB || isNonBlockingIntrinsic(*CB))
+      continue;
+    if (CB->getOperandBundle(LLVMContext::OB_deopt))
+      Reason = "a deopt point is between them " + at(*CB);
+    else if (isWellFormedCall(*CB, SafepointPollName))
+      Reason = "a safepoint poll is between them " + at(*CB);
+    else if (isJitlockCall(*CB))
+      Reason = "another monitor operation is between them " + at(*CB);
+    else
+      Reason = "a call that may block is between them " + at(*CB);
+  }
+  Reason.clear(); // No enter of the object follows: nothing was kept.
+  return nullptr;
+}
+
+std::optional<unsigned>
+RegionCoarsener::regionSize(CallBase &Bound, bool Forward, unsigned Budget) {
+  const Value *Obj = lockedObject(Bound);
+  // Going forward an enter nests deeper and an exit ends the hold; going
+  // backward the other way around.
+  StringRef Deeper = Forward ? MonitorEnterName : MonitorExitName;
+  StringRef Ends = Forward ? MonitorExitName : MonitorEnterName;
+  auto Step = [&](Instruction *I) {
+    return Forward ? I->getNextNode() : I->getPrevNode();
+  };
+  struct Item {
+    BasicBlock *BB;
+    Instruction *I; // The next to look at; null at the block's end.
+    unsigned Depth;
+  };
+  SmallVector<Item, 8> Work{{Bound.getParent(), Step(&Bound), 0}};
+  SmallPtrSet<const BasicBlock *, 8> Seen{Bound.getParent()};
+  unsigned Size = 0;
+  while (!Work.empty()) {
+    auto [BB, I, Depth] = Work.pop_back_val();
+    bool Ended = false;
+    for (; I && !Ended; I = Step(I)) {
+      if (isMonitorCallOn(*I, Deeper, Obj))
+        ++Depth;
+      else if (isMonitorCallOn(*I, Ends, Obj) && Depth-- == 0)
+        Ended = true;
+      if (!Ended && !isa<DbgInfoIntrinsic>(I) && ++Size > Budget)
+        return Size;
+    }
+    if (Ended)
+      continue;
+    if (Forward) {
+      if (isa<ReturnInst, ResumeInst>(BB->getTerminator()))
+        return std::nullopt;
+      for (BasicBlock *Succ : successors(BB))
+        if (MonitorOps::isRealEdge(BB, Succ) && Seen.insert(Succ).second)
+          Work.push_back({Succ, &Succ->front(), Depth});
+    } else {
+      if (BB->isEntryBlock())
+        return std::nullopt;
+      for (BasicBlock *Pred : predecessors(BB))
+        if (MonitorOps::isRealEdge(Pred, BB) && Seen.insert(Pred).second)
+          Work.push_back({Pred, Pred->getTerminator(), Depth});
+    }
+  }
+  return Size;
+}
+
+void RegionCoarsener::kept(const Instruction &At, const Value &Obj,
+                           StringRef Reason) {
+  ORE.emit([&] {
+    return OptimizationRemarkMissed("jitlock", "LockNotCoarsened", &At)
+           << "monitor regions of " << ore::NV("Object", nameOf(Obj)) << " in '"
+           << ore::NV("Function", F.getName()) << "' not coarsened: " << Reason;
+  });
+}
+
 class FunctionElider {
 public:
   FunctionElider(Function &F, FunctionCallee Enter, FunctionCallee Exit,
                  FunctionCallee ElidedEnter, FunctionCallee ElidedExit,
-                 const DenseSet<StringRef> &Allocators)
+                 const DenseSet<StringRef> &Allocators, unsigned CoarsenLimit)
       : F(F), Enter(Enter), Exit(Exit), ElidedEnter(ElidedEnter),
-        ElidedExit(ElidedExit), Allocators(Allocators), ORE(&F) {}
+        ElidedExit(ElidedExit), Allocators(Allocators),
+        CoarsenLimit(CoarsenLimit), ORE(&F) {}
   void run();
 
 private:
@@ -258,6 +477,7 @@ private:
   Function &F;
   FunctionCallee Enter, Exit, ElidedEnter, ElidedExit;
   const DenseSet<StringRef> &Allocators;
+  unsigned CoarsenLimit;
   OptimizationRemarkEmitter ORE;
 };
 
@@ -271,11 +491,19 @@ std::string FunctionElider::unstructured(const Snapshot &S) {
 void FunctionElider::run() {
   // Elision needs every point's monitors known, before and after: only
   // then does an elided hold stand for exactly one real one.
-  Snapshot Orig(F);
-  if (!Orig.Ops.hasMonitors())
-    return;
-  std::string Unstructured = unstructured(Orig);
-  elideLocalObjects(Orig, Unstructured);
+  std::string Unstructured;
+  {
+    Snapshot Orig(F);
+    if (!Orig.Ops.hasMonitors())
+      return;
+    Unstructured = unstructured(Orig);
+  }
+  // First: merging a chain of regions inside a held one leaves one inner
+  // pair, a nested re-entry, where each of the chain's pairs would have
+  // matched the others' exits too.
+  if (CoarsenLimit && Unstructured.empty())
+    RegionCoarsener(F, CoarsenLimit, ORE).run();
+  elideLocalObjects(Snapshot(F), Unstructured);
   elideNestedReentries(Snapshot(F), Unstructured);
 }
 
@@ -450,9 +678,10 @@ PreservedAnalyses ElidePass::run(Module &M, ModuleAnalysisManager &) {
       M.getOrInsertFunction(MonitorElidedExitName, ExitTy);
   for (Function &F : M)
     if (!F.isDeclaration() && !F.hasOptNone())
-      FunctionElider(F, FunctionCallee(EnterTy, EnterFn),
-                     FunctionCallee(ExitTy, ExitFn), ElidedEnter, ElidedExit,
-                     *Allocators)
+      FunctionElider(
+          F, FunctionCallee(EnterTy, EnterFn), FunctionCallee(ExitTy, ExitFn),
+          ElidedEnter, ElidedExit, *Allocators,
+          Config.CoarsenLimit.value_or(LoweringConfig::DefaultCoarsenLimit))
           .run();
   // Only the called function of some calls changed: the CFG stands.
   bool Changed = false;

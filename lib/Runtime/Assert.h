@@ -1,10 +1,11 @@
 //===- Assert.h - Checked protocol invariants -------------------*- C++ -*-===//
 //
-// JITLOCK_ASSERT(Cond, Step, Msg) checks an invariant of the protocol step
-// labelled Step (Synchronizer.cpp's protocol comment). It is compiled in when
-// NDEBUG is not defined, or when JITLOCK_ASSERTIONS is; otherwise it expands
-// to nothing and Cond is not evaluated, so a condition may be as costly as a
-// whole validate().
+// JITLOCK_ASSERT(Cond, Step, Msg) checks an invariant that the protocol step
+// `Step` (a label of the protocol statement at the top of
+// lib/Runtime/Synchronizer.cpp, e.g. "E4") relies on. On failure it prints
+// the file, line, step and message to stderr and aborts. It is compiled in
+// when NDEBUG is not defined or JITLOCK_ASSERTIONS is; otherwise it expands
+// to nothing and `Cond` is not evaluated.
 //
 //===----------------------------------------------------------------------===//
 #ifndef JITLOCK_RUNTIME_ASSERT_H
@@ -18,13 +19,13 @@
 
 namespace jitlock {
 
-/// Whether JITLOCK_ASSERT checks anything in this translation unit.
+/// Whether JITLOCK_ASSERT checks anything in this build.
 inline constexpr bool AssertionsEnabled = JITLOCK_ASSERTIONS_ENABLED;
 
-/// Prints "File:Line: jitlock: assertion failed at step Step: Msg (Cond)"
-/// to stderr and aborts.
-[[noreturn]] void assertionFailed(const char *File, int Line, const char *Step,
-                                  const char *Cond, const char *Msg);
+/// Reports a failed JITLOCK_ASSERT and aborts.
+[[noreturn, gnu::cold]] void assertionFailed(const char *File, int Line,
+                                             const char *Step, const char *Cond,
+                                             const char *Msg);
 
 } // namespace jitlock
 
@@ -35,10 +36,8 @@ inline constexpr bool AssertionsEnabled = JITLOCK_ASSERTIONS_ENABLED;
       ::jitlock::assertionFailed(__FILE__, __LINE__, Step, #Cond, Msg);        \
   } while (false)
 #else
-// sizeof does not evaluate Cond; it only keeps what Cond names used.
 #define JITLOCK_ASSERT(Cond, Step, Msg)                                        \
   do {                                                                         \
-    (void)sizeof(!(Cond));                                                     \
   } while (false)
 #endif
 

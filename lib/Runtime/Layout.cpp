@@ -4,6 +4,7 @@
 // compiles in. Everything here is derived from the structures themselves.
 //
 //===----------------------------------------------------------------------===//
+#include "jitlock/MonitorStorage.h"
 #include "jitlock/jitlock_rt.h"
 
 #include "Config.h"
@@ -179,21 +180,22 @@ size_t jitlock_rt_layout_fingerprint(const jitlock_rt_layout *L, char *Buf,
                                      size_t Size) {
   // Only what the layout's monitor storage uses: code lowered for another
   // storage, or for other storage parameters, then reads differently.
+  // An unknown storage gets a name no runtime stamps.
   char Storage[96];
-  switch (L->monitor_storage) {
-  case JITLOCK_MONITORS_INDEX:
-    snprintf(Storage, sizeof(Storage), "index,shift=%u,stride=%u,base=%u",
-             L->monitor_index_shift, L->monitor_stride, L->monitor_base_offset);
-    break;
-  case JITLOCK_MONITORS_TABLE:
-    snprintf(Storage, sizeof(Storage), "table,cache=%u,entries=%u,probes=%u",
-             L->monitor_cache_offset, L->monitor_cache_entries,
-             L->monitor_cache_probes);
-    break;
-  default:
-    snprintf(Storage, sizeof(Storage), "pointer");
-    break;
-  }
+  std::optional<MonitorStorage> Known = monitorStorageOf(L->monitor_storage);
+  int Used =
+      Known ? snprintf(Storage, sizeof(Storage), "%s", describe(*Known).Name)
+            : snprintf(Storage, sizeof(Storage), "unknown-%u",
+                       L->monitor_storage);
+  unsigned Fields = Known ? describe(*Known).LayoutFields : NoLayoutFields;
+  if (Fields & IndexRegionFields)
+    Used += snprintf(Storage + Used, sizeof(Storage) - Used,
+                     ",shift=%u,stride=%u,base=%u", L->monitor_index_shift,
+                     L->monitor_stride, L->monitor_base_offset);
+  if (Fields & MonitorCacheFields)
+    snprintf(Storage + Used, sizeof(Storage) - Used,
+             ",cache=%u,entries=%u,probes=%u", L->monitor_cache_offset,
+             L->monitor_cache_entries, L->monitor_cache_probes);
   int N = snprintf(
       Buf, Size,
       "abi=%u;header=%d;mask=%llu;top=%u;base=%u;end=%u;owner=%u;"
@@ -321,7 +323,8 @@ void jitlock_rt_print_layout(FILE *Out) {
           L.lock_stack_sentinel_offset,
           static_cast<long long>(L.thread_tls_offset), L.poll_word_offset,
           static_cast<unsigned long long>(L.poll_armed_bit));
-  static const char *const StorageNames[] = {"pointer", "index", "table"};
+  std::optional<MonitorStorage> Storage = monitorStorageOf(L.monitor_storage);
+  const char *StorageName = Storage ? describe(*Storage).Name : "?";
   fprintf(Out,
           "inflated headers: %s storage (a header with tag 10 names its "
           "monitor)\n"
@@ -331,8 +334,7 @@ void jitlock_rt_print_layout(FILE *Out) {
           "  table:   header keeps its bits; cache of %u {object, monitor} "
           "pairs of 16 bytes at thread+%u (cache line %u), inline code "
           "probes %u\n\n",
-          L.monitor_storage < 3 ? StorageNames[L.monitor_storage] : "?",
-          static_cast<unsigned long long>(L.monitor_value),
+          StorageName, static_cast<unsigned long long>(L.monitor_value),
           L.monitor_base_offset, L.monitor_index_shift, L.monitor_stride,
           L.monitor_cache_entries, L.monitor_cache_offset,
           L.monitor_cache_offset / L.cache_line_size, L.monitor_cache_probes);

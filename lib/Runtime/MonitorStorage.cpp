@@ -1,493 +1,82 @@
-//===- MonitorStorage.cpp - Pointer, index and table monitor storage ------===//
+//===- MonitorStorage.cpp - The dispatch over the monitor storages --------===//
 //
-// See MonitorStorage.h for the strategies and the table's protocol.
-//
-// The table is an open-addressing, linear-probe array of {object, monitor}
-// slots whose size is a power of two, probed from the identity hash: the
-// shape a compiled probe could search too, and one cache line holds four
-// slots. Deleted slots become tombstones (lookups probe past them; inserts
-// reuse them), since a backward shift would move entries under lock-free
-// readers. When live entries and tombstones pass three quarters of the
-// slots, the table is rehashed into a new array (twice the size if the
-// live entries alone pass a quarter), published with one release store.
+// Each entry point of MonitorStorage.h switches over the configured storage
+// with a case per line of jitlock/MonitorStorage.def and no default, so
+// that -Wswitch names every switch a new storage misses; the cases call
+// Storage/<Name>.cpp. jitlock_rt_configure refuses an unknown value, so
+// current() never sees one.
 //
 //===----------------------------------------------------------------------===//
 #include "MonitorStorage.h"
 
 #include "Monitor.h"
-#include "Parker.h"
-#include "Safepoint.h"
+#include "Storage/Strategies.h"
 
-#include <cstdlib>
-#include <mutex>
-#include <new>
 #include <sched.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 namespace jitlock {
 namespace storage {
 
-//===----------------------------------------------------------------------===//
-// Index: the monitor region
-//===----------------------------------------------------------------------===//
-
-namespace {
-/// Guarded by the registry lock (carving, reset) or set while no thread is
-/// attached (configure); attach reads Base under the thread registry lock.
-struct Region {
-  char *Base = nullptr;   ///< monitor 0 (never used)
-  size_t Reserved = 0;    ///< bytes
-  uint32_t Capacity = 0;  ///< usable monitors: indexes 1..Capacity
-  uint32_t Next = 1;      ///< the next never-used index
-  uint32_t Committed = 0; ///< slots [0, Committed) are read-write
-};
-Region TheRegion;
-
-/// Monitors committed at a time: a whole number of pages for any page size
-/// up to 64 KiB, since sizeof(Monitor) is a multiple of 64.
-constexpr uint32_t CommitChunk = 1024;
-
-void unmapRegion() {
-  if (TheRegion.Base)
-    munmap(TheRegion.Base, TheRegion.Reserved);
-  TheRegion = Region();
-}
-} // namespace
-
-uintptr_t regionBase() {
-  return isIndex() ? reinterpret_cast<uintptr_t>(TheRegion.Base) : 0;
-}
-
-/// Makes the next CommitChunk slots (or those left) read-write.
-static bool commitNextChunk(Region &R) {
-  uint64_t End = uint64_t(R.Committed) + CommitChunk;
-  if (End > uint64_t(R.Capacity) + 1)
-    End = uint64_t(R.Capacity) + 1;
-  size_t From = size_t(R.Committed) * sizeof(Monitor);
-  size_t To = size_t(End) * sizeof(Monitor);
-  size_t Page = size_t(sysconf(_SC_PAGESIZE));
-  From = From / Page * Page;
-  To = (To + Page - 1) / Page * Page;
-  if (To > R.Reserved)
-    To = R.Reserved;
-  if (mprotect(R.Base + From, To - From, PROT_READ | PROT_WRITE) != 0)
-    return false;
-  R.Committed = uint32_t(End);
-  return true;
-}
-
-void *carveFromRegion(uint32_t &Count) {
-  Region &R = TheRegion;
-  if (!R.Base || R.Next > R.Capacity || Count == 0) {
-    Count = 0;
-    return nullptr;
-  }
-  uint32_t First = R.Next;
-  uint64_t End = uint64_t(First) + Count;
-  if (End > uint64_t(R.Capacity) + 1)
-    End = uint64_t(R.Capacity) + 1;
-  while (End > R.Committed)
-    if (!commitNextChunk(R)) {
-      End = R.Committed > First ? R.Committed : First;
-      break;
-    }
-  Count = uint32_t(End - First);
-  if (Count == 0)
-    return nullptr;
-  R.Next = uint32_t(End);
-  return R.Base + size_t(First) * sizeof(Monitor);
-}
-
-bool inRegion(const Monitor *M) {
-  const char *P = reinterpret_cast<const char *>(M);
-  return TheRegion.Base && P >= TheRegion.Base &&
-         P < TheRegion.Base + TheRegion.Reserved;
-}
-
-void resetRegion() {
-  Region &R = TheRegion;
-  if (!R.Base)
-    return;
-  // Give the pages back and make them inaccessible again: a fresh mapping
-  // over the old one.
-  size_t Committed = size_t(R.Committed) * sizeof(Monitor);
-  size_t Page = size_t(sysconf(_SC_PAGESIZE));
-  Committed = (Committed + Page - 1) / Page * Page;
-  if (Committed > R.Reserved)
-    Committed = R.Reserved;
-  if (Committed)
-    mmap(R.Base, Committed, PROT_NONE,
-         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
-  R.Next = 1;
-  R.Committed = 0;
-}
-
-static uint32_t indexOf(const Monitor *M) {
-  return uint32_t((reinterpret_cast<const char *>(M) - TheRegion.Base) /
-                  sizeof(Monitor));
-}
-
-static Monitor *monitorAt(uint64_t Index) {
-  return reinterpret_cast<Monitor *>(TheRegion.Base +
-                                     size_t(Index) * sizeof(Monitor));
-}
-
-//===----------------------------------------------------------------------===//
-// Table: the side table and the per-thread cache
-//===----------------------------------------------------------------------===//
-
-namespace {
-/// Marks a deleted slot: not an object (objects are 8-aligned), not empty.
-const void *const Tombstone = reinterpret_cast<const void *>(1);
-
-struct Slot {
-  std::atomic<const void *> Key{nullptr};
-  std::atomic<Monitor *> Mon{nullptr};
-};
-
-struct TableArray {
-  size_t Mask;
-  TableArray *NextRetired = nullptr;
-  Slot *Slots;
-};
-
-constexpr size_t InitialSlots = 64;
-
-std::mutex TableMutex;
-/// The array lookups read; replaced (release) by a rehash.
-std::atomic<TableArray *> Current{nullptr};
-/// Guarded by TableMutex.
-size_t Live = 0, Tombstones = 0;
-TableArray *Retired = nullptr;
-std::atomic<uint64_t> Rehashes{0}, LongestProbe{0}, Lookups{0};
-
-TableArray *newArray(size_t NumSlots) {
-  auto *A = new TableArray;
-  A->Mask = NumSlots - 1;
-  A->Slots = new Slot[NumSlots];
-  return A;
-}
-
-void deleteArray(TableArray *A) {
-  delete[] A->Slots;
-  delete A;
-}
-
-/// Where the probe for `Hash` starts. The hash is random already; the
-/// multiplication spreads a small hash field over every bit.
-size_t homeOf(uint64_t Hash, size_t Mask) {
-  return size_t((Hash * 0x9e3779b97f4a7c15u) >> 32) & Mask;
-}
-
-uint64_t keyHash(const Monitor &M) {
-  // The header the monitor was made from: its hash, which the table keys.
-  return header::hashOf(M.DisplacedHeader.load(std::memory_order_relaxed));
-}
-
-void noteProbe(size_t Length) {
-  uint64_t Seen = LongestProbe.load(std::memory_order_relaxed);
-  while (Length > Seen && !LongestProbe.compare_exchange_weak(
-                              Seen, Length, std::memory_order_relaxed)) {
-  }
-}
-
-/// The slot of `Obj` in `A`, or null. Lock-free.
-Monitor *find(const TableArray &A, const void *Obj, uint64_t Hash) {
-  for (size_t I = homeOf(Hash, A.Mask), N = 0; N <= A.Mask;
-       I = (I + 1) & A.Mask, ++N) {
-    const void *Key = A.Slots[I].Key.load(std::memory_order_acquire);
-    if (Key == Obj) {
-      noteProbe(N + 1);
-      return A.Slots[I].Mon.load(std::memory_order_acquire);
-    }
-    if (!Key)
-      return nullptr;
-  }
-  return nullptr;
-}
-
-/// Puts `Obj` -> `M` in `A`, which has a free or deleted slot; table lock
-/// held. Readers that find the key see the monitor: it is stored first.
-void insertInto(TableArray &A, const void *Obj, Monitor *M, uint64_t Hash) {
-  for (size_t I = homeOf(Hash, A.Mask);; I = (I + 1) & A.Mask) {
-    const void *Key = A.Slots[I].Key.load(std::memory_order_relaxed);
-    if (!Key || Key == Tombstone) {
-      if (Key == Tombstone)
-        --Tombstones;
-      A.Slots[I].Mon.store(M, std::memory_order_relaxed);
-      A.Slots[I].Key.store(Obj, std::memory_order_release);
-      return;
-    }
-  }
-}
-
-/// Rehashes into a fresh array when an insert would fill more than three
-/// quarters of the slots; table lock held.
-void growIfNeeded() {
-  TableArray *A = Current.load(std::memory_order_relaxed);
-  if (!A) {
-    Current.store(newArray(InitialSlots), std::memory_order_release);
-    return;
-  }
-  size_t Slots = A->Mask + 1;
-  if ((Live + Tombstones + 1) * 4 <= Slots * 3)
-    return;
-  size_t NewSlots = Slots;
-  while ((Live + 1) * 4 > NewSlots)
-    NewSlots *= 2;
-  TableArray *B = newArray(NewSlots);
-  for (size_t I = 0; I != Slots; ++I) {
-    const void *Key = A->Slots[I].Key.load(std::memory_order_relaxed);
-    if (Key && Key != Tombstone) {
-      Monitor *M = A->Slots[I].Mon.load(std::memory_order_relaxed);
-      insertInto(*B, Key, M, keyHash(*M));
-    }
-  }
-  Tombstones = 0;
-  Current.store(B, std::memory_order_release);
-  // Readers may still be probing A: it is freed after a handshake.
-  A->NextRetired = Retired;
-  Retired = A;
-  Rehashes.fetch_add(1, std::memory_order_relaxed);
-}
-
-/// Removes `Obj`'s entry if it names `M`; table lock held.
-bool removeIfNames(const void *Obj, const Monitor &M) {
-  TableArray *A = Current.load(std::memory_order_relaxed);
-  if (!A)
-    return false;
-  uint64_t Hash = keyHash(M);
-  for (size_t I = homeOf(Hash, A->Mask), N = 0; N <= A->Mask;
-       I = (I + 1) & A->Mask, ++N) {
-    const void *Key = A->Slots[I].Key.load(std::memory_order_relaxed);
-    if (Key == Obj) {
-      if (A->Slots[I].Mon.load(std::memory_order_relaxed) != &M)
-        return false;
-      A->Slots[I].Key.store(Tombstone, std::memory_order_release);
-      --Live;
-      ++Tombstones;
-      return true;
-    }
-    if (!Key)
-      return false;
-  }
-  return false;
-}
-
-/// Whether the calling thread is one that handshakes cover: attached and
-/// running (`managed` or `runtime`), so that no retired array is freed, and
-/// no monitor it found reused, before it polls.
-jitlock_thread *coveredCaller() {
-  jitlock_thread *T = currentThread();
-  if (!T)
-    return nullptr;
-  uint32_t State = T->State.load(std::memory_order_relaxed);
-  return State == JITLOCK_THREAD_MANAGED || State == JITLOCK_THREAD_RUNTIME
-             ? T
-             : nullptr;
-}
-
-/// Moves `Obj` -> `M` to the front of `T`'s cache (most recently used
-/// first), dropping the least recently used entry.
-void fillCache(jitlock_thread &T, const void *Obj, Monitor *M) {
-  MonitorCacheEntry *C = T.MonitorCache;
-  unsigned From = MonitorCacheEntries - 1;
-  for (unsigned I = 0; I != MonitorCacheEntries; ++I)
-    if (C[I].Object.load(std::memory_order_relaxed) == Obj) {
-      From = I;
-      break;
-    }
-  for (unsigned I = From; I != 0; --I) {
-    C[I].Mon.store(C[I - 1].Mon.load(std::memory_order_relaxed),
-                   std::memory_order_relaxed);
-    C[I].Object.store(C[I - 1].Object.load(std::memory_order_relaxed),
-                      std::memory_order_relaxed);
-  }
-  C[0].Mon.store(M, std::memory_order_relaxed);
-  C[0].Object.store(const_cast<void *>(Obj), std::memory_order_relaxed);
-}
-
-/// A cache hit the runtime can trust: a monitor of `Obj` that no deflation
-/// has won. A cache may hold a deflated one until the A6 handshake.
-Monitor *fromCache(jitlock_thread &T, const void *Obj) {
-  for (MonitorCacheEntry &E : T.MonitorCache) {
-    if (E.Object.load(std::memory_order_relaxed) != Obj)
-      continue;
-    Monitor *M = E.Mon.load(std::memory_order_relaxed);
-    if (M->object() == Obj &&
-        M->Contentions.load(std::memory_order_acquire) >= 0)
-      return M;
-    return nullptr;
-  }
-  return nullptr;
-}
-
-/// The table lookup for `Obj`, validated: the slot's key and monitor are
-/// read apart, so the monitor must be `Obj`'s.
-Monitor *lookup(const void *Obj, uint64_t Hash) {
-  Lookups.fetch_add(1, std::memory_order_relaxed);
-  TableArray *A = Current.load(std::memory_order_acquire);
-  if (!A)
-    return nullptr;
-  Monitor *M = find(*A, Obj, Hash);
-  return M && M->object() == Obj ? M : nullptr;
-}
-} // namespace
-
-void dropCache(jitlock_thread &T) {
-  for (MonitorCacheEntry &E : T.MonitorCache) {
-    E.Object.store(nullptr, std::memory_order_relaxed);
-    E.Mon.store(nullptr, std::memory_order_relaxed);
-  }
-}
-
-void *takeRetiredArrays() {
-  std::lock_guard<std::mutex> Guard(TableMutex);
-  TableArray *A = Retired;
-  Retired = nullptr;
-  return A;
-}
-
-void freeRetiredArrays(void *Arrays) {
-  for (auto *A = static_cast<TableArray *>(Arrays); A;) {
-    TableArray *Next = A->NextRetired;
-    deleteArray(A);
-    A = Next;
-  }
-}
-
-void followMovedObjects() {
-  {
-    std::lock_guard<std::mutex> Guard(TableMutex);
-    if (TableArray *A = Current.load(std::memory_order_relaxed)) {
-      for (size_t I = 0; I <= A->Mask; ++I) {
-        const void *Key = A->Slots[I].Key.load(std::memory_order_relaxed);
-        if (Key && Key != Tombstone)
-          A->Slots[I].Key.store(
-              A->Slots[I].Mon.load(std::memory_order_relaxed)->Object,
-              std::memory_order_relaxed);
-      }
-    }
-  }
-  // Every thread is stopped: no reader holds an old array or cache entry.
-  freeRetiredArrays(takeRetiredArrays());
-  forEachThread([](jitlock_thread &T) { dropCache(T); });
-}
-
-void clearTable() {
-  std::lock_guard<std::mutex> Guard(TableMutex);
-  if (TableArray *A = Current.exchange(nullptr))
-    deleteArray(A);
-  TableArray *R = Retired;
-  Retired = nullptr;
-  freeRetiredArrays(R);
-  Live = Tombstones = 0;
-}
-
-TableFigures tableFigures() {
-  TableFigures F;
-  {
-    std::lock_guard<std::mutex> Guard(TableMutex);
-    if (TableArray *A = Current.load(std::memory_order_relaxed))
-      F.Capacity = A->Mask + 1;
-    F.Live = Live;
-    F.Tombstones = Tombstones;
-  }
-  F.Rehashes = Rehashes.load(std::memory_order_relaxed);
-  F.LongestProbe = LongestProbe.load(std::memory_order_relaxed);
-  F.Lookups = Lookups.load(std::memory_order_relaxed);
-  return F;
-}
-
-//===----------------------------------------------------------------------===//
-// The interface
-//===----------------------------------------------------------------------===//
-
 uint64_t encode(uint64_t H, const Monitor *M) {
-  switch (Config.monitor_storage) {
-  case JITLOCK_MONITORS_INDEX:
-    return uint64_t(indexOf(M)) << header::MonitorIndexShift |
-           header::MonitorValue;
-  case JITLOCK_MONITORS_TABLE:
-    return header::withLockBits(H, header::MonitorValue);
-  default:
-    return reinterpret_cast<uint64_t>(M) | header::MonitorValue;
+  switch (current()) {
+  case MonitorStorage::Pointer:
+    return pointer::encode(M);
+  case MonitorStorage::Index:
+    return index::encode(M);
+  case MonitorStorage::Table:
+    return table::encode(H);
   }
+  __builtin_unreachable();
 }
 
 Monitor *monitorFor(const void *Obj, uint64_t H) {
-  switch (Config.monitor_storage) {
-  case JITLOCK_MONITORS_INDEX:
-    return monitorAt(H >> header::MonitorIndexShift);
-  case JITLOCK_MONITORS_TABLE:
-    break;
-  default:
-    return reinterpret_cast<Monitor *>(H & ~header::LockMask);
+  switch (current()) {
+  case MonitorStorage::Pointer:
+    return pointer::monitorFor(H);
+  case MonitorStorage::Index:
+    return index::monitorFor(H);
+  case MonitorStorage::Table:
+    return table::monitorFor(Obj, H);
   }
-  jitlock_thread *T = coveredCaller();
-  if (!T) {
-    std::lock_guard<std::mutex> Guard(TableMutex);
-    return lookup(Obj, header::hashOf(H));
-  }
-  if (Monitor *M = fromCache(*T, Obj)) {
-    bump(T->Stats.CacheHits);
-    return M;
-  }
-  bump(T->Stats.CacheMisses);
-  Monitor *M = lookup(Obj, header::hashOf(H));
-  if (M)
-    fillCache(*T, Obj, M);
-  return M;
+  __builtin_unreachable();
 }
 
 void publish(void *Obj, Monitor *M) {
-  if (!isTable())
-    return;
-  {
-    std::lock_guard<std::mutex> Guard(TableMutex);
-    growIfNeeded();
-    insertInto(*Current.load(std::memory_order_relaxed), Obj, M, keyHash(*M));
-    ++Live;
+  switch (current()) {
+  case MonitorStorage::Pointer:
+  case MonitorStorage::Index:
+    return; // The header's CAS published it.
+  case MonitorStorage::Table:
+    return table::publish(Obj, M);
   }
-  // The inflater is about to use it, and so is its inline code.
-  if (jitlock_thread *T = coveredCaller())
-    fillCache(*T, Obj, M);
+}
+
+/// A5's header part for a storage whose header encodes the monitor: from
+/// the header that names `M` back to `Unlocked`.
+static void restoreEncodedHeader(Monitor &M, void *Obj, uint64_t Unlocked) {
+  auto Header = headerOf(Obj);
+  for (;;) {
+    uint64_t Expected = encode(0, &M);
+    // Release: the last owner's critical section, acquired by A1 (or by
+    // a helper's A4 count), happens before the next fast lock.
+    if (Header.compare_exchange_strong(Expected, Unlocked,
+                                       std::memory_order_release,
+                                       std::memory_order_relaxed))
+      return;
+    // Restored already, by the deflater or another helper.
+    if (!header::isEmbedderOwned(Expected))
+      return;
+    sched_yield(); // The embedder's transient 11 state.
+  }
 }
 
 void unpublish(Monitor &M, void *Obj, uint64_t Unlocked) {
-  auto Header = headerOf(Obj);
-  if (!isTable()) {
-    for (;;) {
-      uint64_t Expected = encode(0, &M);
-      // Release: the last owner's critical section, acquired by A1 (or by
-      // a helper's A4 count), happens before the next fast lock.
-      if (Header.compare_exchange_strong(Expected, Unlocked,
-                                         std::memory_order_release,
-                                         std::memory_order_relaxed))
-        return;
-      // Restored already, by the deflater or another helper.
-      if (!header::isEmbedderOwned(Expected))
-        return;
-      sched_yield(); // The embedder's transient 11 state.
-    }
-  }
-  // The entry first, then the header, under the lock: a helper that comes
-  // later finds no entry for M and leaves alone a header that may already
-  // name the object's next monitor.
-  std::lock_guard<std::mutex> Guard(TableMutex);
-  if (!removeIfNames(Obj, M))
-    return;
-  for (uint64_t H = Header.load(std::memory_order_relaxed);;) {
-    if (header::isEmbedderOwned(H)) {
-      sched_yield();
-      H = Header.load(std::memory_order_relaxed);
-      continue;
-    }
-    if (Header.compare_exchange_weak(
-            H, header::withLockBits(H, header::UnlockedValue),
-            std::memory_order_release, std::memory_order_relaxed))
-      return;
+  switch (current()) {
+  case MonitorStorage::Pointer:
+  case MonitorStorage::Index:
+    return restoreEncodedHeader(M, Obj, Unlocked);
+  case MonitorStorage::Table:
+    return table::unpublish(M, Obj);
   }
 }
 
@@ -499,31 +88,19 @@ bool names(const void *Obj, const Monitor &M) {
   }
   if (!header::hasMonitor(H))
     return false;
-  if (!isTable())
+  switch (current()) {
+  case MonitorStorage::Pointer:
+  case MonitorStorage::Index:
     return H == encode(H, &M);
-  // The header first, then the entry (MonitorStorage.h): an entry for M
-  // seen after a header of 10 means the header was M's then.
-  return monitorFor(Obj, H) == &M;
+  case MonitorStorage::Table:
+    // The header first, then the entry (MonitorStorage.h): an entry for M
+    // seen after a header of 10 means the header was M's then.
+    return table::monitorFor(Obj, H) == &M;
+  }
+  __builtin_unreachable();
 }
 
-int configure(const jitlock_rt_config &Cfg) {
-  bool WantRegion = Cfg.monitor_storage == JITLOCK_MONITORS_INDEX;
-  uint32_t Capacity =
-      Cfg.monitor_capacity ? Cfg.monitor_capacity : DefaultCapacity;
-  if (!WantRegion || TheRegion.Capacity != Capacity)
-    unmapRegion();
-  if (!WantRegion || TheRegion.Base)
-    return JITLOCK_OK;
-  size_t Bytes = (size_t(Capacity) + 1) * sizeof(Monitor);
-  void *Base = mmap(nullptr, Bytes, PROT_NONE,
-                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (Base == MAP_FAILED)
-    return JITLOCK_ENOMEM;
-  TheRegion.Base = static_cast<char *>(Base);
-  TheRegion.Reserved = Bytes;
-  TheRegion.Capacity = Capacity;
-  return JITLOCK_OK;
-}
+int configure(const jitlock_rt_config &Cfg) { return index::configure(Cfg); }
 
 } // namespace storage
 } // namespace jitlock

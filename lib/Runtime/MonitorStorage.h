@@ -33,6 +33,8 @@
 #ifndef JITLOCK_RUNTIME_MONITORSTORAGE_H
 #define JITLOCK_RUNTIME_MONITORSTORAGE_H
 
+#include "jitlock/MonitorStorage.h"
+
 #include "Config.h"
 #include "ObjectHeader.h"
 #include "Thread.h"
@@ -45,6 +47,12 @@ namespace jitlock {
 class Monitor;
 
 namespace storage {
+
+/// The storage in use: jitlock_rt_configure admits only the values of
+/// jitlock/MonitorStorage.def.
+inline MonitorStorage current() {
+  return MonitorStorage(Config.monitor_storage);
+}
 
 inline bool isIndex() {
   return Config.monitor_storage == JITLOCK_MONITORS_INDEX;

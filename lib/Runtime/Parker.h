@@ -22,7 +22,8 @@ void wakeAll(std::atomic<uint32_t> &Word);
 /// CLOCK_MONOTONIC in nanoseconds.
 uint64_t monotonicNowNs();
 
-using arch::spinPause;
+/// One iteration of a spin loop: a pause hint to the core.
+inline void spinPause() { arch::spinPause(); }
 
 } // namespace jitlock
 

@@ -379,7 +379,8 @@ int jitlock_rt_configure(const jitlock_rt_config *In) {
   if (Cfg->compiled_code_misuse > JITLOCK_MISUSE_REPORT)
     return misuse(JITLOCK_EINVAL, nullptr, nullptr,
                   "invalid configuration: unknown compiled_code_misuse");
-  if (Cfg->monitor_storage > JITLOCK_MONITORS_TABLE)
+  // Before any other use: the storage's code never sees an unknown value.
+  if (!monitorStorageOf(Cfg->monitor_storage))
     return misuse(JITLOCK_EINVAL, nullptr, nullptr,
                   "invalid configuration: unknown monitor storage");
   if (Cfg->monitor_storage == JITLOCK_MONITORS_TABLE && Cfg->hash_bits == 0)

@@ -57,34 +57,8 @@ unsigned LockStack::count(const void *Obj) const {
   return N;
 }
 
-void LockStack::validate() const {
-  uint32_t Top = topOffset();
-  if (!T.Attached) {
-    JITLOCK_ASSERT(Top == endOffset(), "E2",
-                   "a detached thread's lock stack does not read as full");
-    return;
-  }
-  JITLOCK_ASSERT(Top >= baseOffset() && Top <= endOffset(), "E2",
-                 "lock stack top out of range");
-  JITLOCK_ASSERT((Top - baseOffset()) % sizeof(void *) == 0, "E2",
-                 "lock stack top not 8-aligned");
-  JITLOCK_ASSERT(T.LockStackSentinel == LockStackSentinel, "E4",
-                 "the slot below the lock stack is not the sentinel");
-  for (unsigned I = 0, E = size(); I != E; ++I) {
-    void *Entry = at(int(I));
-    JITLOCK_ASSERT(Entry && Entry != LockStackSentinel, "E5",
-                   "null or sentinel entry below the lock stack top");
-    // Re-entry is a push on top (E4): an object's entries are adjacent.
-    if (Entry != at(int(I) - 1))
-      for (unsigned J = 0; J + 1 < I; ++J)
-        JITLOCK_ASSERT(at(int(J)) != Entry, "E4",
-                       "an object's lock stack entries are not adjacent");
-  }
-}
-
 void LockStack::removeAt(unsigned I) {
   unsigned Size = size();
-  JITLOCK_ASSERT(I < Size, "X1", "removeAt past the lock stack top");
   for (unsigned J = I; J + 1 < Size; ++J)
     slot(J).store(at(int(J + 1)), std::memory_order_relaxed);
   setTop(topOffset() - 8);
@@ -92,8 +66,6 @@ void LockStack::removeAt(unsigned I) {
 
 void LockStack::insertAt(unsigned I, void *Obj) {
   unsigned Size = size();
-  JITLOCK_ASSERT(!isFull() && I <= Size && Obj, "X4",
-                 "insertAt on a full lock stack or past its top");
   for (unsigned J = Size; J > I; --J)
     slot(J).store(at(int(J - 1)), std::memory_order_relaxed);
   slot(I).store(Obj, std::memory_order_relaxed);
@@ -101,11 +73,7 @@ void LockStack::insertAt(unsigned I, void *Obj) {
 }
 
 unsigned LockStack::removeAll(const void *Obj) {
-  // Inflating an owned object (E2, E4's non-adjacent re-entry, an anonymous
-  // owner's fix-up) moves its holds into the monitor: the stack is at rest.
-  JITLOCK_ASSERT(Obj && Obj != LockStackSentinel, "E2",
-                 "removeAll of a null or sentinel object");
-  validateIfChecked();
+  JITLOCK_ASSERT(Obj, "X2", "removeAll of a null object");
   unsigned Kept = 0, Size = size();
   for (unsigned I = 0; I != Size; ++I) {
     void *Entry = at(int(I));
@@ -113,7 +81,28 @@ unsigned LockStack::removeAll(const void *Obj) {
       slot(Kept++).store(Entry, std::memory_order_relaxed);
   }
   setTop(baseOffset() + Kept * 8);
+  validateInDebug();
   return Size - Kept;
+}
+
+void LockStack::validate() const {
+  uint32_t Top = topOffset();
+  JITLOCK_ASSERT(Top >= baseOffset() && Top <= endOffset(), "E5",
+                 "lock stack top out of range");
+  JITLOCK_ASSERT(Top % 8 == 0, "E5", "lock stack top not 8-aligned");
+  JITLOCK_ASSERT(T.LockStackSentinel == LockStackSentinel, "E4",
+                 "lock stack sentinel overwritten");
+  unsigned Size = (Top - baseOffset()) / 8;
+  for (unsigned I = 0; I != Size; ++I) {
+    void *Entry = at(int(I));
+    JITLOCK_ASSERT(Entry, "E5", "null entry below the lock stack top");
+    // An object seen before must be the entry just below (recursion, E4).
+    if (I == 0 || at(int(I - 1)) == Entry)
+      continue;
+    for (unsigned J = 0; J + 1 < I; ++J)
+      JITLOCK_ASSERT(at(int(J)) != Entry, "E4",
+                     "an object's lock stack entries are not adjacent");
+  }
 }
 
 // Initial-exec TLS gives every thread the same offset from the thread

@@ -258,22 +258,27 @@ public:
   /// The top entry, or the sentinel when empty.
   void *top() const { return at(int(size()) - 1); }
 
-  /// E4, E5: a full lock stack inflates its oldest entry first (E2).
   void push(void *Obj) {
-    JITLOCK_ASSERT(!isFull(), "E2", "push on a full lock stack");
-    JITLOCK_ASSERT(Obj && Obj != LockStackSentinel, "E5",
-                   "push of a null or sentinel object");
+    JITLOCK_ASSERT(!isFull(), "E5", "push on a full lock stack");
+    JITLOCK_ASSERT(Obj, "E5", "push of a null object");
     slot(size()).store(Obj, std::memory_order_relaxed);
     setTop(topOffset() + 8);
-    validateIfChecked();
+    validateInDebug();
   }
-  /// X2: pops `Expected`, which must be the top entry.
-  void pop(const void *Expected) {
-    JITLOCK_ASSERT(!isEmpty(), "X2", "pop of an empty lock stack");
-    JITLOCK_ASSERT(top() == Expected, "X2",
-                   "pop of an object that is not the top entry");
+  /// Pops the top entry and returns it.
+  void *pop() {
+    JITLOCK_ASSERT(!isEmpty(), "X1", "pop from an empty lock stack");
     setTop(topOffset() - 8);
-    validateIfChecked();
+    void *Obj = at(int(size()));
+    validateInDebug();
+    return Obj;
+  }
+  /// Pops the top entry, which must be `Expected`.
+  void pop(const void *Expected) {
+    JITLOCK_ASSERT(!isEmpty(), "X1", "pop from an empty lock stack");
+    JITLOCK_ASSERT(top() == Expected, "X1",
+                   "pop of an object that is not on top of the lock stack");
+    pop();
   }
 
   /// Index of the topmost entry equal to `Obj`, or -1.
@@ -285,17 +290,14 @@ public:
   /// Removes every entry of `Obj` and returns how many there were.
   unsigned removeAll(const void *Obj);
 
-  /// Checks the invariants above (1, 3 and 4; 2 is the headers' side) for
-  /// an attached thread, and that a detached one reads as full (E2). Called
-  /// by the owner, or by another thread while the owner is stopped.
+  /// Checks invariants 1, 3 and 4 (2 is the header's, checked by callers):
+  /// the top in range and 8-aligned, no null entry below it, and one
+  /// object's entries adjacent. Slots above the top are stale and not read.
+  /// Aborts through JITLOCK_ASSERT; only meaningful for the owner, or while
+  /// the owner is stopped.
   void validate() const;
 
 private:
-  void validateIfChecked() const {
-    if constexpr (AssertionsEnabled)
-      validate();
-  }
-
   uint32_t topOffset() const {
     return std::atomic_ref<uint32_t>(T.LockStackTop)
         .load(std::memory_order_relaxed);
@@ -306,6 +308,11 @@ private:
   }
   std::atomic_ref<void *> slot(unsigned I) const {
     return std::atomic_ref<void *>(T.LockStackSlots[I]);
+  }
+
+  void validateInDebug() const {
+    if constexpr (AssertionsEnabled)
+      validate();
   }
 
   jitlock_thread &T;

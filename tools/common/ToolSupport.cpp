@@ -16,6 +16,7 @@ namespace jitlock::tools {
 namespace {
 
 std::string ToolName = "jitlock";
+int ToolUsageStatus = 2;
 std::vector<std::string> BadValues;
 
 cl::OptionCategory &llvmCategory() {
@@ -55,6 +56,11 @@ void reportParseErrors(StringRef Messages, StringRef Program) {
   }
 }
 
+void parseCommandLine(int Argc, const char *const *Argv, StringRef Tool,
+                      StringRef Overview, StringRef MoreHelp,
+                      cl::OptionCategory &ToolCategory, int UsageStatus,
+                      bool ShowLLVMOptions);
+
 } // namespace
 
 void detail::recordBadValue(const cl::Option &O, const Twine &Problem) {
@@ -75,6 +81,15 @@ void exitWithUsageError(const Twine &Msg, int Status) {
   std::exit(Status);
 }
 
+void usageError(const Twine &Msg) { exitWithUsageError(Msg, ToolUsageStatus); }
+
+long long numberInRange(const NumberOpt &O, long long Min, long long Max) {
+  if (O < Min || O > Max)
+    usageError("--" + O.ArgStr + " must be between " + Twine(Min) + " and " +
+               Twine(Max) + ", got " + Twine(O.getValue()));
+  return O;
+}
+
 bool debugPassManager() { return DebugPassManager; }
 
 std::string jitlockVersion(StringRef Tool) {
@@ -85,13 +100,30 @@ std::string jitlockVersion(StringRef Tool) {
       .str();
 }
 
+std::vector<std::pair<const char *, uint64_t>>
+lockStatRows(const jitlock_rt_stats &S) {
+  return {{"slow-path calls (enter/exit)", S.slow_path_calls},
+          {"fast locks (CAS 01->00 by runtime)", S.fast_locks},
+          {"recursive locks (by runtime)", S.recursive_locks},
+          {"monitor enters", S.monitor_enters},
+          {"inflations", S.inflations},
+          {"contended enters", S.contended_enters},
+          {"parks", S.parks},
+          {"waits", S.waits},
+          {"notifies", S.notifies},
+          {"monitors alive", S.monitors_alive}};
+}
+
 /// Whether this build counts STATISTICs (what --version says too).
 static bool statisticsCompiledIn() { return LLVM_ENABLE_STATS; }
 
+namespace {
 void parseCommandLine(int Argc, const char *const *Argv, StringRef Tool,
                       StringRef Overview, StringRef MoreHelp,
-                      cl::OptionCategory &ToolCategory, int UsageStatus) {
+                      cl::OptionCategory &ToolCategory, int UsageStatus,
+                      bool ShowLLVMOptions) {
   ToolName = Tool.str();
+  ToolUsageStatus = UsageStatus;
   // LLVM registers some options (-stats among them) only as it parses a
   // command line: an empty one first, so that they are there to be shown.
   const char *ProgramOnly[] = {Argv[0]};
@@ -99,13 +131,17 @@ void parseCommandLine(int Argc, const char *const *Argv, StringRef Tool,
   cl::ResetAllOptionOccurrences();
   // (A parse forgets the cl::extrahelp registered before it.)
   static cl::extrahelp Help(MoreHelp);
-  StringMap<cl::Option *> &Options = cl::getRegisteredOptions();
-  for (const char *Name : ShownLLVMOptions)
-    if (cl::Option *O = Options.lookup(Name)) {
-      O->addCategory(llvmCategory());
-      O->setHiddenFlag(cl::NotHidden);
-    }
-  cl::HideUnrelatedOptions({&ToolCategory, &llvmCategory()});
+  if (ShowLLVMOptions) {
+    StringMap<cl::Option *> &Options = cl::getRegisteredOptions();
+    for (const char *Name : ShownLLVMOptions)
+      if (cl::Option *O = Options.lookup(Name)) {
+        O->addCategory(llvmCategory());
+        O->setHiddenFlag(cl::NotHidden);
+      }
+    cl::HideUnrelatedOptions({&ToolCategory, &llvmCategory()});
+  } else {
+    cl::HideUnrelatedOptions(ToolCategory);
+  }
   // jitlock's version first, then LLVM's (the extra printers follow it).
   cl::SetVersionPrinter([](raw_ostream &OS) {
     OS << jitlockVersion(ToolName) << "\n";
@@ -129,6 +165,35 @@ void parseCommandLine(int Argc, const char *const *Argv, StringRef Tool,
     note() << "try '" << ToolName << " --help'\n";
     std::exit(UsageStatus);
   }
+}
+
+} // namespace
+
+bool renameLLVMThreadsOption() {
+  if (cl::Option *O = cl::getRegisteredOptions().lookup("threads"))
+    if (O->ArgStr == "threads")
+      O->setArgStr("thinlto-codegen-threads");
+  return true;
+}
+
+void parseCommandLine(int Argc, const char *const *Argv, StringRef Tool,
+                      StringRef Overview, cl::OptionCategory &ToolCategory,
+                      int UsageStatus) {
+  static cl::opt<bool> ShortHelp("h", cl::desc("Alias for --help"),
+                                 cl::cat(ToolCategory));
+  parseCommandLine(Argc, Argv, Tool, Overview, "", ToolCategory, UsageStatus,
+                   /*ShowLLVMOptions=*/false);
+  if (ShortHelp) {
+    cl::PrintHelpMessage();
+    std::exit(0);
+  }
+}
+
+void parseCommandLine(int Argc, const char *const *Argv, StringRef Tool,
+                      StringRef Overview, StringRef MoreHelp,
+                      cl::OptionCategory &ToolCategory, int UsageStatus) {
+  parseCommandLine(Argc, Argv, Tool, Overview, MoreHelp, ToolCategory,
+                   UsageStatus, /*ShowLLVMOptions=*/true);
 }
 
 void printStatistics() {

@@ -16,12 +16,17 @@
 #ifndef JITLOCK_TOOLS_TOOLSUPPORT_H
 #define JITLOCK_TOOLS_TOOLSUPPORT_H
 
+#include "jitlock/jitlock_rt.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace jitlock::tools {
 
@@ -33,9 +38,27 @@ void parseCommandLine(int Argc, const char *const *Argv, llvm::StringRef Tool,
                       llvm::StringRef Overview, llvm::StringRef MoreHelp,
                       llvm::cl::OptionCategory &ToolCategory, int UsageStatus);
 
+/// The same for a tool that lowers no IR: --help lists only the tool's own
+/// options (and -h is --help too).
+void parseCommandLine(int Argc, const char *const *Argv, llvm::StringRef Tool,
+                      llvm::StringRef Overview,
+                      llvm::cl::OptionCategory &ToolCategory, int UsageStatus);
+
+/// libLLVM registers an option `threads` of its own, the thread count of
+/// ThinLTO's code generator, which no tool runs. Two options of one name
+/// abort at start-up, so a tool with a --threads renames LLVM's first, in a
+/// static initializer declared before its own option (static initialization
+/// runs in declaration order). Returns true.
+bool renameLLVMThreadsOption();
+
 /// "<tool> (jitlock <version>), runtime C ABI <abi>.<minor>": the package's
 /// version, and the running runtime's ABI (jitlock_rt_version).
 std::string jitlockVersion(llvm::StringRef Tool);
+
+/// The runtime's lock statistics as the tools print them: a name and a
+/// count a row, in a fixed order.
+std::vector<std::pair<const char *, uint64_t>>
+lockStatRows(const jitlock_rt_stats &S);
 
 /// "<tool>: error: " on stderr, the stream to write the message to.
 llvm::raw_ostream &error();
@@ -44,6 +67,8 @@ llvm::raw_ostream &note();
 
 /// Prints "<tool>: error: <Msg>", points to --help and exits with `Status`.
 [[noreturn]] void exitWithUsageError(const llvm::Twine &Msg, int Status);
+/// The same with the usage status given to parseCommandLine.
+[[noreturn]] void usageError(const llvm::Twine &Msg);
 
 /// Whether -debug-pass-manager was given.
 bool debugPassManager();
@@ -99,6 +124,10 @@ public:
 
 /// A number option, e.g. NumberOpt Threads("threads", cl::init(4), ...).
 using NumberOpt = llvm::cl::opt<long long, false, NumberParser>;
+
+/// `O`'s value, or a usage error ("--opt must be between Min and Max, got
+/// V") when it lies outside [Min, Max].
+long long numberInRange(const NumberOpt &O, long long Min, long long Max);
 
 } // namespace jitlock::tools
 

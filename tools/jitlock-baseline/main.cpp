@@ -69,10 +69,14 @@
 // --disassemble` (DIR/*.hex); see docs/emitters.md.
 //
 //===----------------------------------------------------------------------===//
+#include "ToolSupport.h"
+
 #include "jitlock/Emitters.h"
 #include "jitlock/jitlock_rt.h"
 
 #include <asmjit/x86.h>
+
+#include "llvm/Support/CommandLine.h"
 
 #include <algorithm>
 #include <atomic>
@@ -94,8 +98,10 @@
 
 using namespace asmjit;
 namespace jx = jitlock::emit::x64;
+namespace cl = llvm::cl;
 using jitlock::emit::SlowPathLabels;
 using jitlock::emit::SlowPathMode;
+using jitlock::tools::usageError;
 
 namespace {
 
@@ -484,17 +490,50 @@ bool dumpSequence(const std::string &Dir, const char *Name, Sequence Seq,
 // The driver
 //===----------------------------------------------------------------------===//
 
-[[noreturn]] void usage(const char *Msg) {
-  if (Msg)
-    fprintf(stderr, "jitlock-baseline: %s\n", Msg);
-  fprintf(stderr,
-          "usage: jitlock-baseline [--threads N] [--iterations K]\n"
-          "                        [--program NAME]... [--source TEXT]\n"
-          "                        [--list] [--asm] [--safepoints N]\n"
-          "                        [--handshakes N] [--min-midway N]\n"
-          "                        [--dump-sequences DIR] [--version]\n");
-  exit(2);
-}
+constexpr int ExitUsage = 2;
+
+cl::OptionCategory BaselineCategory("jitlock-baseline options");
+
+[[maybe_unused]] const bool LLVMThreadsRenamed =
+    jitlock::tools::renameLLVMThreadsOption();
+
+jitlock::tools::NumberOpt Threads("threads",
+                                  cl::desc("Threads, 1 to 256 (default 4)"),
+                                  cl::value_desc("N"), cl::init(4),
+                                  cl::cat(BaselineCategory));
+jitlock::tools::NumberOpt Iterations(
+    "iterations", cl::desc("Loop iterations of each thread (default 100000)"),
+    cl::value_desc("K"), cl::init(100000), cl::cat(BaselineCategory));
+cl::list<std::string>
+    ProgramNames("program",
+                 cl::desc("Run built-in program NAME (see --list); "
+                          "repeatable"),
+                 cl::value_desc("NAME"), cl::cat(BaselineCategory));
+cl::list<std::string> SourceTexts("source",
+                                  cl::desc("Run this bytecode; repeatable"),
+                                  cl::value_desc("TEXT"),
+                                  cl::cat(BaselineCategory));
+cl::opt<bool> List("list", cl::desc("List the built-in programs"),
+                   cl::cat(BaselineCategory));
+cl::opt<bool> PrintAsm("asm", cl::desc("Print the compiled code"),
+                       cl::cat(BaselineCategory));
+jitlock::tools::NumberOpt
+    SafepointCount("safepoints",
+                   cl::desc("Take up to N safepoints while the programs run"),
+                   cl::value_desc("N"), cl::init(0), cl::cat(BaselineCategory));
+jitlock::tools::NumberOpt
+    HandshakeCount("handshakes",
+                   cl::desc("Run up to N handshake rounds between them"),
+                   cl::value_desc("N"), cl::init(0), cl::cat(BaselineCategory));
+jitlock::tools::NumberOpt
+    MinMidway("min-midway",
+              cl::desc("Fail unless N safepoints stopped the programs "
+                       "midway"),
+              cl::value_desc("N"), cl::init(0), cl::cat(BaselineCategory));
+cl::opt<std::string>
+    DumpDir("dump-sequences",
+            cl::desc("Write the emitted sequences to DIR and exit"),
+            cl::value_desc("DIR"), cl::cat(BaselineCategory));
 
 struct NamedProgram {
   std::string Name;
@@ -601,64 +640,42 @@ VmReport runVmThread(std::vector<Object> &Objects, uint64_t Total,
 } // namespace
 
 int main(int argc, char **argv) {
-  unsigned Threads = 4;
-  uint64_t Iterations = 100000;
-  std::vector<std::pair<std::string, std::string>> Sources;
-  bool PrintAsm = false;
-  std::string DumpDir;
-  unsigned Safepoints = 0, Handshakes = 0, MinMidway = 0;
-  for (int I = 1; I < argc; ++I) {
-    std::string Arg = argv[I];
-    auto Value = [&]() -> std::string {
-      if (I + 1 >= argc)
-        usage((Arg + " needs a value").c_str());
-      return argv[++I];
-    };
-    if (Arg == "--threads") {
-      long V = strtol(Value().c_str(), nullptr, 10);
-      if (V < 1 || V > 256)
-        usage("--threads must be between 1 and 256");
-      Threads = unsigned(V);
-    } else if (Arg == "--iterations") {
-      long long V = strtoll(Value().c_str(), nullptr, 10);
-      if (V < 1)
-        usage("--iterations must be positive");
-      Iterations = uint64_t(V);
-    } else if (Arg == "--program") {
-      std::string Name = Value();
-      auto It = builtinPrograms().find(Name);
-      if (It == builtinPrograms().end())
-        usage(("no built-in program '" + Name + "' (see --list)").c_str());
-      Sources.push_back(*It);
-    } else if (Arg == "--source") {
-      Sources.push_back({"source", Value()});
-    } else if (Arg == "--version") {
-      uint32_t Version = jitlock_rt_version();
-      printf("jitlock-baseline (jitlock " JITLOCK_VERSION
-             "), runtime C ABI %u.%u\n",
-             JITLOCK_RT_VERSION_ABI(Version),
-             JITLOCK_RT_VERSION_MINOR(Version));
-      return 0;
-    } else if (Arg == "--list") {
-      for (const auto &[Name, Text] : builtinPrograms())
-        printf("%-10s %s\n", Name.c_str(), Text.c_str());
-      return 0;
-    } else if (Arg == "--asm") {
-      PrintAsm = true;
-    } else if (Arg == "--safepoints" || Arg == "--handshakes" ||
-               Arg == "--min-midway") {
-      long V = strtol(Value().c_str(), nullptr, 10);
-      if (V < 0 || V > 1000000)
-        usage((Arg + " must be between 0 and 1000000").c_str());
-      (Arg == "--safepoints"   ? Safepoints
-       : Arg == "--handshakes" ? Handshakes
-                               : MinMidway) = unsigned(V);
-    } else if (Arg == "--dump-sequences") {
-      DumpDir = Value();
-    } else {
-      usage(("unknown argument '" + Arg + "'").c_str());
-    }
+  jitlock::tools::parseCommandLine(
+      argc, argv, "jitlock-baseline",
+      "A stack-machine bytecode compiled with asmjit and the jitlock "
+      "emitters, run on several threads on shared objects\n",
+      BaselineCategory, ExitUsage);
+  if (List) {
+    for (const auto &[Name, Text] : builtinPrograms())
+      printf("%-10s %s\n", Name.c_str(), Text.c_str());
+    return 0;
   }
+  const unsigned Threads =
+      unsigned(jitlock::tools::numberInRange(::Threads, 1, 256));
+  if (::Iterations < 1)
+    usageError("--iterations must be positive");
+  const uint64_t Iterations = uint64_t(::Iterations);
+  const unsigned Safepoints =
+      unsigned(jitlock::tools::numberInRange(SafepointCount, 0, 1000000));
+  const unsigned Handshakes =
+      unsigned(jitlock::tools::numberInRange(HandshakeCount, 0, 1000000));
+  const unsigned MinMidway =
+      unsigned(jitlock::tools::numberInRange(::MinMidway, 0, 1000000));
+  // The programs in command-line order, --program and --source mixed.
+  std::vector<std::pair<unsigned, std::pair<std::string, std::string>>> Ordered;
+  for (size_t I = 0; I != ProgramNames.size(); ++I) {
+    auto It = builtinPrograms().find(ProgramNames[I]);
+    if (It == builtinPrograms().end())
+      usageError("no built-in program '" + ProgramNames[I] + "' (see --list)");
+    Ordered.push_back({ProgramNames.getPosition(I), *It});
+  }
+  for (size_t I = 0; I != SourceTexts.size(); ++I)
+    Ordered.push_back({SourceTexts.getPosition(I), {"source", SourceTexts[I]}});
+  std::sort(Ordered.begin(), Ordered.end(),
+            [](const auto &A, const auto &B) { return A.first < B.first; });
+  std::vector<std::pair<std::string, std::string>> Sources;
+  for (auto &P : Ordered)
+    Sources.push_back(std::move(P.second));
 
   jitlock_rt_layout L;
   jitlock_rt_get_layout(&L);

@@ -31,6 +31,8 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
+#include <type_traits>
 
 namespace jitlock::bench {
 
@@ -199,6 +201,51 @@ Kernel pollKernel(const std::string &Path);
 /// counting instructions under callgrind (scripts/poll-instructions.py).
 /// Returns the exit status.
 int runPollLoop(KernelFn Fn, const char *Path, uint64_t N);
+
+/// The start of one thread of a multi-threaded benchmark: attaches it
+/// unless `Error` (its set-up's) is already set. On an error, or a failed
+/// attach, it reports the error and runs the empty timed loop, which still
+/// passes the start and stop barriers that the other threads wait at, and
+/// counts the thread in `Finished`; null then tells the caller to return.
+template <typename Count>
+jitlock_thread *attachOrSkip(benchmark::State &St, std::string &Error,
+                             std::atomic<Count> &Finished) {
+  jitlock_thread *T = Error.empty() ? jitlock_rt_attach() : nullptr;
+  if (Error.empty() && !T)
+    Error = "jitlock_rt_attach failed";
+  if (Error.empty())
+    return T;
+  St.SkipWithError(Error.c_str());
+  for (auto _ : St) {
+  }
+  Finished.fetch_add(1);
+  return nullptr;
+}
+
+/// The end of one thread's timed loop: detaches it (a lock still held is an
+/// error) and counts it in `Finished`. Thread 0 then waits until every
+/// thread has detached (deflation and the final counts need every other
+/// thread out of monitor code) and returns true: it sums up the run.
+template <typename Count>
+bool detachAndGather(benchmark::State &St, std::string &Error,
+                     std::atomic<Count> &Finished) {
+  if (jitlock_rt_detach() != JITLOCK_OK)
+    Error = "jitlock_rt_detach failed: a lock is still held";
+  Finished.fetch_add(1);
+  if (St.thread_index() != 0)
+    return false;
+  while (Finished.load() < Count(St.threads()))
+    std::this_thread::yield();
+  return true;
+}
+
+/// Calls `Add(std::integral_constant<uint32_t, Storage>())` for each monitor
+/// storage, pointer, index and table: a benchmark per storage.
+template <typename AddFn> void forEachStorage(AddFn Add) {
+  Add(std::integral_constant<uint32_t, JITLOCK_MONITORS_POINTER>());
+  Add(std::integral_constant<uint32_t, JITLOCK_MONITORS_INDEX>());
+  Add(std::integral_constant<uint32_t, JITLOCK_MONITORS_TABLE>());
+}
 
 } // namespace jitlock::bench
 

@@ -74,17 +74,9 @@ template <uint32_t Storage> void setup(const benchmark::State &) {
 void runInflateChurn(benchmark::State &St) {
   Run &R = Current;
   std::string Error = R.Error;
-  jitlock_thread *T = Error.empty() ? jitlock_rt_attach() : nullptr;
-  if (Error.empty() && !T)
-    Error = "jitlock_rt_attach failed";
-  if (!Error.empty()) {
-    // Through the barriers the other threads wait at, then out.
-    St.SkipWithError(Error.c_str());
-    for (auto _ : St) {
-    }
-    R.Finished.fetch_add(1);
+  jitlock_thread *T = attachOrSkip(St, Error, R.Finished);
+  if (!T)
     return;
-  }
   Object *Arena = R.Arenas[St.thread_index()];
   uint64_t Next = 0;
   bool Failed = false;
@@ -115,12 +107,7 @@ void runInflateChurn(benchmark::State &St) {
   R.Pairs.fetch_add(uint64_t(St.iterations()) * PairsPerIteration);
   if (Failed)
     R.Failed = true;
-  if (jitlock_rt_detach() != JITLOCK_OK)
-    Error = "jitlock_rt_detach failed: a lock is still held";
-  R.Finished.fetch_add(1);
-  if (St.thread_index() == 0) {
-    while (R.Finished.load() < unsigned(St.threads()))
-      std::this_thread::yield();
+  if (detachAndGather(St, Error, R.Finished)) {
     const uint64_t AllPairs = R.Pairs.load();
     jitlock_rt_stats End{};
     jitlock_rt_get_stats(&End);
@@ -159,18 +146,15 @@ void runInflateChurn(benchmark::State &St) {
 } // namespace
 
 void registerInflateChurnBenchmarks() {
-  auto Add = [](uint32_t Storage, void (*Setup)(const benchmark::State &)) {
+  forEachStorage([](auto Storage) {
     benchmark::RegisterBenchmark(
         (std::string("inflate-churn/") + storageName(Storage)).c_str(),
         runInflateChurn)
         ->Threads(Inflaters)
         ->UseManualTime()
-        ->Setup(Setup)
+        ->Setup(setup<Storage>)
         ->Teardown(restoreDefaultConfig);
-  };
-  Add(JITLOCK_MONITORS_POINTER, setup<JITLOCK_MONITORS_POINTER>);
-  Add(JITLOCK_MONITORS_INDEX, setup<JITLOCK_MONITORS_INDEX>);
-  Add(JITLOCK_MONITORS_TABLE, setup<JITLOCK_MONITORS_TABLE>);
+  });
 }
 
 } // namespace jitlock::bench

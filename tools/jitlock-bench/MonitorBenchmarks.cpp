@@ -355,31 +355,14 @@ void runContended(benchmark::State &St, const Case &C) {
     Error = C.Unavailable;
   if (Error.empty() && currentLockingMode() != C.Mode())
     Error = "the runtime is in the wrong locking mode";
-  jitlock_thread *T = Error.empty() ? jitlock_rt_attach() : nullptr;
-  if (Error.empty() && !T)
-    Error = "jitlock_rt_attach failed";
-  if (!Error.empty()) {
-    // The empty loop still passes the start and stop barriers, which the
-    // other threads wait at.
-    St.SkipWithError(Error.c_str());
-    for (auto _ : St) {
-    }
-    Finished.fetch_add(1);
+  jitlock_thread *T = attachOrSkip(St, Error, Finished);
+  if (!T)
     return;
-  }
   const KernelFn Fn = C.Fn;
   for (auto _ : St)
     callKernel(Fn, T, &Shared, nullptr, PairsPerIteration);
   const uint64_t Pairs = uint64_t(St.iterations()) * PairsPerIteration;
-  if (jitlock_rt_detach() != JITLOCK_OK)
-    Error = "jitlock_rt_detach failed: a lock is still held";
-  Finished.fetch_add(1);
-
-  if (St.thread_index() == 0) {
-    // Deflation needs every other thread out of monitor code: wait until
-    // all have detached.
-    while (Finished.load() < St.threads())
-      std::this_thread::yield();
+  if (detachAndGather(St, Error, Finished)) {
     if (Error.empty() && KernelFailed)
       Error = "a runtime or pthread call failed";
     // Every thread ran the same number of iterations.

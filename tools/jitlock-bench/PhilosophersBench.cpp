@@ -125,30 +125,16 @@ void runPhilosophers(benchmark::State &St, uint32_t Storage) {
     else
       Error = StorageError[Storage];
   }
-  jitlock_thread *T = Error.empty() ? jitlock_rt_attach() : nullptr;
-  if (Error.empty() && !T)
-    Error = "jitlock_rt_attach failed";
-  if (!Error.empty()) {
-    // Through the barriers the other threads wait at, then out.
-    St.SkipWithError(Error.c_str());
-    for (auto _ : St) {
-    }
-    R.Finished.fetch_add(1);
+  jitlock_thread *T = attachOrSkip(St, Error, R.Finished);
+  if (!T)
     return;
-  }
   PhilosopherState &Mine = R.States[St.thread_index()];
   for (auto _ : St)
     callKernel(Fn, T, R.Ring, reinterpret_cast<Object *>(&Mine),
                PairsPerIteration);
   const uint64_t Pairs = uint64_t(St.iterations()) * PairsPerIteration;
   R.Pairs.fetch_add(Pairs);
-  if (jitlock_rt_detach() != JITLOCK_OK)
-    Error = "jitlock_rt_detach failed: a lock is still held";
-  R.Finished.fetch_add(1);
-
-  if (St.thread_index() == 0) {
-    while (R.Finished.load() < unsigned(St.threads()))
-      std::this_thread::yield();
+  if (detachAndGather(St, Error, R.Finished)) {
     const uint64_t AllPairs = R.Pairs.load();
     // Before the deflation thread stops: what the monitors cost while alive.
     jitlock_rt_stats End{};
@@ -201,18 +187,15 @@ void runPhilosophers(benchmark::State &St, uint32_t Storage) {
 } // namespace
 
 void registerPhilosophersBenchmarks() {
-  auto Add = [](uint32_t Storage, void (*Setup)(const benchmark::State &)) {
+  forEachStorage([](auto Storage) {
     benchmark::RegisterBenchmark(
         (std::string("philosophers/") + storageName(Storage)).c_str(),
         [Storage](benchmark::State &St) { runPhilosophers(St, Storage); })
         ->Threads(Philosophers)
         ->UseRealTime()
-        ->Setup(Setup)
+        ->Setup(setup<Storage>)
         ->Teardown(teardown);
-  };
-  Add(JITLOCK_MONITORS_POINTER, setup<JITLOCK_MONITORS_POINTER>);
-  Add(JITLOCK_MONITORS_INDEX, setup<JITLOCK_MONITORS_INDEX>);
-  Add(JITLOCK_MONITORS_TABLE, setup<JITLOCK_MONITORS_TABLE>);
+  });
 }
 
 } // namespace jitlock::bench

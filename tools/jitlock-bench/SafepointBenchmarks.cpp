@@ -203,24 +203,23 @@ void reportLatencies(benchmark::State &St, const char *Prefix,
   St.counters[P + "_max_us"] = SamplesUs.back();
 }
 
-/// What the ttsp and handshake runs check before they start their threads:
-/// the synchronizer is the benchmark's own thread and must not be attached
-/// (safepoint_begin would wait for itself).
-bool readyToSynchronize(benchmark::State &St, KernelFn Spin,
-                        const std::string &Why) {
-  if (!SetupError.empty()) {
-    St.SkipWithError(SetupError.c_str());
-    return false;
-  }
-  if (!Spin) {
-    St.SkipWithError(Why.c_str());
-    return false;
-  }
-  if (jitlock_rt_current()) {
-    St.SkipWithError("the synchronizing thread is attached");
-    return false;
-  }
-  return true;
+/// Starts the N looping threads of a ttsp or handshake run, after checking
+/// that the synchronizer, the benchmark's own thread, is not attached
+/// (safepoint_begin would wait for itself). False (the run skipped with the
+/// error) when it cannot.
+bool startLooping(benchmark::State &St, LoopingThreads &Threads, unsigned N,
+                  KernelFn Spin, const std::string &Why) {
+  std::string Error = SetupError;
+  if (Error.empty() && !Spin)
+    Error = Why;
+  if (Error.empty() && jitlock_rt_current())
+    Error = "the synchronizing thread is attached";
+  if (Error.empty())
+    Threads.start(N, Error);
+  if (Error.empty())
+    return true;
+  St.SkipWithError(Error.c_str());
+  return false;
 }
 
 double microseconds(std::chrono::steady_clock::duration D) {
@@ -289,12 +288,10 @@ bool takeSafepoint(const LoopingThreads &Threads, Clock::duration Hold,
 /// first takes an untimed safepoint that holds it for 20 µs.
 void runTtsp(benchmark::State &St, unsigned N, KernelFn Spin,
              const std::string &Why) {
-  if (!readyToSynchronize(St, Spin, Why))
-    return;
   LoopingThreads Threads(Spin);
+  if (!startLooping(St, Threads, N, Spin, Why))
+    return;
   std::string Error;
-  if (!Threads.start(N, Error))
-    return St.SkipWithError(Error.c_str());
   std::vector<double> Ttsp, StopRelease;
   std::vector<uint64_t> Stopped(N);
   SafepointTimes Times;
@@ -339,12 +336,10 @@ void countHandshake(void *Arg, jitlock_thread *Target) {
 /// call until it returns (every operation has run).
 void runHandshake(benchmark::State &St, unsigned N, bool All, KernelFn Spin,
                   const std::string &Why) {
-  if (!readyToSynchronize(St, Spin, Why))
-    return;
   LoopingThreads Threads(Spin);
+  if (!startLooping(St, Threads, N, Spin, Why))
+    return;
   std::string Error;
-  if (!Threads.start(N, Error))
-    return St.SkipWithError(Error.c_str());
   std::vector<double> Latency;
   HandshakeTally Tally;
   unsigned Next = 0;

@@ -18,7 +18,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ToolSupport.h"
+
 #include "jitlock/jitlock_rt.h"
+
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/CommandLine.h"
 
 #include <algorithm>
 #include <array>
@@ -35,6 +40,9 @@
 #include <memory>
 #include <thread>
 #include <vector>
+
+namespace cl = llvm::cl;
+using llvm::Twine;
 
 namespace {
 
@@ -449,27 +457,11 @@ bool verifyResults(const World &W) {
 void printStats() {
   jitlock_rt_stats S;
   jitlock_rt_get_stats(&S);
-  struct Row {
-    const char *Name;
-    uint64_t Value;
-  };
-  const Row Rows[] = {
-      {"fast locks (CAS 01 -> 00)", S.fast_locks},
-      {"recursive locks (adjacent push)", S.recursive_locks},
-      {"monitor enters", S.monitor_enters},
-      {"inflations (monitors created)", S.inflations},
-      {"contended enters", S.contended_enters},
-      {"parks", S.parks},
-      {"slow-path calls", S.slow_path_calls},
-      {"waits", S.waits},
-      {"notifies", S.notifies},
-      {"monitors alive", S.monitors_alive},
-  };
   std::printf("\nlock statistics\n");
   std::printf("  %-44s %12s\n", "counter", "value");
   std::printf("  %-44s %12s\n", "-------", "-----");
-  for (const Row &R : Rows)
-    std::printf("  %-44s %12" PRIu64 "\n", R.Name, R.Value);
+  for (const auto &[Name, Value] : jitlock::tools::lockStatRows(S))
+    std::printf("  %-44s %12" PRIu64 "\n", Name, Value);
 }
 
 /// Shutdown frees every monitor and gives inflated objects back their
@@ -493,75 +485,51 @@ bool verifyAfterShutdown(const World &W, uint64_t Hash) {
 // Command line
 //===----------------------------------------------------------------------===//
 
-void printUsage(FILE *Out) {
-  std::fprintf(Out,
-               "usage: jitlock-demo [--threads N] [--iterations N] [--layout]\n"
-               "  --threads N     worker threads (default 4, 1..256)\n"
-               "  --iterations N  iterations per thread (default 10000)\n"
-               "  --layout        print the runtime's thread and monitor "
-               "layout first\n"
-               "  --version       jitlock's version and the runtime's ABI\n");
-}
+cl::OptionCategory DemoCategory("jitlock-demo options");
 
-bool parseCount(const char *Text, unsigned Max, unsigned &Out) {
-  char *End = nullptr;
-  unsigned long Value = std::strtoul(Text, &End, 10);
-  if (End == Text || *End != '\0' || Value < 1 || Value > Max)
-    return false;
-  Out = static_cast<unsigned>(Value);
-  return true;
-}
+[[maybe_unused]] const bool LLVMThreadsRenamed =
+    jitlock::tools::renameLLVMThreadsOption();
 
-/// Returns -1 to go on, or the exit code to leave with.
-int parseOptions(int Argc, char **Argv, Options &Opts) {
-  for (int I = 1; I < Argc; ++I) {
-    const char *Arg = Argv[I];
-    bool IsThreads = std::strcmp(Arg, "--threads") == 0;
-    bool IsIterations = std::strcmp(Arg, "--iterations") == 0;
-    if (std::strcmp(Arg, "--layout") == 0) {
-      Opts.Layout = true;
-    } else if (std::strcmp(Arg, "--help") == 0 || std::strcmp(Arg, "-h") == 0) {
-      printUsage(stdout);
-      return EXIT_SUCCESS;
-    } else if (std::strcmp(Arg, "--version") == 0) {
-      uint32_t Version = jitlock_rt_version();
-      std::printf(
-          "jitlock-demo (jitlock " JITLOCK_VERSION "), runtime C ABI %u.%u\n",
-          JITLOCK_RT_VERSION_ABI(Version), JITLOCK_RT_VERSION_MINOR(Version));
-      return EXIT_SUCCESS;
-    } else if ((IsThreads || IsIterations) && I + 1 < Argc) {
-      const char *Value = Argv[++I];
-      bool Ok = IsThreads ? parseCount(Value, 256, Opts.Threads)
-                          : parseCount(Value, 10'000'000, Opts.Iterations);
-      if (!Ok) {
-        std::fprintf(stderr, "jitlock-demo: bad value '%s' for %s\n", Value,
-                     Arg);
-        return 2;
-      }
-    } else {
-      std::fprintf(stderr, "jitlock-demo: unknown or incomplete option '%s'\n",
-                   Arg);
-      printUsage(stderr);
-      return 2;
-    }
-  }
+jitlock::tools::NumberOpt Threads("threads",
+                                  cl::desc("Worker threads, 1 to 256 "
+                                           "(default 4)"),
+                                  cl::value_desc("N"), cl::init(4),
+                                  cl::cat(DemoCategory));
+jitlock::tools::NumberOpt
+    Iterations("iterations",
+               cl::desc("Iterations per thread, 1 to 10000000 (default "
+                        "10000)"),
+               cl::value_desc("N"), cl::init(10000), cl::cat(DemoCategory));
+cl::opt<bool> Layout("layout",
+                     cl::desc("Print the runtime's thread and monitor layout "
+                              "first"),
+                     cl::cat(DemoCategory));
+
+constexpr int ExitUsage = 2;
+
+/// Parses the command line into `Opts`; bad input exits with ExitUsage.
+Options parseOptions(int Argc, char **Argv) {
+  jitlock::tools::parseCommandLine(
+      Argc, Argv, "jitlock-demo",
+      "Threads contending, recursing and waiting on shared objects through "
+      "the jitlock runtime's C ABI\n",
+      DemoCategory, ExitUsage);
+  Options Opts;
+  Opts.Threads = unsigned(jitlock::tools::numberInRange(Threads, 1, 256));
+  Opts.Iterations =
+      unsigned(jitlock::tools::numberInRange(Iterations, 1, 10'000'000));
+  Opts.Layout = Layout;
   // One delivery counter per queue item: keep that array a sane size.
-  if (uint64_t(Opts.Threads) * Opts.Iterations > (uint64_t(1) << 26)) {
-    std::fprintf(stderr,
-                 "jitlock-demo: threads x iterations must not exceed "
-                 "%" PRIu64 "\n",
-                 uint64_t(1) << 26);
-    return 2;
-  }
-  return -1;
+  if (uint64_t(Opts.Threads) * Opts.Iterations > (uint64_t(1) << 26))
+    jitlock::tools::usageError("threads x iterations must not exceed " +
+                               Twine(uint64_t(1) << 26));
+  return Opts;
 }
 
 } // namespace
 
 int main(int Argc, char **Argv) {
-  Options Opts;
-  if (int Code = parseOptions(Argc, Argv, Opts); Code >= 0)
-    return Code;
+  Options Opts = parseOptions(Argc, Argv);
 
   if (Opts.Layout) {
     jitlock_rt_print_layout(stdout);

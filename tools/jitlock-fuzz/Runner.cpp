@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 #include "Runner.h"
 
+#include "ExampleRunner.h"
 #include "jitlock/JIT.h"
 #include "jitlock/jitlock_rt.h"
 

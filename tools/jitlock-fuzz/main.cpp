@@ -533,19 +533,17 @@ int main(int Argc, char **Argv) {
       "Generates random monitor programs and runs each in several lowering "
       "and runtime configurations, comparing them with a model\n",
       MoreHelp, FuzzCategory, ExitUsage);
-  auto Usage = [](const Twine &Msg) {
-    jitlock::tools::exitWithUsageError(Msg, ExitUsage);
-  };
   if (Programs < 0 || ConfigsPerProgram < 0 || Timeout < 1 ||
       ShrinkTrials < 0 || MaxFunctions < 1 || MaxObjects < 1 || MaxStmts < 1 ||
       MaxRepeat < 1)
-    Usage("a count option is out of range");
+    jitlock::tools::usageError("a count option is out of range");
   if (MaxThreadsOpt < 2 || MaxThreadsOpt > int(MaxThreads))
-    Usage("--max-threads needs a number from 2 to 8");
+    jitlock::tools::usageError("--max-threads needs a number from 2 to 8");
   std::vector<RunConfig> Fixed = parseConfigs();
   for (const RunConfig &C : Fixed)
     if (C.Threads > MaxThreads && Replay.empty())
-      Usage("a generated program checks at most 8 threads");
+      jitlock::tools::usageError(
+          "a generated program checks at most 8 threads");
   if (!Replay.empty())
     return replay(Fixed);
   if (Print) {

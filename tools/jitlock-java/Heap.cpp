@@ -6,6 +6,7 @@
 // allocation is a bump and two stores. Past the limit: OutOfMemoryError.
 //
 //===----------------------------------------------------------------------===//
+#include "Dependencies.h"
 #include "VM.h"
 
 #include <sys/mman.h>
@@ -72,6 +73,8 @@ Object *allocObject(VMThread *T, Class *C) {
   }
   auto *O = reinterpret_cast<Object *>(P);
   initObject(O, C);
+  if (!C->Instantiated.load(std::memory_order_acquire))
+    noteInstantiated(C);
   return O;
 }
 

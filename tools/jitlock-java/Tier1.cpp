@@ -37,6 +37,8 @@
 #include "Tier1.h"
 #include "Bytecodes.h"
 #include "Deoptimize.h"
+#include "Dependencies.h"
+#include "Inliner.h"
 #include "Profile.h"
 #include "VM.h"
 
@@ -209,12 +211,23 @@ inline int32_t s4(const uint8_t *P) {
 
 class Translator {
 public:
-  Translator(VMThread *T, Method *M, Module &Mod, StringRef Name)
+  /// Translates `M` into a new function `Name` of `Mod`. `Outer` is the
+  /// translator whose call `M` is inlined into (null for the compiled
+  /// method): then the function is an inline body (see InlineBody).
+  Translator(VMThread *T, Method *M, Module &Mod, StringRef Name,
+             const Translator *Outer = nullptr)
       : VT(T), M(M), C(M->Owner), Code(M->Code.data()), Len(M->Code.size()),
         Ctx(Mod.getContext()), Mod(Mod), B(Ctx), I64(B.getInt64Ty()),
-        I32(B.getInt32Ty()), Ptr(B.getPtrTy()) {
-    F = Function::Create(FunctionType::get(I64, {Ptr, Ptr, Ptr}, false),
-                         Function::ExternalLinkage, Name, Mod);
+        I32(B.getInt32Ty()), Ptr(B.getPtrTy()), Outer(Outer),
+        Depth(Outer ? Outer->Depth + 1 : 0) {
+    Type *Ret =
+        Outer ? static_cast<Type *>(StructType::get(I64, B.getInt1Ty())) : I64;
+    F = Function::Create(FunctionType::get(Ret, {Ptr, Ptr, Ptr}, false),
+                         Outer ? Function::InternalLinkage
+                               : Function::ExternalLinkage,
+                         Name, Mod);
+    if (Outer)
+      F->addFnAttr(InlineBodyAttr);
   }
 
   ~Translator() {
@@ -245,6 +258,11 @@ private:
   Type *I64, *I32;
   PointerType *Ptr;
   Function *F;
+  /// The inline chain: the translator of the method this one's is inlined
+  /// into, and how deep it is (0: the compiled method).
+  const Translator *Outer;
+  unsigned Depth;
+  unsigned InlineCount = 0;
   Value *Thread = nullptr, *SyncObj = nullptr;
   std::vector<AllocaInst *> Locals, Stack;
   std::vector<BasicBlock *> Blocks; // by bytecode offset
@@ -540,9 +558,27 @@ private:
   }
 
   void emitEntry();
+  /// From the synchronized method's enter to the first bytecode.
+  void emitBody();
   void emitInstruction();
   void emitReturn(uint8_t Op);
   void emitInvoke(uint8_t Op, unsigned Index);
+  /// Leaves the function with `Result`; `Threw`: with an exception pending.
+  void emitRet(Value *Result, bool Threw);
+  /// The method being compiled (the outermost of the inline chain).
+  Method *root() const { return Outer ? Outer->root() : M; }
+  /// An inline body translated for `RM` (a call whose target is known to
+  /// be RM), or null when RM is not inlined.
+  Function *inlineBody(Method *RM);
+  /// The method invokevirtual (`Virtual`) or invokespecial of `RM` on
+  /// `Recv` runs, with the dispatch taken when there is none.
+  Value *selectTarget(Value *Recv, Method *RM, bool Virtual);
+  /// Calls `Target` (its Entry, or its inline body `Inline`) with `Args`,
+  /// dispatching a pending exception; the result.
+  Value *emitCall(Value *Target, Function *Inline, Value *Args);
+  /// A virtual call of `RM` inlined behind a check of the receiver's class.
+  Value *emitGuardedCall(Value *Recv, Method *RM, Function *Inline,
+                         Value *Args);
   void emitIntBinary(uint8_t Op);
   void emitLongBinary(uint8_t Op);
   void emitDivision(bool Long, bool Rem);
@@ -616,10 +652,14 @@ void Translator::emitEntry() {
     setLocal(I, B.CreateLoad(
                     I64, B.CreateConstInBoundsGEP1_64(I64, F->getArg(2), I)));
 
+  if (Outer)
+    return emitBody();
   // Tier 0's entry check: below the safe limit less the frame, a
   // StackOverflowError, which the callers' handlers and exits unwind.
   // The lowered watermark check comes before it and never reaches the
   // overflow handler on its own: its margin is smaller than this one.
+  // An inline body runs in its caller's frame, whose check covers it (its
+  // slots become SSA values) and goes straight to the body.
   uint64_t Reserve =
       (uint64_t(M->MaxLocals) + M->MaxStack + 1) * sizeof(Slot) + 1024;
   Value *Frame = B.CreatePtrToInt(
@@ -639,6 +679,10 @@ void Translator::emitEntry() {
   B.CreateRet(B.getInt64(0));
 
   B.SetInsertPoint(Body);
+  emitBody();
+}
+
+void Translator::emitBody() {
   if (M->isSynchronized()) {
     if (M->isStatic()) {
       if (!C->Mirror) {
@@ -662,7 +706,17 @@ void Translator::emitEntry() {
   B.SetInsertPoint(Unwind);
   if (SyncObj)
     monitor(MonitorExitName, SyncObj);
-  B.CreateRet(B.getInt64(0));
+  emitRet(B.getInt64(0), /*Threw=*/true);
+}
+
+void Translator::emitRet(Value *Result, bool Threw) {
+  if (!Outer) {
+    B.CreateRet(Result);
+    return;
+  }
+  Value *Pair = PoisonValue::get(F->getReturnType());
+  Pair = B.CreateInsertValue(Pair, Result, 0);
+  B.CreateRet(B.CreateInsertValue(Pair, B.getInt1(Threw), 1));
 }
 
 void Translator::run() {
@@ -825,8 +879,11 @@ void Translator::emitReturn(uint8_t Op) {
                                   : slot(Sp - 1);
   if (SyncObj)
     monitor(MonitorExitName, SyncObj);
-  poll();
-  B.CreateRet(Result);
+  // Tier 0 polls at returns; an inlined return is no return, and the
+  // polls on the backward branches keep bounding the time to a safepoint.
+  if (!Outer)
+    poll();
+  emitRet(Result, /*Threw=*/false);
 }
 
 void Translator::emitInvoke(uint8_t Op, unsigned Index) {
@@ -843,35 +900,113 @@ void Translator::emitInvoke(uint8_t Op, unsigned Index) {
   for (unsigned K = 0; K < N; ++K)
     B.CreateStore(slot(Sp + int(K)),
                   B.CreateConstInBoundsGEP1_64(I64, Args, K));
-  Value *Target;
+  Value *R;
   if (Op == INVOKESTATIC) {
     ensureInitialized(RM->Owner);
-    Target = ptr(RM);
+    R = emitCall(ptr(RM), inlineBody(RM), Args);
   } else {
     Value *Recv = B.CreateIntToPtr(slot(Sp), Ptr, "receiver");
     nullCheck(Recv, "Cannot invoke \"" + RM->qualifiedName() +
                         "\" because value is null");
     bool Virtual = Op != INVOKESPECIAL;
-    if (!Virtual && (RM->VtableIndex < 0 || RM->Owner->isInterface())) {
-      Target = ptr(RM); // no vtable to check
-    } else {
-      Target = callHelper(helperSelect,
-                          {Thread, Recv, ptr(RM), B.getInt1(Virtual)}, Ptr);
-      branchToDispatchIf(B.CreateIsNull(Target));
-    }
+    Function *Inline = nullptr;
+    if (!Virtual && RM->Owner == ObjectClass && RM->Name == "<init>")
+      R = nullptr; // Object() does nothing: the new object need not escape
+    else if (!Virtual && (RM->VtableIndex < 0 || RM->Owner->isInterface()))
+      R = emitCall(ptr(RM), inlineBody(RM), Args); // no vtable to check
+    else if (Op == INVOKEVIRTUAL && !RM->isAbstract() &&
+             ((RM->Flags | RM->Owner->Flags) & AccFinal) &&
+             (Inline = inlineBody(RM)))
+      R = emitCall(ptr(RM), Inline, Args); // nothing can override it
+    else if (Op == INVOKEVIRTUAL && dependOnOneImplementation(RM, root()) &&
+             (Inline = inlineBody(RM)))
+      R = emitGuardedCall(Recv, RM, Inline, Args);
+    else
+      R = emitCall(selectTarget(Recv, RM, Virtual), nullptr, Args);
   }
-  if (Op == INVOKESPECIAL && RM->Owner == ObjectClass && RM->Name == "<init>")
-    return; // Object() does nothing: the new object need not escape to it
+  if (RM->ReturnKind == 'J')
+    pushL(R);
+  else if (RM->ReturnKind != 'V')
+    push(R);
+}
+
+Value *Translator::selectTarget(Value *Recv, Method *RM, bool Virtual) {
+  Value *Target = callHelper(helperSelect,
+                             {Thread, Recv, ptr(RM), B.getInt1(Virtual)}, Ptr);
+  branchToDispatchIf(B.CreateIsNull(Target));
+  return Target;
+}
+
+Value *Translator::emitCall(Value *Target, Function *Inline, Value *Args) {
+  if (Inline) {
+    // The inline body says whether it threw: after inlining that is a
+    // constant on each of its paths, and no test of Pending stays.
+    Value *Pair = B.CreateCall(Inline, {Thread, Target, Args});
+    Value *R = B.CreateExtractValue(Pair, 0);
+    branchToDispatchIf(B.CreateExtractValue(Pair, 1));
+    return R;
+  }
   Value *Entry = B.CreateLoad(
       Ptr, B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Target, EntryOffset),
       "entry");
   FunctionType *EntryTy = FunctionType::get(I64, {Ptr, Ptr, Ptr}, false);
   Value *R = B.CreateCall(EntryTy, Entry, {Thread, Target, Args});
   checkPending();
-  if (RM->ReturnKind == 'J')
-    pushL(R);
-  else if (RM->ReturnKind != 'V')
-    push(R);
+  return R;
+}
+
+Value *Translator::emitGuardedCall(Value *Recv, Method *RM, Function *Inline,
+                                   Value *Args) {
+  // A receiver of RM's own class runs RM, whatever is loaded later; any
+  // other takes the virtual call.
+  Value *Cls =
+      B.CreateLoad(Ptr,
+                   B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Recv,
+                                                offsetof(java::Object, Cls)),
+                   "class");
+  BasicBlock *Inlined = newBlock("guard.inlined"),
+             *Virtual = newBlock("guard.virtual"),
+             *Join = newBlock("guard.join");
+  B.CreateCondBr(B.CreateICmpEQ(Cls, ptr(RM->Owner)), Inlined, Virtual,
+                 MDBuilder(Ctx).createBranchWeights(1000, 1));
+  B.SetInsertPoint(Inlined);
+  Value *Fast = emitCall(ptr(RM), Inline, Args);
+  BasicBlock *FastEnd = B.GetInsertBlock();
+  B.CreateBr(Join);
+  B.SetInsertPoint(Virtual);
+  Value *Slow = emitCall(selectTarget(Recv, RM, true), nullptr, Args);
+  BasicBlock *SlowEnd = B.GetInsertBlock();
+  B.CreateBr(Join);
+  B.SetInsertPoint(Join);
+  PHINode *R = B.CreatePHI(I64, 2, "result");
+  R->addIncoming(Fast, FastEnd);
+  R->addIncoming(Slow, SlowEnd);
+  return R;
+}
+
+Function *Translator::inlineBody(Method *RM) {
+  if (Depth >= Opts.InlineDepth || RM->Code.empty() ||
+      RM->Code.size() > Opts.InlineSize)
+    return nullptr;
+  for (const Translator *T = this; T; T = T->Outer)
+    if (T->M == RM)
+      return nullptr; // recursion
+  std::string Name = (F->getName() + ".inline" + Twine(InlineCount++)).str();
+  Function *Body;
+  std::string Refused;
+  {
+    Translator Inner(VT, RM, Mod, Name, this);
+    Inner.run();
+    Body = Inner.F;
+    Refused = Inner.why();
+  }
+  if (Refused.empty())
+    return Body;
+  if (Opts.Log)
+    errs() << "jitlock-java: jit: not inlined " << RM->qualifiedName()
+           << " into " << M->qualifiedName() << ": " << Refused << "\n";
+  Body->eraseFromParent();
+  return nullptr;
 }
 
 void Translator::emitInstruction() {
@@ -1457,8 +1592,11 @@ BasicBlock *Translator::trapBlock(TrapReason Reason, int SpAtBytecode) {
 /// to trust it) traps, and its target is not compiled from here.
 void Translator::emitBranch(Value *Taken, size_t Target, size_t Next,
                             int SpAtBytecode) {
-  int Always =
-      DeoptOpts.Speculate ? alwaysTakenSide(M, Pc, DeoptOpts.TrapMinCount) : -1;
+  // Not in an inline body: its trap would describe the callee's frame
+  // alone, and the interpreter would return its result as the caller's.
+  int Always = DeoptOpts.Speculate && !Outer
+                   ? alwaysTakenSide(M, Pc, DeoptOpts.TrapMinCount)
+                   : -1;
   if (Always != 0)
     enqueue(Target);
   if (Always != 1)
@@ -1484,23 +1622,39 @@ void Translator::emitBranch(Value *Taken, size_t Target, size_t Next,
 
 //===-- The JIT -----------------------------------------------------------===//
 
-/// Collects the jitlock passes' error diagnostics instead of exiting.
+/// Collects the jitlock passes' error diagnostics instead of exiting, and
+/// prints their remarks when asked to (--print-tier1=remarks).
 class CollectErrors : public DiagnosticHandler {
 public:
-  explicit CollectErrors(std::vector<std::string> &Errors) : Errors(Errors) {}
+  CollectErrors(std::vector<std::string> &Errors, bool Remarks)
+      : Errors(Errors), Remarks(Remarks) {}
   bool handleDiagnostics(const DiagnosticInfo &DI) override {
-    if (DI.getSeverity() == DS_Error) {
-      std::string Text;
-      raw_string_ostream OS(Text);
-      DiagnosticPrinterRawOStream DP(OS);
-      DI.print(DP);
+    const auto *Opt = dyn_cast<DiagnosticInfoOptimizationBase>(&DI);
+    bool Remark = Remarks && Opt && Opt->getPassName() == "jitlock";
+    if (DI.getSeverity() != DS_Error && !Remark)
+      return true;
+    std::string Text;
+    raw_string_ostream OS(Text);
+    DiagnosticPrinterRawOStream DP(OS);
+    DI.print(DP);
+    if (Remark)
+      errs() << "jitlock-java: jit: remark: " << Text << "\n";
+    else
       Errors.push_back(std::move(Text));
-    }
     return true;
   }
+  bool isAnalysisRemarkEnabled(StringRef) const override { return false; }
+  bool isMissedOptRemarkEnabled(StringRef Pass) const override {
+    return Remarks && Pass == "jitlock";
+  }
+  bool isPassedOptRemarkEnabled(StringRef Pass) const override {
+    return Remarks && Pass == "jitlock";
+  }
+  bool isAnyRemarkEnabled() const override { return Remarks; }
 
 private:
   std::vector<std::string> &Errors;
+  bool Remarks;
 };
 
 std::mutex CompileLock;
@@ -1543,7 +1697,7 @@ Error createJit() {
 
 /// O2 with the jitlock lowering, as any embedder runs it
 /// (docs/embedding.md); the passes' errors come back in `Errors`.
-void optimize(Module &Mod, std::vector<std::string> &Errors) {
+void optimize(Module &Mod, std::vector<std::string> &Errors, bool Remarks) {
   LoopAnalysisManager LAM;
   FunctionAnalysisManager FAM;
   CGSCCAnalysisManager CGAM;
@@ -1568,7 +1722,7 @@ void optimize(Module &Mod, std::vector<std::string> &Errors) {
   MPM.addPass(createModuleToFunctionPassAdaptor(std::move(Slots)));
   MPM.addPass(PB.buildPerModuleDefaultPipeline(OptimizationLevel::O2));
   Mod.getContext().setDiagnosticHandler(
-      std::make_unique<CollectErrors>(Errors));
+      std::make_unique<CollectErrors>(Errors, Remarks));
   MPM.run(Mod, MAM);
   std::string Broken;
   raw_string_ostream OS(Broken);
@@ -1625,15 +1779,18 @@ MethodEntry compile(VMThread *T, Method *M, std::string &Why, bool &MayTrap) {
     Why = "tier 1 made invalid IR: " + Broken;
     return nullptr;
   }
+  inlineBodies(*Mod->getFunction(Name));
+  bool Print = !Opts.Print.empty() &&
+               M->qualifiedName().find(Opts.PrintFilter) != std::string::npos;
+  if (Print && Opts.Print == "remarks")
+    errs() << "jitlock-java: jit: remarks of " << M->qualifiedName() << ":\n";
   std::vector<std::string> Errors;
-  optimize(*Mod, Errors);
+  optimize(*Mod, Errors, Print && Opts.Print == "remarks");
   if (!Errors.empty()) {
     Why = "the jitlock passes refused it: " + Errors.front();
     return nullptr;
   }
-  bool Print = !Opts.Print.empty() &&
-               M->qualifiedName().find(Opts.PrintFilter) != std::string::npos;
-  if (Print) {
+  if (Print && Opts.Print != "remarks") {
     errs() << "jitlock-java: jit: " << Opts.Print << " of "
            << M->qualifiedName() << ":\n";
     if (Opts.Print == "ir")
@@ -1676,7 +1833,8 @@ bool initTier1(const Tier1Options &O, std::string &Error) {
 
 void compileHotMethod(VMThread *T, Method *M) {
   std::lock_guard<std::mutex> Lock(CompileLock);
-  if (!Seen.emplace(M, true).second)
+  // An invalidated method (Dependencies.h) is compiled again.
+  if (!Seen.emplace(M, true).second && !takeInvalidated(M))
     return;
   if (!Opts.PrintProfile.empty() &&
       M->qualifiedName().find(Opts.PrintProfile) != std::string::npos)
@@ -1685,6 +1843,14 @@ void compileHotMethod(VMThread *T, Method *M) {
   std::string Why;
   bool MayTrap = false;
   MethodEntry Code = compile(T, M, Why, MayTrap);
+  if (Code && takeInvalidated(M)) {
+    // A class instantiated while it compiled broke a dependency: the code
+    // is right (its class checks) but stale; compile again at the next
+    // threshold.
+    Code = nullptr;
+    Why = "a dependency broke while it compiled";
+    Seen.erase(M);
+  }
   double Ms = std::chrono::duration<double, std::milli>(
                   std::chrono::steady_clock::now() - Start)
                   .count();

@@ -26,10 +26,15 @@ struct Tier1Options {
   /// reason, on stderr.
   bool Log = false;
   /// "ir" or "asm": print each compiled method's optimized IR or machine
-  /// code on stderr (debugging, and the lit tests); "" prints nothing.
+  /// code on stderr (debugging, and the lit tests); "remarks": the jitlock
+  /// passes' remarks (elided, coarsened, kept); "" prints nothing.
   std::string Print;
   /// Only methods whose qualified name contains this are printed.
   std::string PrintFilter;
+  /// Callees with at most this many bytes of bytecode are inlined (0:
+  /// none), up to InlineDepth calls deep (Inliner.h).
+  uint32_t InlineSize = 35;
+  uint32_t InlineDepth = 4;
   /// Methods whose qualified name contains this have their tier-0 profile
   /// printed when compiled; "" prints none.
   std::string PrintProfile;

@@ -139,6 +139,8 @@ struct Class {
   std::atomic<Class *> ArrayOf{nullptr};
   /// Whether every constructor may run without a bytecode body (built-in).
   bool Builtin = false;
+  /// Whether it has had an instance (Dependencies.h).
+  std::atomic<bool> Instantiated{false};
 
   bool isInterface() const { return Flags & AccInterface; }
   /// "java.lang.Object", as Class.getName says.

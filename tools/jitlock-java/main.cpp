@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Deoptimize.h"
+#include "SafepointThread.h"
 #include "Tier1.h"
 #include "ToolSupport.h"
 #include "VM.h"
@@ -23,6 +24,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <optional>
 #include <pthread.h>
 #include <thread>
 
@@ -77,7 +79,12 @@ cl::opt<std::string> PrintTier1(
     "print-tier1",
     cl::desc("Print each compiled method's optimized IR or machine code "
              "(stderr)"),
-    cl::value_desc("ir|asm"), cl::cat(JavaCategory));
+    cl::value_desc("ir|asm|remarks"), cl::cat(JavaCategory));
+cl::opt<unsigned> Tier1InlineSize(
+    "tier1-inline-size",
+    cl::desc("Tier 1 inlines exact calls of methods with at most N bytes "
+             "of bytecode (default 35; 0: no inlining)"),
+    cl::value_desc("N"), cl::init(35), cl::cat(JavaCategory));
 cl::opt<std::string> PrintTier1Filter(
     "print-tier1-filter",
     cl::desc("With --print-tier1: only methods whose qualified name "
@@ -179,43 +186,49 @@ uint64_t parseSize(StringRef S) {
 }
 
 void checkOptions() {
-  auto Usage = [](const Twine &Msg) {
-    jitlock::tools::exitWithUsageError(Msg, ExitUsage);
-  };
   if (MainClassName.empty())
-    Usage("no main class");
+    jitlock::tools::usageError("no main class");
   if (SafepointEvery.getNumOccurrences() &&
       (SafepointEvery < 1 || SafepointEvery > 10000000))
-    Usage("--safepoint-every needs a number of microseconds from 1 to "
-          "10000000");
+    jitlock::tools::usageError(
+        "--safepoint-every needs a number of microseconds from 1 to "
+        "10000000");
   if (Monitors.getNumOccurrences() && Monitors != "pointer" &&
       Monitors != "index" && Monitors != "table")
-    Usage("--monitors must be pointer, index or table, got '" + Monitors + "'");
+    jitlock::tools::usageError(
+        "--monitors must be pointer, index or table, got '" + Monitors + "'");
   if (ExitMode.getNumOccurrences() && ExitMode != "store" &&
       ExitMode != "fence")
-    Usage("--exit must be store or fence, got '" + ExitMode + "'");
+    jitlock::tools::usageError("--exit must be store or fence, got '" +
+                               ExitMode + "'");
   if (Heap.getNumOccurrences()) {
     Options.HeapLimit = parseSize(Heap);
     if (Options.HeapLimit < (1u << 20))
-      Usage("--heap needs a size of at least 1m, e.g. 64m, got '" + Heap + "'");
+      jitlock::tools::usageError(
+          "--heap needs a size of at least 1m, e.g. 64m, got '" + Heap + "'");
   }
   if (Xss.getNumOccurrences()) {
     Options.StackSize = parseSize(Xss);
     if (Options.StackSize < (256u << 10))
-      Usage("-Xss needs a size of at least 256k, e.g. 2m, got '" + Xss + "'");
+      jitlock::tools::usageError(
+          "-Xss needs a size of at least 256k, e.g. 2m, got '" + Xss + "'");
   }
   if (Xint && Xcomp)
-    Usage("-Xint and -Xcomp exclude each other");
+    jitlock::tools::usageError("-Xint and -Xcomp exclude each other");
   if (Tier1Invocations == 0 || Tier1BackEdges == 0)
-    Usage("--tier1-invocations and --tier1-backedges need a count of at "
-          "least 1");
+    jitlock::tools::usageError(
+        "--tier1-invocations and --tier1-backedges need a count of at "
+        "least 1");
   if (PrintTier1.getNumOccurrences() && PrintTier1 != "ir" &&
-      PrintTier1 != "asm")
-    Usage("--print-tier1 must be ir or asm, got '" + PrintTier1 + "'");
+      PrintTier1 != "asm" && PrintTier1 != "remarks")
+    jitlock::tools::usageError("--print-tier1 must be ir, asm or remarks, got '" +
+                               PrintTier1 + "'");
   if (TrapMinCount < 1 || TrapMinCount > 1000000000)
-    Usage("--tier1-trap-min-count needs a count from 1 to 1000000000");
+    jitlock::tools::usageError(
+        "--tier1-trap-min-count needs a count from 1 to 1000000000");
   if (MaxTraps < 1 || MaxTraps > 1000000)
-    Usage("--tier1-max-traps needs a count from 1 to 1000000");
+    jitlock::tools::usageError(
+        "--tier1-max-traps needs a count from 1 to 1000000");
   Options.ClassPath = ClassPath;
   Options.LogJit = LogJit;
   DeoptOpts.Log = LogDeopt;
@@ -226,34 +239,15 @@ void checkOptions() {
 
 //===-- The safepoint thread (--safepoint-every) ----------------------===//
 
-std::atomic<bool> SafepointStop{false};
-std::thread SafepointThread;
-uint64_t SafepointCount = 0, HandshakeCount = 0, Deflated = 0;
-std::atomic<uint64_t> HandshakeOps{0};
-
-void safepointLoop(uint64_t EveryUs) {
-  for (uint64_t N = 0; !SafepointStop.load(); ++N) {
-    std::this_thread::sleep_for(std::chrono::microseconds(EveryUs));
-    if (N % 2 == 0) {
-      if (jitlock_rt_safepoint_begin() != JITLOCK_OK)
-        continue;
-      if (SafepointCount % 4 == 3)
-        Deflated += jitlock_rt_deflate_idle();
-      jitlock_rt_safepoint_end();
-      ++SafepointCount;
-    } else {
-      jitlock_rt_handshake_all(
-          [](void *, jitlock_thread *) { HandshakeOps.fetch_add(1); }, nullptr);
-      ++HandshakeCount;
-    }
-  }
-}
+/// Every 4th safepoint deflates idle monitors.
+std::optional<jitlock::SafepointThread> Safepoints;
 
 void stopSafepointThread() {
-  if (!SafepointThread.joinable())
+  if (!Safepoints)
     return;
-  SafepointStop.store(true);
-  SafepointThread.join();
+  Safepoints->stop();
+  for (const std::string &Problem : Safepoints->Problems)
+    std::fprintf(stderr, "jitlock-java: warning: %s\n", Problem.c_str());
 }
 
 void printStats() {
@@ -261,27 +255,21 @@ void printStats() {
   jitlock_rt_get_stats(&S);
   std::fprintf(stderr, "jitlock-java: lock statistics:\n");
   auto Row = [](const char *Name, uint64_t V) {
-    std::fprintf(stderr, "  %-30s %12" PRIu64 "\n", Name, V);
+    std::fprintf(stderr, "  %-34s %12" PRIu64 "\n", Name, V);
   };
-  Row("slow-path calls (enter/exit)", S.slow_path_calls);
-  Row("fast locks", S.fast_locks);
-  Row("recursive locks", S.recursive_locks);
-  Row("monitor enters", S.monitor_enters);
-  Row("inflations", S.inflations);
-  Row("contended enters", S.contended_enters);
-  Row("parks", S.parks);
-  Row("waits", S.waits);
-  Row("notifies", S.notifies);
-  Row("monitors alive", S.monitors_alive);
+  for (const auto &[Name, Count] : jitlock::tools::lockStatRows(S))
+    Row(Name, Count);
   Row("heap bytes used", heapUsed());
   jitlock_deflation_stats D;
   jitlock_rt_get_deflation_stats(&D);
   Row("monitors deflated", D.monitors_deflated);
-  if (SafepointEvery.getNumOccurrences())
+  if (Safepoints) {
+    const jitlock::SafepointReport &R = Safepoints->Report;
     std::fprintf(stderr,
-                 "jitlock-java: safepoints: %" PRIu64 "  handshakes: %" PRIu64
-                 " (%" PRIu64 " operations run)  deflated: %" PRIu64 "\n",
-                 SafepointCount, HandshakeCount, HandshakeOps.load(), Deflated);
+                 "jitlock-java: safepoints: %zu  handshakes: %zu (%" PRIu64
+                 " operations run)  deflated: %" PRIu64 "\n",
+                 R.safepoints(), R.handshakes(), R.HandshakeOps, R.Deflated);
+  }
 }
 
 /// main's launcher: initializes the main class, then calls main.
@@ -324,6 +312,7 @@ int runMain() {
   }
   Tier1.Log = LogJit;
   Tier1.Print = PrintTier1;
+  Tier1.InlineSize = Tier1InlineSize;
   Tier1.PrintFilter = PrintTier1Filter;
   Tier1.PrintProfile = PrintProfile;
   Tier1.Elide = Elide;
@@ -337,8 +326,10 @@ int runMain() {
     error() << "cannot attach the main thread to the runtime\n";
     return ExitUsage;
   }
-  if (SafepointEvery.getNumOccurrences())
-    SafepointThread = std::thread(safepointLoop, uint64_t(SafepointEvery));
+  if (SafepointEvery.getNumOccurrences()) {
+    Safepoints.emplace(uint64_t(SafepointEvery), /*DeflateEvery=*/4);
+    Safepoints->start();
+  }
 
   // The main thread's Thread object, named "main".
   Object *ThreadObj = allocObject(T, ThreadClass);

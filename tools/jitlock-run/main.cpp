@@ -36,6 +36,7 @@
 //===----------------------------------------------------------------------===//
 #include "ToolSupport.h"
 
+#include "ExampleRunner.h"
 #include "jitlock/JIT.h"
 #include "jitlock/jitlock_rt.h"
 
@@ -75,15 +76,8 @@ cl::OptionCategory RunCategory("jitlock-run options");
 cl::opt<std::string> InputFile(cl::Positional, cl::desc("<file.ll|file.bc>"),
                                cl::cat(RunCategory));
 
-/// libLLVM registers an option `threads` of its own, the thread count of
-/// ThinLTO's code generator, which nothing here runs. Two options of one
-/// name abort at start-up, so that one is renamed before ours registers
-/// (static initialization runs in declaration order).
-[[maybe_unused]] const bool LLVMThreadsRenamed = [] {
-  if (cl::Option *O = cl::getRegisteredOptions().lookup("threads"))
-    O->setArgStr("thinlto-codegen-threads");
-  return true;
-}();
+[[maybe_unused]] const bool LLVMThreadsRenamed =
+    jitlock::tools::renameLLVMThreadsOption();
 
 jitlock::tools::NumberOpt
     Threads("threads",
@@ -134,20 +128,21 @@ cl::opt<jitlock::LockingMode, false, ModeParser<jitlock::LockingMode>>
             jitlock::modeOptionValues<jitlock::LockingMode>(),
             cl::cat(RunCategory));
 
+/// --monitors' values: one per line of jitlock/MonitorStorage.def.
+struct MonitorStorageValues {
+  template <typename Opt> void apply(Opt &O) const {
+    for (const jitlock::MonitorStorageDescriptor &D : jitlock::MonitorStorages)
+      O.getParser().addLiteralOption(D.Name, D.Storage, D.Help);
+  }
+};
+
 cl::opt<jitlock::MonitorStorage, false,
         jitlock::tools::ValuesParser<jitlock::MonitorStorage>>
     Monitors("monitors",
              cl::desc("How an inflated header names its monitor: the "
                       "runtime is configured for it and the code lowered "
                       "for it"),
-             cl::values(clEnumValN(jitlock::MonitorStorage::Pointer, "pointer",
-                                   "The monitor's address (default)"),
-                        clEnumValN(jitlock::MonitorStorage::Index, "index",
-                                   "A monitor index"),
-                        clEnumValN(jitlock::MonitorStorage::Table, "table",
-                                   "A side table, with a per-thread cache "
-                                   "the inline code probes")),
-             cl::cat(RunCategory));
+             MonitorStorageValues(), cl::cat(RunCategory));
 
 cl::opt<jitlock::InflatedExit, false, ModeParser<jitlock::InflatedExit>>
     Exit("exit",
@@ -217,22 +212,21 @@ EXIT STATUS:
 
 /// The options, checked; every problem is a usage error (status 2).
 void checkOptions() {
-  auto Usage = [](const Twine &Msg) {
-    jitlock::tools::exitWithUsageError(Msg, ExitUsage);
-  };
   if (Threads < 1 || Threads > 1024)
-    Usage("--threads needs a number from 1 to 1024");
+    jitlock::tools::usageError("--threads needs a number from 1 to 1024");
   if (Iterations.getNumOccurrences() && Iterations < 0)
-    Usage("--iterations needs a non-negative number");
+    jitlock::tools::usageError("--iterations needs a non-negative number");
   if (SafepointEvery.getNumOccurrences() &&
       (SafepointEvery < 1 || SafepointEvery > 10000000))
-    Usage("--safepoint-every needs a number of microseconds from 1 to "
-          "10000000");
+    jitlock::tools::usageError(
+        "--safepoint-every needs a number of microseconds from 1 to "
+        "10000000");
   if (UntilContended.getNumOccurrences() &&
       (UntilContended < 1 || UntilContended > 64))
-    Usage("--until-contended needs a number of runs from 1 to 64");
+    jitlock::tools::usageError(
+        "--until-contended needs a number of runs from 1 to 64");
   if (InputFile.empty() && !Layout)
-    Usage("no input file");
+    jitlock::tools::usageError("no input file");
 }
 
 /// The value of an option with choices when it was given; unset otherwise.
@@ -327,16 +321,8 @@ void printStats(const jitlock_rt_stats &S) {
   auto Row = [](const char *Name, uint64_t V) {
     std::printf("  %-34s %12" PRIu64 "\n", Name, V);
   };
-  Row("slow-path calls (enter/exit)", S.slow_path_calls);
-  Row("fast locks (CAS 01->00 by runtime)", S.fast_locks);
-  Row("recursive locks (by runtime)", S.recursive_locks);
-  Row("monitor enters", S.monitor_enters);
-  Row("inflations", S.inflations);
-  Row("contended enters", S.contended_enters);
-  Row("parks", S.parks);
-  Row("waits", S.waits);
-  Row("notifies", S.notifies);
-  Row("monitors alive", S.monitors_alive);
+  for (const auto &[Name, Count] : jitlock::tools::lockStatRows(S))
+    Row(Name, Count);
 }
 
 /// Two lines that stay greppable: "safepoints: N  ttsp median X us  p99 Y

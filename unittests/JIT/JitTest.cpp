@@ -7,10 +7,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "jitlock/JIT.h"
+#include "ExampleRunner.h"
 #include "jitlock/Passes.h"
 #include "jitlock/jitlock_rt.h"
 
 #include "../Runtime/RuntimeTestUtil.h"
+#include "LoweredPair.h"
 
 #include "llvm/IR/Function.h"
 #include "llvm/IR/InstIterator.h"
@@ -140,6 +142,30 @@ ExampleOptions threads(unsigned Threads,
 std::string runError(JitSession &S, const ExampleOptions &EO = {}) {
   auto R = runExample(S, EO);
   return R ? std::string() : toString(R.takeError());
+}
+
+/// `S` loads, and runExample refuses it with an error that contains
+/// `Needle`.
+void expectRunRefused(Expected<std::unique_ptr<JitSession>> S,
+                      const std::string &Needle,
+                      const ExampleOptions &EO = {}) {
+  ASSERT_TRUE(!!S) << toString(S.takeError());
+  std::string Msg = runError(**S, EO);
+  ASSERT_FALSE(Msg.empty());
+  EXPECT_NE(Msg.find(Needle), std::string::npos) << Msg;
+}
+
+/// The lowered IR of example `Name`, as JitSession prints it.
+std::string loweredExample(const char *Name) {
+  auto S = JitSession::loadFile(examplePath(Name));
+  if (!S) {
+    ADD_FAILURE() << toString(S.takeError());
+    return {};
+  }
+  std::string IR;
+  raw_string_ostream OS(IR);
+  (*S)->printIR(OS);
+  return IR;
 }
 
 std::string describe(const ExampleResult &R) {
@@ -323,11 +349,8 @@ TEST(JitSessionTest, RuntimeComesFromTheSymbolTableNotTheProcess) {
 TEST(JitSessionTest, AcceptsItsOwnPreLoweredOutput) {
   // The printed lowered module carries this runtime's stamp: a second
   // session accepts it, and the lowering does not run twice.
-  auto S = JitSession::loadFile(examplePath("bank"));
-  ASSERT_TRUE(!!S) << toString(S.takeError());
-  std::string IR;
-  raw_string_ostream OS(IR);
-  (*S)->printIR(OS);
+  std::string IR = loweredExample("bank");
+  ASSERT_FALSE(IR.empty());
   auto Again = JitSession::loadBuffer(IR, "bank.lowered.ll");
   ASSERT_TRUE(!!Again) << toString(Again.takeError());
   auto R = runExample(**Again, threads(4, 5000));
@@ -356,35 +379,15 @@ TEST_P(DetachedThreadTest, InlineEnterOfAFreeMonitorIsRefused) {
   Cfg.locking_mode =
       Heavy ? JITLOCK_LOCKING_HEAVY : JITLOCK_LOCKING_LIGHTWEIGHT;
   ASSERT_EQ(jitlock_rt_configure(&Cfg), JITLOCK_OK);
-  JitOptions JO;
-  JO.Locking = GetParam();
-  auto S = JitSession::loadBuffer(R"(
-    declare void @jitlock.monitor.enter(ptr)
-    declare void @jitlock.monitor.exit(ptr)
-    define void @lock(ptr %o) {
-      call void @jitlock.monitor.enter(ptr %o)
-      ret void
-    }
-    define void @unlock(ptr %o) {
-      call void @jitlock.monitor.exit(ptr %o)
-      ret void
-    }
-  )",
-                                  "detached.ll", JO);
-  ASSERT_TRUE(!!S) << toString(S.takeError());
-  EXPECT_EQ((*S)->lockingMode(), GetParam());
-  auto Lock = (*S)->lookupFunction<void(void *)>("lock");
-  ASSERT_TRUE(!!Lock) << toString(Lock.takeError());
-  auto Unlock = (*S)->lookupFunction<void(void *)>("unlock");
-  ASSERT_TRUE(!!Unlock) << toString(Unlock.takeError());
+  jitlock_test::LoweredPair Code(GetParam());
+  ASSERT_TRUE(Code.Lock && Code.Unlock);
+  EXPECT_EQ(Code.Session->lockingMode(), GetParam());
   // Kept to the end of the process (a failed run may leave a monitor that
   // names it), where LeakSanitizer still finds it reachable.
   static std::deque<jitlock_test::Obj> Kept;
   jitlock_test::Obj *O = &Kept.emplace_back();
   // The code finds its thread through TLS, whatever the caller passes.
-  jitlock_test::expectDetachedEnterRefused(
-      O, Log, [&](jitlock_thread *, void *P) { (*Lock)(P); },
-      [&](jitlock_thread *, void *P) { (*Unlock)(P); });
+  jitlock_test::expectDetachedEnterRefused(O, Log, Code.enter(), Code.exit());
   EXPECT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
   jitlock_rt_default_config(&Cfg);
   EXPECT_EQ(jitlock_rt_configure(&Cfg), JITLOCK_OK);
@@ -418,11 +421,8 @@ TEST(JitRefusalTest, OtherLayoutStampIsRefused) {
 }
 
 TEST(JitRefusalTest, OwnLoweredOutputWithAlteredStampIsRefused) {
-  auto S = JitSession::loadFile(examplePath("counter"));
-  ASSERT_TRUE(!!S) << toString(S.takeError());
-  std::string IR;
-  raw_string_ostream OS(IR);
-  (*S)->printIR(OS);
+  std::string IR = loweredExample("counter");
+  ASSERT_FALSE(IR.empty());
   jitlock_rt_layout L;
   jitlock_rt_get_layout(&L);
   std::string Stamp = layoutFingerprint(L);
@@ -438,11 +438,8 @@ TEST(JitRefusalTest, OwnLoweredOutputWithAlteredStampIsRefused) {
 TEST(JitRefusalTest, PreLoweredForAnotherProcessesTlsOffsetIsRefused) {
   // The layout stamp does not cover the TLS offset; the thread stamp
   // (jitlock.lowered-thread) does, and the JIT checks it.
-  auto S = JitSession::loadFile(examplePath("counter"));
-  ASSERT_TRUE(!!S) << toString(S.takeError());
-  std::string IR;
-  raw_string_ostream OS(IR);
-  (*S)->printIR(OS);
+  std::string IR = loweredExample("counter");
+  ASSERT_FALSE(IR.empty());
   jitlock_rt_layout L;
   jitlock_rt_get_layout(&L);
   std::string Mine = "tls;tls-offset=" + std::to_string(L.thread_tls_offset);
@@ -555,35 +552,34 @@ TEST(JitRefusalTest, OtherArchitecture) {
 }
 
 TEST(JitRefusalTest, MissingEntryPoint) {
-  auto S = JitSession::loadFile(inputPath("no-run.ll"));
-  ASSERT_TRUE(!!S) << toString(S.takeError());
-  std::string Msg = runError(**S);
-  ASSERT_FALSE(Msg.empty());
-  EXPECT_NE(Msg.find("jitlock_example_run"), std::string::npos) << Msg;
+  expectRunRefused(JitSession::loadFile(inputPath("no-run.ll")),
+                   "jitlock_example_run");
 }
 
 TEST(JitRefusalTest, WrongEntryPointType) {
-  auto S = JitSession::loadBuffer(R"(
+  expectRunRefused(JitSession::loadBuffer(R"(
     define i64 @jitlock_example_run(i64 %tid, i64 %n) { ret i64 0 }
     define i32 @jitlock_example_check(i64 %n) { ret i32 0 }
   )",
-                                  "types.ll");
-  ASSERT_TRUE(!!S) << toString(S.takeError());
-  std::string Msg = runError(**S);
-  ASSERT_FALSE(Msg.empty());
-  EXPECT_NE(Msg.find("expected i64 (i64)"), std::string::npos) << Msg;
+                                          "types.ll"),
+                   "expected i64 (i64)");
 }
 
 TEST(JitRefusalTest, IterationsWithoutTheGlobal) {
-  auto S = JitSession::loadFile(inputPath("no-run.ll"));
-  ASSERT_TRUE(!!S) << toString(S.takeError());
   ExampleOptions EO;
   EO.Iterations = 5;
-  EXPECT_FALSE(runError(**S, EO).empty());
+  // Entry points that pass their checks, so that only the missing global is
+  // refused.
+  expectRunRefused(JitSession::loadBuffer(R"(
+    define i64 @jitlock_example_run(i64 %tid, i64 %n) { ret i64 0 }
+    define i64 @jitlock_example_check(i64 %n) { ret i64 0 }
+  )",
+                                          "no-iterations.ll"),
+                   "jitlock_example_iterations", EO);
 }
 
 TEST(JitRefusalTest, UndefinedSymbolIsALookupError) {
-  auto S = JitSession::loadBuffer(R"(
+  expectRunRefused(JitSession::loadBuffer(R"(
     declare i64 @no_such_function_anywhere(i64)
     define i64 @jitlock_example_run(i64 %tid, i64 %n) {
       %r = call i64 @no_such_function_anywhere(i64 %tid)
@@ -591,11 +587,8 @@ TEST(JitRefusalTest, UndefinedSymbolIsALookupError) {
     }
     define i64 @jitlock_example_check(i64 %n) { ret i64 0 }
   )",
-                                  "undefined.ll");
-  ASSERT_TRUE(!!S) << toString(S.takeError());
-  std::string Msg = runError(**S);
-  ASSERT_FALSE(Msg.empty());
-  EXPECT_NE(Msg.find("no_such_function_anywhere"), std::string::npos) << Msg;
+                                          "undefined.ll"),
+                   "no_such_function_anywhere");
 }
 
 TEST(JitRefusalTest, LeakedLockIsAProblemNotACrash) {

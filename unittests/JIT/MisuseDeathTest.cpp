@@ -7,10 +7,12 @@
 // Death tests fork while the parent has no thread but the main one.
 //
 //===----------------------------------------------------------------------===//
+#include "ExampleRunner.h"
 #include "jitlock/JIT.h"
 #include "jitlock/jitlock_rt.h"
 
 #include "../Runtime/RuntimeTestUtil.h"
+#include "LoweredPair.h"
 
 #include "llvm/Support/Error.h"
 
@@ -21,6 +23,7 @@
 #include <string>
 
 using namespace jitlock;
+using jitlock_test::LoweredPair;
 using llvm::toString;
 
 namespace {
@@ -54,51 +57,6 @@ void restoreDefaults() {
   jitlock_rt_default_config(&Cfg);
   EXPECT_EQ(jitlock_rt_configure(&Cfg), JITLOCK_OK);
 }
-
-/// A lowered enter and exit, each in its own function.
-struct LoweredPair {
-  std::unique_ptr<JitSession> Session;
-  void (*Lock)(void *) = nullptr;
-  void (*Unlock)(void *) = nullptr;
-
-  explicit LoweredPair(LockingMode Locking) {
-    JitOptions JO;
-    JO.Locking = Locking;
-    auto S = JitSession::loadBuffer(R"(
-      declare void @jitlock.monitor.enter(ptr)
-      declare void @jitlock.monitor.exit(ptr)
-      define void @lock(ptr %o) {
-        call void @jitlock.monitor.enter(ptr %o)
-        ret void
-      }
-      define void @unlock(ptr %o) {
-        call void @jitlock.monitor.exit(ptr %o)
-        ret void
-      }
-    )",
-                                    "pair.ll", JO);
-    if (!S) {
-      ADD_FAILURE() << toString(S.takeError());
-      return;
-    }
-    Session = std::move(*S);
-    auto L = Session->lookupFunction<void(void *)>("lock");
-    auto U = Session->lookupFunction<void(void *)>("unlock");
-    if (!L || !U) {
-      ADD_FAILURE() << (L ? toString(U.takeError()) : toString(L.takeError()));
-      return;
-    }
-    Lock = *L;
-    Unlock = *U;
-  }
-  // The code finds its thread through TLS, whatever the caller passes.
-  jitlock_test::InlineMonitorOp enter() const {
-    return [F = Lock](jitlock_thread *, void *O) { F(O); };
-  }
-  jitlock_test::InlineMonitorOp exit() const {
-    return [F = Unlock](jitlock_thread *, void *O) { F(O); };
-  }
-};
 
 class LoweredMisuseDeathTest : public ::testing::TestWithParam<LockingMode> {};
 

@@ -9,6 +9,7 @@
 // name the storage in its layout stamp, and deflation must have happened.
 //
 //===----------------------------------------------------------------------===//
+#include "ExampleRunner.h"
 #include "jitlock/JIT.h"
 #include "jitlock/Passes.h"
 #include "jitlock/jitlock_rt.h"

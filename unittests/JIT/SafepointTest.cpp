@@ -27,6 +27,7 @@
 #include "../Runtime/Watchdog.h"
 #include "DeflationWait.h"
 
+#include "ExampleRunner.h"
 #include "jitlock/JIT.h"
 #include "jitlock/Passes.h"
 #include "jitlock/jitlock_rt.h"

@@ -142,6 +142,63 @@ TEST_F(StorageTest, ConfigureRefusesWhatItCannotHonour) {
 
 // Every storage: the header's tag, the monitor the layout's rules find from
 // it, and that monitor's owner word, read through the layout.
+// A monitor_storage value that names no storage of MonitorStorage.def is
+// refused at configure, whatever storage is in use, and leaves that storage
+// and its monitors as they were: nothing decodes a header by it.
+TEST_F(StorageTest, ConfigureRefusesAnUnknownStorageValue) {
+  for (uint32_t storage : {JITLOCK_MONITORS_POINTER, JITLOCK_MONITORS_INDEX,
+                           JITLOCK_MONITORS_TABLE}) {
+    SCOPED_TRACE(storage);
+    useStorage(storage);
+    Obj *a = newObj();
+    inflateIdle(a);
+    jitlock::Monitor *m = monitorOf(a);
+    ASSERT_NE(m, nullptr);
+    ASSERT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+    for (uint32_t unknown : {3u, 4u, 0x80000000u, 0xffffffffu}) {
+      SCOPED_TRACE(unknown);
+      jitlock_rt_config bad;
+      jitlock_rt_default_config(&bad);
+      bad.monitor_storage = unknown;
+      bad.misuse_handler = &MisuseLog::handler;
+      bad.misuse_ctx = &log;
+      EXPECT_EQ(jitlock_rt_configure(&bad), JITLOCK_EINVAL);
+      EXPECT_NE(log.last().what.find("monitor storage"), std::string::npos)
+          << log.last().what;
+    }
+    self = jitlock_rt_attach();
+    ASSERT_NE(self, nullptr);
+    jitlock_rt_layout now{};
+    jitlock_rt_get_layout(&now);
+    EXPECT_EQ(now.monitor_storage, storage);
+    EXPECT_EQ(monitorOf(a), m);
+    ASSERT_EQ(enter(a), JITLOCK_OK);
+    EXPECT_EQ(jitlock_rt_holds_lock(self, a), 1);
+    ASSERT_EQ(exit(a), JITLOCK_OK);
+    EXPECT_EQ(a->lowBits(), kMonitor);
+  }
+}
+
+// The descriptor table and the C ABI agree, and names round-trip.
+TEST(MonitorStorageDescriptor, NamesValuesAndFieldsAgree) {
+  EXPECT_EQ(std::size(jitlock::MonitorStorages), 3u);
+  for (const jitlock::MonitorStorageDescriptor &D : jitlock::MonitorStorages) {
+    SCOPED_TRACE(D.Name);
+    EXPECT_EQ(uint32_t(D.Storage), D.Value);
+    EXPECT_EQ(jitlock::monitorStorageOf(D.Value), D.Storage);
+    EXPECT_EQ(jitlock::monitorStorageNamed(D.Name), D.Storage);
+    EXPECT_EQ(&jitlock::describe(D.Storage), &D);
+  }
+  EXPECT_EQ(jitlock::monitorStorageOf(3), std::nullopt);
+  EXPECT_EQ(jitlock::monitorStorageNamed("pointers"), std::nullopt);
+  EXPECT_EQ(jitlock::describe(jitlock::MonitorStorage::Pointer).LayoutFields,
+            unsigned(jitlock::NoLayoutFields));
+  EXPECT_EQ(jitlock::describe(jitlock::MonitorStorage::Index).LayoutFields,
+            unsigned(jitlock::IndexRegionFields));
+  EXPECT_EQ(jitlock::describe(jitlock::MonitorStorage::Table).LayoutFields,
+            unsigned(jitlock::MonitorCacheFields));
+}
+
 TEST_F(StorageTest, InlineRulesFindTheOwnedMonitor) {
   for (uint32_t storage : {JITLOCK_MONITORS_POINTER, JITLOCK_MONITORS_INDEX,
                            JITLOCK_MONITORS_TABLE}) {

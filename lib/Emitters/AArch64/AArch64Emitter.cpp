@@ -276,8 +276,11 @@ void MonitorEmitter::stlxr(const Gp &Status, const Gp &Value, const Gp &Addr) {
 /// it out of M1, but its exit reaches N2, so the exit leaves a 0 base to the
 /// runtime, which refuses the exit.
 void MonitorEmitter::findMonitor(Label Slow, bool ForExit) {
-  switch (L.monitor_storage) {
-  case JITLOCK_MONITORS_INDEX:
+  // Validated when the emitter was made (a storage of MonitorStorage.def).
+  switch (*monitorStorageOf(L.monitor_storage)) {
+  case MonitorStorage::Pointer:
+    return;
+  case MonitorStorage::Index:
     ok(A.lsr(H, H, L.monitor_index_shift));
     load(T, Thread, L.monitor_base_offset, T);
     if (ForExit)
@@ -285,7 +288,7 @@ void MonitorEmitter::findMonitor(Label Slow, bool ForExit) {
     movImm(V, L.monitor_stride);
     ok(A.madd(H, H, V, T));
     return;
-  case JITLOCK_MONITORS_TABLE: {
+  case MonitorStorage::Table: {
     // Each probe: the entry's object is obj? Then m is the word after it.
     Label Found = A.newLabel();
     for (uint32_t I = 0; I != L.monitor_cache_probes; ++I) {
@@ -304,8 +307,6 @@ void MonitorEmitter::findMonitor(Label Slow, bool ForExit) {
     ok(A.bind(Found));
     return;
   }
-  default:
-    return;
   }
 }
 

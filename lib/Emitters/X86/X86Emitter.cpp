@@ -373,8 +373,11 @@ static int32_t monitorFieldOffset(const jitlock_rt_layout &L,
 void Emitter::findMonitor(const jitlock_rt_layout &L,
                           const MonitorOperands &Ops, const x86::Gp &H,
                           const Label &Slow, bool ForExit) {
-  switch (L.monitor_storage) {
-  case JITLOCK_MONITORS_INDEX: {
+  // Validated when the emitter was made (a storage of MonitorStorage.def).
+  switch (*monitorStorageOf(L.monitor_storage)) {
+  case MonitorStorage::Pointer:
+    return;
+  case MonitorStorage::Index: {
     const x86::Mem Base =
         x86::qword_ptr(Ops.Thread, int32_t(L.monitor_base_offset));
     if (ForExit) {
@@ -387,7 +390,7 @@ void Emitter::findMonitor(const jitlock_rt_layout &L,
     ok(ForExit ? A.add(H, x86::rax) : A.add(H, Base));
     return;
   }
-  case JITLOCK_MONITORS_TABLE: {
+  case MonitorStorage::Table: {
     // Each probe: the entry's object is obj? Then m is the word after it.
     Label Found = A.newLabel();
     for (uint32_t I = 0; I != L.monitor_cache_probes; ++I) {
@@ -405,8 +408,6 @@ void Emitter::findMonitor(const jitlock_rt_layout &L,
     ok(A.bind(Found));
     return;
   }
-  default:
-    return;
   }
 }
 

@@ -1,10 +1,8 @@
-//===- Arch/Arch.h - The host architecture's primitives ---------*- C++ -*-===//
+//===- Arch/Arch.h - The host architecture's details ------------*- C++ -*-===//
 //
-// Selects the one header that gives the runtime what depends on the
-// instruction set: the spin-loop pause hint, the thread pointer (which `tls`
-// mode's offsets are relative to) and the stack pointer of a signal's
-// interrupted context. Each header defines the same three functions in
-// jitlock::arch; a port adds a header and a branch here.
+// Picks the header for the architecture being compiled for. Each provides,
+// in namespace jitlock::arch: spinPause(), threadPointer() and
+// interruptedStackPointer(const ucontext_t &).
 //
 //===----------------------------------------------------------------------===//
 #ifndef JITLOCK_RUNTIME_ARCH_ARCH_H
@@ -15,7 +13,7 @@
 #elif defined(__aarch64__)
 #include "AArch64.h"
 #else
-#error "jitlock's runtime supports x86_64 and AArch64 only"
+#error "jitlock's runtime supports x86_64 and AArch64"
 #endif
 
 #endif

@@ -12,8 +12,8 @@
 //   i64  @jitlock_example_iterations                    optional global, set
 //                                                      by --iterations
 //
-// As in lib/JIT/ExampleRunner.cpp, the main thread is attached for setup and
-// check (which may lock objects too) and the N threads start run together.
+// As in tools/common/ExampleRunner.cpp, the main thread is attached for setup
+// and check (which may lock objects too) and the N threads start run together.
 //
 // stamp-lowered.py adds three constants to the lowered module, describing
 // what the code was lowered for; before running anything the harness checks

@@ -3,10 +3,10 @@
 // (the enter slow path is out of line), then monitorexit's release.
 //
 // RUN: rm -rf %t && mkdir -p %t && %javac -d %t %s
-// RUN: jitlock-java -Xcomp --print-tier1=asm \
+// RUN: jitlock-java -Xcomp --tier1-inline-size=0 --print-tier1=asm \
 // RUN:   --print-tier1-filter=SyncFastPath.increment -cp %t SyncFastPath \
 // RUN:   2>&1 | FileCheck %s --check-prefix=ASM
-// RUN: jitlock-java -Xcomp --print-tier1=ir \
+// RUN: jitlock-java -Xcomp --tier1-inline-size=0 --print-tier1=ir \
 // RUN:   --print-tier1-filter=SyncFastPath.increment -cp %t SyncFastPath \
 // RUN:   2>&1 | FileCheck %s --check-prefix=IR
 //

@@ -8,7 +8,7 @@
 // RUN:   -cp %t Tiered 2>&1 | FileCheck %s --check-prefix=TIERED
 // RUN: jitlock-java -Xlog:jit -Xint -cp %t Tiered 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=INT
-// RUN: jitlock-java -Xlog:jit -Xcomp -cp %t Tiered 2>&1 \
+// RUN: jitlock-java -Xlog:jit -Xcomp --tier1-inline-size=0 -cp %t Tiered 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=COMP
 //
 // TIERED: jit: tiered: a method is compiled by tier 1 at its 50th call or 500th backward branch

@@ -1,6 +1,6 @@
 //===- ExampleRunner.cpp - Running the example convention -----------------===//
 //
-// runExample (include/jitlock/JIT.h), and the VM thread that takes
+// runExample (ExampleRunner.h), and the VM thread that takes
 // safepoints and handshakes while run() runs (ExampleOptions::SafepointEvery).
 //
 // Every wait here that is not in JIT code or in the runtime is made `native`
@@ -20,7 +20,7 @@
 // of the runner's while `managed`.
 //
 //===----------------------------------------------------------------------===//
-#include "jitlock/JIT.h"
+#include "ExampleRunner.h"
 
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/Module.h"
@@ -142,179 +142,49 @@ double percentile(std::vector<double> Samples, double P) {
 
 namespace {
 
-/// Counts how often a handshake operation ran for each target. Targets run
-/// their own operation at their polls while the requester runs others', so
-/// the tally takes a lock; nothing else is taken while it is held.
-struct HandshakeTally {
-  std::mutex Lock;
-  std::vector<std::pair<jitlock_thread *, unsigned>> Runs;
-
-  static void count(void *Arg, jitlock_thread *Target) {
-    auto &Tally = *static_cast<HandshakeTally *>(Arg);
-    std::lock_guard<std::mutex> Hold(Tally.Lock);
-    for (auto &[Thread, N] : Tally.Runs)
-      if (Thread == Target) {
-        ++N;
-        return;
-      }
-    Tally.Runs.push_back({Target, 1});
-  }
-
-  unsigned runsFor(const jitlock_thread *Target) const {
-    for (const auto &[Thread, N] : Runs)
-      if (Thread == Target)
-        return N;
-    return 0;
-  }
-};
-
-/// The VM thread of ExampleOptions::SafepointEvery. It is not attached, so
-/// it may begin a safepoint whenever it likes, and its own waits (for the
-/// next period) delay no one.
-class SafepointDriver {
-public:
-  /// `Main` is the calling thread of runExample (attached throughout);
-  /// `Workers[I]` the run() threads, and `Leaving[I]` set by each just
-  /// before it detaches.
-  SafepointDriver(const ExampleOptions &Opts, jitlock_thread *Main,
-                  std::vector<jitlock_thread *> Workers,
-                  const std::atomic<bool> *Leaving)
-      : Every(*Opts.SafepointEvery), DeflateEvery(Opts.DeflateEvery),
-        Main(Main), Workers(std::move(Workers)), Leaving(Leaving) {
-    Report.EveryMicros = Every.count();
-  }
-
-  void start() {
-    Thread = std::thread([this] { loop(); });
-  }
-
-  /// Stops after the operation in progress, if any.
-  void stop() {
-    {
-      std::lock_guard<std::mutex> Hold(Lock);
-      Stopping = true;
-    }
-    Wake.notify_one();
-    Thread.join();
-  }
-
-  SafepointReport Report;
-  std::vector<std::string> Problems;
-
-private:
-  using Clock = std::chrono::steady_clock;
-
-  void loop();
-  bool safepoint(bool Deflate);
-  bool handshake();
-  void problem(std::string Text) {
-    constexpr size_t MaxProblems = 10;
-    if (Problems.size() < MaxProblems)
-      Problems.push_back("safepoint thread: " + std::move(Text));
-  }
-  static double microsSince(Clock::time_point Start) {
-    return std::chrono::duration<double, std::micro>(Clock::now() - Start)
-        .count();
-  }
-
-  std::chrono::microseconds Every;
-  unsigned DeflateEvery;
-  jitlock_thread *Main;
-  std::vector<jitlock_thread *> Workers;
-  const std::atomic<bool> *Leaving;
-
-  std::thread Thread;
-  std::mutex Lock;
-  std::condition_variable Wake;
-  bool Stopping = false;
-};
-
-void SafepointDriver::loop() {
-  Clock::time_point Next = Clock::now();
-  for (uint64_t Period = 0;; ++Period) {
-    bool Ok;
-    if (Period % 2 == 0) {
-      uint64_t Safepoint = Period / 2;
-      Ok = safepoint(DeflateEvery &&
-                     Safepoint % DeflateEvery == DeflateEvery - 1);
-    } else {
-      Ok = handshake();
-    }
-    if (!Ok)
-      return;
-    // A period overrun by its operation starts the next one at once, with
-    // no burst to catch up.
-    Next = std::max(Next + Every, Clock::now());
-    std::unique_lock<std::mutex> Hold(Lock);
-    if (Wake.wait_until(Hold, Next, [this] { return Stopping; }))
-      return;
-  }
-}
-
-bool SafepointDriver::safepoint(bool Deflate) {
-  Clock::time_point Start = Clock::now();
-  if (int Rc = jitlock_rt_safepoint_begin()) {
-    problem(std::string("jitlock_rt_safepoint_begin failed with ") +
-            jitlock_rt_status_name(Rc));
-    return false;
-  }
-  Report.TimeToSafepointUs.push_back(microsSince(Start));
-  if (Deflate) {
-    Report.Deflated += jitlock_rt_deflate_idle();
-    ++Report.Deflations;
-  }
-  if (int Rc = jitlock_rt_safepoint_end()) {
-    problem(std::string("jitlock_rt_safepoint_end failed with ") +
-            jitlock_rt_status_name(Rc));
-    return false;
-  }
-  return true;
-}
-
-bool SafepointDriver::handshake() {
-  HandshakeTally Tally;
-  Clock::time_point Start = Clock::now();
-  if (int Rc = jitlock_rt_handshake_all(HandshakeTally::count, &Tally)) {
-    problem(std::string("jitlock_rt_handshake_all failed with ") +
-            jitlock_rt_status_name(Rc));
-    return false;
-  }
-  Report.HandshakeUs.push_back(microsSince(Start));
-  // A run() thread that is not leaving even now, after the handshake, was
-  // attached all through it (it attached before this thread started), so it
-  // must have been one of its targets. (Asked before the call, the answer
-  // could be stale: a thread may leave while the call waits for the
-  // operation lock.) One that is leaving may have detached first.
-  std::vector<bool> MustRun(Workers.size());
-  for (size_t I = 0; I != Workers.size(); ++I)
-    MustRun[I] = !Leaving[I].load();
-
-  uint64_t Number = Report.HandshakeUs.size();
-  auto Name = [&](const jitlock_thread *T) {
-    if (T == Main)
-      return std::string("the main thread");
+/// The checks of ExampleOptions::SafepointEvery's handshakes: the
+/// operation ran exactly once for the calling thread `Main` (attached
+/// throughout) and for each run() thread `Workers[I]` still attached after
+/// the handshake (`Leaving[I]` is set by each just before it detaches), and
+/// at most once for any other target.
+SafepointThread::HandshakeCheck
+checkHandshakes(jitlock_thread *Main,
+                const std::vector<jitlock_thread *> &Workers,
+                const std::atomic<bool> *Leaving) {
+  return [Main, &Workers,
+          Leaving](uint64_t Number, const HandshakeTally &Tally,
+                   const std::function<void(std::string)> &Problem) {
+    // A run() thread that is not leaving even now, after the handshake, was
+    // attached all through it (it attached before the safepoint thread
+    // started), so it must have been one of its targets. (Asked before the
+    // call, the answer could be stale: a thread may leave while the call
+    // waits for the operation lock.) One that is leaving may have detached
+    // first.
+    std::vector<bool> MustRun(Workers.size());
     for (size_t I = 0; I != Workers.size(); ++I)
-      if (Workers[I] == T)
-        return "run() thread " + std::to_string(I);
-    char Buf[48];
-    std::snprintf(Buf, sizeof Buf, "thread %p (not the runner's)",
-                  static_cast<const void *>(T));
-    return std::string(Buf);
+      MustRun[I] = !Leaving[I].load();
+    auto Name = [&](const jitlock_thread *T) {
+      if (T == Main)
+        return std::string("the main thread");
+      for (size_t I = 0; I != Workers.size(); ++I)
+        if (Workers[I] == T)
+          return "run() thread " + std::to_string(I);
+      char Buf[48];
+      std::snprintf(Buf, sizeof Buf, "thread %p (not the runner's)",
+                    static_cast<const void *>(T));
+      return std::string(Buf);
+    };
+    std::string Which = "handshake " + std::to_string(Number) + ": ";
+    for (const auto &[Target, N] : Tally.Runs)
+      if (N != 1)
+        Problem(Which + "the operation ran " + std::to_string(N) +
+                " times for " + Name(Target));
+    if (Main && Tally.runsFor(Main) == 0)
+      Problem(Which + "the operation did not run for " + Name(Main));
+    for (size_t I = 0; I != Workers.size(); ++I)
+      if (MustRun[I] && Tally.runsFor(Workers[I]) == 0)
+        Problem(Which + "the operation did not run for " + Name(Workers[I]));
   };
-  for (const auto &[Target, N] : Tally.Runs) {
-    Report.HandshakeOps += N;
-    if (N != 1)
-      problem("handshake " + std::to_string(Number) + ": the operation ran " +
-              std::to_string(N) + " times for " + Name(Target));
-  }
-  if (Main && Tally.runsFor(Main) == 0)
-    problem("handshake " + std::to_string(Number) +
-            ": the operation did not run for " + Name(Main));
-  for (size_t I = 0; I != Workers.size(); ++I)
-    if (MustRun[I] && Tally.runsFor(Workers[I]) == 0)
-      problem("handshake " + std::to_string(Number) +
-              ": the operation did not run for " + Name(Workers[I]));
-  return true;
 }
 
 } // namespace
@@ -439,7 +309,7 @@ Expected<ExampleResult> runExample(JitSession &S, const ExampleOptions &Opts) {
   std::latch Attached(N), Go(1);
   std::vector<std::thread> Threads;
   Threads.reserve(N);
-  std::optional<SafepointDriver> Driver;
+  std::optional<SafepointThread> Driver;
   {
     // From here until every thread is joined, this thread only waits.
     NativeScope Waiting;
@@ -465,7 +335,8 @@ Expected<ExampleResult> runExample(JitSession &S, const ExampleOptions &Opts) {
       });
     Attached.wait();
     if (Opts.SafepointEvery)
-      Driver.emplace(Opts, Main, Workers, Leaving.get());
+      Driver.emplace(*Opts.SafepointEvery, Opts.DeflateEvery,
+                     checkHandshakes(Main, Workers, Leaving.get()));
     auto Start = std::chrono::steady_clock::now();
     Go.count_down();
     if (Driver)
