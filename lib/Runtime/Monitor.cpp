@@ -575,3 +575,18 @@ void freeAllMonitors(bool WriteBack) {
 }
 
 } // namespace jitlock
+
+void jitlock::Monitor::validate(const jitlock_thread &Self) const {
+  uintptr_t Word = Owner.load(std::memory_order_relaxed);
+  JITLOCK_ASSERT(Word == 0 || Word == owner::AnonymousOwner ||
+                     Word == owner::DeflaterMarker || Word % CacheLine == 0,
+                 "M1", "owner word is neither 0, a marker nor a thread");
+  if (Word != owner::encode(&Self))
+    return;
+  void *Obj = object();
+  JITLOCK_ASSERT(Obj, "M1", "an owned monitor names no object");
+  JITLOCK_ASSERT(!LockStack(const_cast<jitlock_thread &>(Self)).contains(Obj),
+                 "E3", "an owned monitor's object is also on the lock stack");
+  JITLOCK_ASSERT(Contentions.load(std::memory_order_relaxed) >= 0, "A3",
+                 "a deflation won a monitor its owner still holds");
+}

@@ -100,6 +100,12 @@ public:
     return Owner.load(std::memory_order_relaxed) == owner::DeflaterMarker;
   }
 
+  /// Checks what holds at rest for the calling thread `Self`: the owner word
+  /// is 0, a marker or a thread; a monitor `Self` owns names an object that
+  /// `Self`'s lock stack does not also hold (the monitor counts the holds),
+  /// and no deflation has won it (A3). Only with assertions on.
+  void validate(const jitlock_thread &Self) const;
+
   /// Whether `T` owns it. Exact for the caller's own thread; for another
   /// thread, a snapshot.
   bool isOwnedBy(const jitlock_thread &T) const {

@@ -305,9 +305,11 @@ int Restorer::run(const jitlock_relock_entry *Entries, size_t Count,
     return JITLOCK_OK;
   }
 
-  // Pop the frame's own entries and replay its whole list.
-  for (size_t I = 0; I != NumHeldFast; ++I)
-    LS.pop();
+  // Pop the frame's own entries (its top ones, in list order) and replay
+  // its whole list.
+  for (size_t I = Count; I-- != 0;)
+    if (HeldFast[I])
+      LS.pop(Current[I]);
   for (size_t I = 0; I != Count; ++I) {
     void *Obj = Current[I];
     if (Entries[I].kind == JITLOCK_RELOCK_HELD) {

@@ -526,6 +526,10 @@ static void beginSafepoint() {
     Watchdog.check(Unsafe, Id);
     Wait.pause();
   }
+  // Every thread is native or blocked, so no lock stack is mid-operation.
+  if constexpr (AssertionsEnabled)
+    for (size_t I = 0, E = detail::attachedThreadCount(); I != E; ++I)
+      LockStack(*detail::attachedThread(I)).validate();
 }
 
 /// S5-S6.

@@ -991,8 +991,11 @@ static int outOfMonitors(jitlock_thread &T, void *Obj, Caller From) {
     }
     if (hasMonitor(H)) { // E3
       Monitor *M = monitorOfHeader(Obj, H);
-      if (M && enterMonitor(T, *M, Obj))
+      if (M && enterMonitor(T, *M, Obj)) {
+        if constexpr (AssertionsEnabled)
+          M->validate(T);
         return JITLOCK_OK;
+      }
       continue; // Deflated: the header no longer names the monitor.
     }
     if (Config.locking_mode == JITLOCK_LOCKING_HEAVY && isUnlocked(H)) {
@@ -1078,6 +1081,8 @@ static int outOfMonitors(jitlock_thread &T, void *Obj, Caller From) {
   if (!M)
     return misuse(JITLOCK_ENOT_OWNER, &T, Obj, "monitor exit by a non-owner",
                   From);
+  if constexpr (AssertionsEnabled)
+    M->validate(T);
   exitMonitor(*M, T);
   return JITLOCK_OK;
 }
