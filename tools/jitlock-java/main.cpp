@@ -221,8 +221,8 @@ void checkOptions() {
         "least 1");
   if (PrintTier1.getNumOccurrences() && PrintTier1 != "ir" &&
       PrintTier1 != "asm" && PrintTier1 != "remarks")
-    jitlock::tools::usageError("--print-tier1 must be ir, asm or remarks, got '" +
-                               PrintTier1 + "'");
+    jitlock::tools::usageError(
+        "--print-tier1 must be ir, asm or remarks, got '" + PrintTier1 + "'");
   if (TrapMinCount < 1 || TrapMinCount > 1000000000)
     jitlock::tools::usageError(
         "--tier1-trap-min-count needs a count from 1 to 1000000000");
