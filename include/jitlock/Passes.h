@@ -333,10 +333,30 @@ struct LowerMonitorsPass : llvm::PassInfoMixin<LowerMonitorsPass> {
   LoweringConfig Config;
 };
 
+/// Places jitlock.safepoint.poll() calls at returns and on loop back-edges,
+/// by the rule in lib/Passes/PlacePolls.cpp, in each function not placed
+/// already (PollsPlacedAttr).
+struct PlacePollsPass : llvm::PassInfoMixin<PlacePollsPass> {
+  /// When an instance places polls, for its place in a pipeline.
+  enum class Scope {
+    /// Whatever the configuration says: what pipeline text asks for.
+    Always,
+    /// Only for polls=auto (configuration or module flag): the default
+    /// pipelines and addLoweringPasses run this instance.
+    AutoOnly,
+  };
+  explicit PlacePollsPass(LoweringConfig C = {}, Scope S = Scope::Always)
+      : Config(std::move(C)), Only(S) {}
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+  static bool isRequired() { return true; }
+  LoweringConfig Config;
+  Scope Only;
+};
+
 /// Lowers jitlock.safepoint.poll() to the inline poll (a test of the
 /// thread's poll word, calling jitlock_rt_safepoint_poll when it is armed);
-/// with polls=auto it first places polls at returns and on back-edges, and
-/// with polls=none it removes them.
+/// with polls=none it removes them. It places none: jitlock-place-polls
+/// does, before it, for polls=auto.
 struct LowerSafepointsPass : llvm::PassInfoMixin<LowerSafepointsPass> {
   explicit LowerSafepointsPass(LoweringConfig C = {}) : Config(std::move(C)) {}
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
@@ -368,13 +388,14 @@ struct LowerThreadPass : llvm::PassInfoMixin<LowerThreadPass> {
 };
 
 /// Adds verify + deopt-state + lower-stack-bang + lower-monitors +
-/// lower-safepoints + lower-thread to `MPM`.
+/// place-polls (polls=auto only) + lower-safepoints + lower-thread to `MPM`.
 void addLoweringPasses(llvm::ModulePassManager &MPM,
                        const LoweringConfig &Config);
 
 /// Registers the pipeline names (jitlock-lower<...>, jitlock-verify,
 /// jitlock-elide<...>, jitlock-deopt-state, jitlock-lower-stack-bang,
-/// jitlock-lower-monitors, jitlock-lower-safepoints, jitlock-lower-thread)
+/// jitlock-lower-monitors, jitlock-place-polls, jitlock-lower-safepoints,
+/// jitlock-lower-thread)
 /// and adds the lowering to the start of the default pipelines
 /// (PipelineStartEP), after jitlock-elide at O2 and O3 unless
 /// `Config.Elide` is false.
@@ -397,13 +418,14 @@ inline constexpr const char *StackBangAttr = "jitlock-stack-bang";
 /// more than any thread stack).
 inline constexpr uint64_t MaxStackBangExtra = uint64_t(1) << 30;
 
-/// The function attribute polls=auto adds to each function it placed polls
-/// in, so that lowering the output again places none twice.
+/// The function attribute jitlock-place-polls adds to each function it
+/// placed polls in, so that lowering the output again places none twice.
 inline constexpr const char *PollsPlacedAttr = "jitlock-polls-placed";
 
 /// Whether `I` may reach a safepoint poll: a poll, or a call to anything but
-/// an intrinsic or the runtime's other entry points. polls=auto places polls
-/// by this rule, and a loop none of whose instructions may poll never polls.
+/// an intrinsic or the runtime's other entry points. jitlock-place-polls
+/// places polls by this rule, and a loop none of whose instructions may poll
+/// never polls.
 bool mayPoll(const llvm::Instruction &I);
 
 /// "pointer", "index", "table", and its inverse.
