@@ -19,12 +19,17 @@ The contended shapes (contended2, contended4, contended8; each always run
 with repetitions) get a part of their own: per path, the median and the
 interquartile range of ns_per_pair over the repetitions, the ratio to
 pthread, the runs' parallelism and contention, and the contention targets.
-With --baseline (the JSON of the build before a change, run alternately
-with this one) it also compares the uncontended shapes (simple, recursive,
-inflated) before and after. --update puts it between
+--update puts it between
 
     <!-- bench-report:contention:begin -->
     <!-- bench-report:contention:end -->
+
+With --baseline (the JSON of the build before a change, run alternately
+with this one: scripts/bench-compare.sh) a part compares every benchmark
+both have, before and after, against a 3% limit. --update puts it between
+
+    <!-- bench-report:compare:begin -->
+    <!-- bench-report:compare:end -->
 
 The safepoint benchmarks (poll/*, ttsp/N, handshake/one|all/N) get a part of
 their own: ns per loop iteration with and without a poll, and the median and
@@ -56,11 +61,9 @@ from benchjson import canonical_name, ensure_matplotlib, fmt, replace_marked
 CONTENDED = ["contended2", "contended4", "contended8"]
 SHAPES = ["simple", "recursive", "serial", "inflated", "churn"] + CONTENDED
 CONTENDED_PATHS = ["llvm", "asmjit", "runtime", "heavy", "pthread"]
-# Uncontended shapes a contention change must not slow down, and by how much
-# at most (after / before - 1).
-UNCONTENDED = [f"{s}/{p}" for s in ("simple", "recursive", "inflated")
-               for p in ("llvm", "asmjit", "runtime")]
-UNCONTENDED_LIMIT = 0.03
+# How much slower (after / before - 1) a change may make any benchmark in a
+# --baseline comparison.
+CHANGE_LIMIT = 0.03
 PATHS = ["llvm", "asmjit", "runtime", "heavy", "pthread", "alloc"]
 LOOPERS = [1, 2, 4, 8]
 POLL_PATHS = ["none", "llvm", "unrolled"]
@@ -165,10 +168,9 @@ def target_table(targets, val, runs):
     return out
 
 
-def markdown_contention(doc, values, runs, baseline=None):
+def markdown_contention(doc, values, runs):
     """The contention part: contendedN per path with median and IQR, the
-    ratios to pthread, how the contention went, the targets, and with a
-    baseline the uncontended shapes before and after."""
+    ratios to pthread, how the contention went, and the targets."""
     val = {k: v[0] for k, v in values.items()}
     out = machine_lines(doc.get("context", {})) + [""]
     out += ["ns per pair per thread (real time), median over the repetitions "
@@ -239,25 +241,50 @@ def markdown_contention(doc, values, runs, baseline=None):
     out.append("")
     out += target_table(CONTENTION_TARGETS, val, runs)
 
-    if baseline:
-        before = {k: v[0] for k, v in baseline.items()}
-        out.append("Uncontended shapes before and after (CPU ns per pair, "
-                   "median over the repetitions of each build, the builds "
-                   "run alternately): no regression over "
-                   f"{100 * UNCONTENDED_LIMIT:g}%.")
-        out.append("")
-        out.append("| benchmark | before | after | change | met? |")
-        out.append("| --- | ---: | ---: | ---: | --- |")
-        for name in UNCONTENDED:
-            a, b = val.get(name), before.get(name)
-            if a is None or not b:
-                continue
-            change = a / b - 1
-            verdict = ("met" if change <= UNCONTENDED_LIMIT
-                       else "**missed**")
-            out.append(f"| {name} | {fmt(b, 3)} | {fmt(a, 3)} "
-                       f"| {100 * change:+.1f}% | {verdict} |")
-        out.append("")
+    return "\n".join(out) + "\n"
+
+
+def relative_iqr(xs):
+    """The interquartile range of `xs` as a share of their median."""
+    q1, med, q3 = quartiles(xs)
+    return (q3 - q1) / med if med else 0.0
+
+
+def markdown_compare(doc, values, baseline):
+    """Every benchmark in both runs, before and after: the medians, the
+    change, and whether it is within CHANGE_LIMIT. A larger slowdown that
+    is still inside the runs' own spread (the larger interquartile range of
+    the two, as on the contended shapes) is reported as noise, not met."""
+    out = machine_lines(doc.get("context", {})) + [""]
+    out.append("Every benchmark before and after (ns per pair, median over "
+               "the repetitions of each build, the two builds run "
+               "alternately); the limit is "
+               f"{100 * CHANGE_LIMIT:g}% slower. *Spread* is the larger "
+               "interquartile range of the two as a share of the median.")
+    out.append("")
+    out.append("| benchmark | before | after | change | spread | verdict |")
+    out.append("| --- | ---: | ---: | ---: | ---: | --- |")
+    counts = {}
+    for name in sorted(set(values) & set(baseline)):
+        (a, after_ns), (b, before_ns) = values[name], baseline[name]
+        if not b:
+            continue
+        change = a / b - 1
+        noise = max(relative_iqr(after_ns), relative_iqr(before_ns))
+        if change <= CHANGE_LIMIT:
+            verdict = "met"
+        elif change <= noise:
+            verdict = "within the spread"
+        else:
+            verdict = "**slower**"
+        counts[verdict] = counts.get(verdict, 0) + 1
+        out.append(f"| {name} | {fmt(b, 3)} | {fmt(a, 3)} "
+                   f"| {100 * change:+.1f}% | {100 * noise:.0f}% "
+                   f"| {verdict} |")
+    out.append("")
+    out.append("Verdicts: " + ", ".join(f"{n} {v}" for v, n in
+                                        sorted(counts.items())) + ".")
+    out.append("")
     return "\n".join(out) + "\n"
 
 
@@ -605,8 +632,8 @@ def main():
     ap.add_argument("json", nargs="+",
                     help="jitlock-bench --benchmark_format=json output")
     ap.add_argument("--baseline", nargs="+",
-                    help="the same from the build before a change, for the "
-                    "uncontended before/after comparison")
+                    help="the same from the build before a change, run "
+                    "alternately with it: every benchmark before and after")
     ap.add_argument("--markdown", help="write the markdown here (default stdout)")
     ap.add_argument("--update", help="replace the marked part of this file")
     ap.add_argument("--png", help="write the plot here")
@@ -630,7 +657,10 @@ def main():
         parts.append(("bench-report", markdown(doc, values, extra, runs)))
     if any(n.split("/")[0] in CONTENDED for n in runs):
         parts.append(("bench-report:contention",
-                      markdown_contention(doc, values, runs, baseline)))
+                      markdown_contention(doc, values, runs)))
+    if baseline:
+        parts.append(("bench-report:compare",
+                      markdown_compare(doc, values, baseline)))
     if sp_runs:
         parts.append(("bench-report:safepoints",
                       markdown_safepoints(doc, sp_runs)))

@@ -200,6 +200,14 @@ typedef struct jitlock_rt_config {
   /* jitlock_safepoint_timeout_action. Default JITLOCK_SAFEPOINT_TIMEOUT_REPORT
    * (or JITLOCK_SAFEPOINT_TIMEOUT_ACTION=abort in the environment). */
   uint32_t safepoint_timeout_action;
+  /* Lock reservation (JITLOCK_LOCKING_RESERVED only, which needs
+   * reserve_bits > 0; 0 in every other mode): the header bits the embedder
+   * gives the runtime for the reservation field, `reserve_bits` bits (2 to
+   * 32) at bit `reserve_shift`, clear of bits [1:0] and of the hash field.
+   * The field's values are explained at jitlock_rt_layout's reserve_shift.
+   * Defaults 0 and 0. */
+  uint32_t reserve_shift;
+  uint32_t reserve_bits;
 } jitlock_rt_config;
 
 typedef enum jitlock_safepoint_timeout_action {
@@ -241,7 +249,15 @@ typedef enum jitlock_locking_mode {
    * heavy-monitor scheme that lightweight locking replaces, kept as a
    * measurable baseline. Fast-locked objects (from code lowered for the
    * lightweight mode) are still handled correctly. */
-  JITLOCK_LOCKING_HEAVY = 1
+  JITLOCK_LOCKING_HEAVY = 1,
+  /* Lightweight locking, plus reservation: an object the embedder marks
+   * reservable is reserved to the first thread that locks it, which then
+   * enters and exits it with no atomic instruction until another thread
+   * wants it and a handshake with the reserving thread revokes the
+   * reservation. Needs reserve_bits > 0. Every code generator must lower
+   * for this mode (the layout's fingerprint says so): the lightweight fast
+   * path alone would take a reserved object's header. */
+  JITLOCK_LOCKING_RESERVED = 2
 } jitlock_locking_mode;
 
 typedef enum jitlock_misuse_action {
@@ -935,6 +951,29 @@ typedef struct jitlock_rt_layout {
    * never AUTO; code emitted for the fence is correct under either. */
   uint32_t monitor_entry_count_offset;
   uint32_t monitor_exit;
+  /* Lock reservation (locking_mode JITLOCK_LOCKING_RESERVED; reserve_bits
+   * is 0 otherwise). The reservation field is the header's reserve_bits
+   * bits at reserve_shift, read only while the lock bits are
+   * unlocked_value:
+   *   0          not reservable: every header the embedder writes without
+   *              the field, and every object whose reservation was revoked
+   *              (never reserved again);
+   *   all ones   reservable, not yet reserved: the embedder marks an object
+   *              so at allocation, header |= reservable_value;
+   *   otherwise  reserved to the thread with that reserve index.
+   * reserve_mask is lock_mask | the field. The u64 at thread +
+   * reserve_tag_offset (on the lock stack top's cache line) is
+   * unlocked_value | index << reserve_shift for a thread that may reserve,
+   * and ~0, which no masked header equals, for one that may not. The owner's
+   * enter is "(header & reserve_mask) == tag: push the lock stack, done";
+   * its exit pops, then "(header & reserve_mask) == tag: done". The
+   * lightweight CAS of this mode expects (header & reserve_mask) ==
+   * unlocked_value; any other header goes to the runtime. */
+  uint32_t reserve_shift;
+  uint32_t reserve_bits;
+  uint32_t reserve_tag_offset;
+  uint64_t reserve_mask;
+  uint64_t reservable_value;
 } jitlock_rt_layout;
 
 /* Fills the first layout->struct_size bytes of `layout` (zeroing any beyond

@@ -75,6 +75,14 @@ static void fillWholeLayout(jitlock_rt_layout *L, const jitlock_rt_config &C,
   L->monitor_cache_probes = MonitorCacheProbes;
   L->monitor_entry_count_offset = offsetof(Monitor, EntryCount);
   L->monitor_exit = Exit;
+  if (C.locking_mode == JITLOCK_LOCKING_RESERVED) {
+    uint64_t Field = (~uint64_t(0) >> (64 - C.reserve_bits)) << C.reserve_shift;
+    L->reserve_shift = C.reserve_shift;
+    L->reserve_bits = C.reserve_bits;
+    L->reserve_mask = header::LockMask | Field;
+    L->reservable_value = Field;
+  }
+  L->reserve_tag_offset = offsetof(jitlock_thread, ReserveTag);
 }
 
 namespace jitlock {
@@ -210,6 +218,15 @@ size_t jitlock_rt_layout_fingerprint(const jitlock_rt_layout *L, char *Buf,
       L->monitor_exit == JITLOCK_EXIT_STORE ? "store" : "fence",
       L->stack_watermark_offset, L->stack_page_size, L->stack_shadow_pages,
       L->poll_word_offset, (unsigned long long)L->poll_armed_bit, Storage);
+  // Only when reserving, so that every other layout's stamp is unchanged;
+  // code lowered without the reserved check must not run against it.
+  if (N >= 0 && L->reserve_bits != 0) {
+    size_t At = std::min(size_t(N), Size ? Size - 1 : 0);
+    int More = snprintf(Size ? Buf + At : nullptr, Size ? Size - At : 0,
+                        ";reserve=%u,%u,tag=%u", L->reserve_shift,
+                        L->reserve_bits, L->reserve_tag_offset);
+    N = More < 0 ? More : N + More;
+  }
   return N < 0 ? 0 : size_t(N);
 }
 
@@ -257,10 +274,22 @@ void jitlock_rt_print_layout(FILE *Out) {
           "object header: 64-bit word at object%+d\n"
           "  bits [1:0]  01 unlocked, 00 fast-locked, 10 monitor, 11 "
           "embedder\n"
-          "  hash        %u bits at bit %u%s\n"
-          "  other bits  the embedder's; kept across every transition\n\n",
+          "  hash        %u bits at bit %u%s\n",
           L.header_offset, L.hash_bits, L.hash_shift,
           L.hash_bits ? "" : " (runtime hashes disabled)");
+  if (L.reserve_bits)
+    fprintf(Out,
+            "  reservation %u bits at bit %u (mask %#llx; 0 not reservable, "
+            "%#llx reservable, else the reserving thread's index); thread's "
+            "tag at %u\n",
+            L.reserve_bits, L.reserve_shift,
+            static_cast<unsigned long long>(L.reserve_mask),
+            static_cast<unsigned long long>(L.reservable_value),
+            L.reserve_tag_offset);
+  else
+    fprintf(Out, "  reservation off (locking mode is not reserved)\n");
+  fprintf(Out,
+          "  other bits  the embedder's; kept across every transition\n\n");
 
   static const FieldRow ThreadRows[] = {
       FIELD(jitlock_thread, LockStackTop, "owner (JIT code)"),
@@ -269,6 +298,7 @@ void jitlock_rt_print_layout(FILE *Out) {
       FIELD(jitlock_thread, HashState, "owner"),
       FIELD(jitlock_thread, StackWatermark, "owner (stack-bang slow path)"),
       FIELD(jitlock_thread, MonitorBase, "owner (attach; index storage)"),
+      FIELD(jitlock_thread, ReserveTag, "owner (attach, reservation policy)"),
       FIELD(jitlock_thread, LockStackSentinel, "nobody (constant)"),
       FIELD(jitlock_thread, LockStackSlots, "owner (JIT code)"),
       FIELD(jitlock_thread, Node.Wakeup, "other threads (exit)"),

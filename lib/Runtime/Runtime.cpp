@@ -51,7 +51,9 @@ static constexpr jitlock_rt_config DefaultConfig = {
     /*monitor_capacity=*/0,
     /*inflated_exit=*/JITLOCK_EXIT_AUTO,
     /*safepoint_timeout_ms=*/0,
-    /*safepoint_timeout_action=*/JITLOCK_SAFEPOINT_TIMEOUT_REPORT};
+    /*safepoint_timeout_action=*/JITLOCK_SAFEPOINT_TIMEOUT_REPORT,
+    /*reserve_shift=*/0,
+    /*reserve_bits=*/0};
 jitlock_rt_config Config = DefaultConfig;
 
 /// The required fields, those the config had before it had a size: no
@@ -59,6 +61,24 @@ jitlock_rt_config Config = DefaultConfig;
 /// struct gets their defaults), compiled_code_misuse first.
 static constexpr size_t MinConfigSize =
     offsetof(jitlock_rt_config, compiled_code_misuse);
+
+/// Why the reservation field of `C` cannot be used, or null when it can.
+static const char *reserveFieldProblem(const jitlock_rt_config &C) {
+  if (C.locking_mode != JITLOCK_LOCKING_RESERVED)
+    return C.reserve_bits == 0 ? nullptr
+                               : "reserve_bits is set, but the locking mode "
+                                 "is not JITLOCK_LOCKING_RESERVED";
+  if (C.reserve_bits < 2 || C.reserve_bits > 32)
+    return "JITLOCK_LOCKING_RESERVED needs reserve_bits from 2 to 32";
+  if (C.reserve_shift < 2 || C.reserve_shift + C.reserve_bits > 64)
+    return "the reservation field must lie within bits [2,64)";
+  bool OverlapsHash = C.hash_bits != 0 &&
+                      C.reserve_shift < C.hash_shift + C.hash_bits &&
+                      C.hash_shift < C.reserve_shift + C.reserve_bits;
+  if (OverlapsHash)
+    return "the reservation field overlaps the hash field";
+  return nullptr;
+}
 
 /// E.g. "jitlock: fatal: misuse from compiled code: monitor exit by a
 /// non-owner (JITLOCK_ENOT_OWNER) on thread 3, object 0x...", then abort.
@@ -249,6 +269,9 @@ static void detachLocked(jitlock_thread &T) {
   storage::dropCache(T);
   releaseFreeMonitors(T);
   T.MonitorBase = 0;
+  // Its index is never handed out again: headers still reserved to it are
+  // reserved to a thread that is gone, which any contender may revoke.
+  T.ReserveTag = ~uint64_t(0);
   std::atomic_ref<void *>(T.UserData).store(nullptr, std::memory_order_relaxed);
   T.Attached = 0;
   waitForOwnerPeeks();
@@ -332,6 +355,27 @@ int jitlock_rt_fill_default_config(jitlock_rt_config *Out) {
                           &DefaultConfig, sizeof(DefaultConfig));
 }
 
+/// The reserve index of the next thread that attaches. Indices are not
+/// reused while threads may be attached, so a header reserved to a detached
+/// thread names no live thread, and a contender may revoke it without a
+/// handshake (a reused index would make that revocation race with the new
+/// thread's R1). Configure, which runs with no thread attached, starts them
+/// again: a header still reserved to an old index is then reserved to a
+/// thread that never held it, which is the same as being reserved to it.
+static uint64_t NextReserveIndex = 1;
+
+/// The reserve tag of a thread attaching now (registry lock held): the next
+/// index, or ~0 (may not reserve) when reservation is off or the field's
+/// indices, all but 0 and all ones, are used up.
+static uint64_t takeReserveTag() {
+  if (Config.locking_mode != JITLOCK_LOCKING_RESERVED)
+    return ~uint64_t(0);
+  uint64_t AllOnes = ~uint64_t(0) >> (64 - Config.reserve_bits);
+  if (NextReserveIndex >= AllOnes)
+    return ~uint64_t(0);
+  return header::UnlockedValue | NextReserveIndex++ << Config.reserve_shift;
+}
+
 int jitlock_rt_configure(const jitlock_rt_config *In) {
   if (!In)
     return misuse(JITLOCK_EINVAL, nullptr, nullptr, "null configuration");
@@ -373,9 +417,13 @@ int jitlock_rt_configure(const jitlock_rt_config *In) {
     return misuse(JITLOCK_EINVAL, nullptr, nullptr,
                   "invalid configuration: the red, yellow and reserved zones "
                   "need 1 to 1024 pages each, the shadow zone at most 1024");
-  if (Cfg->locking_mode > JITLOCK_LOCKING_HEAVY)
+  if (Cfg->locking_mode > JITLOCK_LOCKING_RESERVED)
     return misuse(JITLOCK_EINVAL, nullptr, nullptr,
                   "invalid configuration: unknown locking mode");
+  if (const char *Why = reserveFieldProblem(*Cfg)) {
+    std::string What = std::string("invalid configuration: ") + Why;
+    return misuse(JITLOCK_EINVAL, nullptr, nullptr, What.c_str());
+  }
   if (Cfg->compiled_code_misuse > JITLOCK_MISUSE_REPORT)
     return misuse(JITLOCK_EINVAL, nullptr, nullptr,
                   "invalid configuration: unknown compiled_code_misuse");
@@ -457,6 +505,7 @@ int jitlock_rt_configure(const jitlock_rt_config *In) {
                   "be reserved (monitor_capacity too large for the address "
                   "space?)");
   Config = *Cfg;
+  NextReserveIndex = 1;
   return JITLOCK_OK;
 }
 
@@ -515,6 +564,7 @@ jitlock_thread *jitlock_rt_attach(void) {
   RegistryGuard Guard;
   resetThread(T);
   T.Id = NextThreadId++;
+  T.ReserveTag = takeReserveTag();
   T.HashState = 0;
   T.MonitorBase = storage::regionBase();
   T.UserData = nullptr;

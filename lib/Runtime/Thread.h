@@ -174,7 +174,10 @@ struct alignas(jitlock::CacheLine) jitlock_thread {
   uintptr_t MonitorBase;
   /// The embedder's pointer (jitlock_rt_set_thread_data); never read here.
   void *UserData;
-  uint64_t Padding0[1];
+  /// Reserved locking: unlocked_value | this thread's reserve index <<
+  /// reserve_shift, which a header reserved to it shows under the reserve
+  /// mask; ~0 (matches no header) while it may not reserve.
+  uint64_t ReserveTag;
   void *LockStackSentinel;
   // Line 1: the lock stack slots, oldest first.
   void *LockStackSlots[jitlock::LockStackCapacity];

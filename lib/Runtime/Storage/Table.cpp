@@ -104,7 +104,9 @@ void insertInto(TableArray &A, const void *Obj, Monitor *M, uint64_t Hash) {
     if (!Key || Key == Tombstone) {
       if (Key == Tombstone)
         --Tombstones;
-      A.Slots[I].Mon.store(M, std::memory_order_relaxed);
+      // Release on both: a reader that found the key before the slot was
+      // deleted and reused for the same object may load the new monitor.
+      A.Slots[I].Mon.store(M, std::memory_order_release);
       A.Slots[I].Key.store(Obj, std::memory_order_release);
       return;
     }
