@@ -337,20 +337,17 @@ struct LowerMonitorsPass : llvm::PassInfoMixin<LowerMonitorsPass> {
 /// by the rule in lib/Passes/PlacePolls.cpp, in each function not placed
 /// already (PollsPlacedAttr).
 struct PlacePollsPass : llvm::PassInfoMixin<PlacePollsPass> {
-  /// When an instance places polls, for its place in a pipeline.
-  enum class Scope {
-    /// Whatever the configuration says: what pipeline text asks for.
-    Always,
-    /// Only for polls=auto (configuration or module flag): the default
-    /// pipelines and addLoweringPasses run this instance.
-    AutoOnly,
-  };
+  /// When an instance places polls, for its place in a pipeline: Always,
+  /// whatever the poll mode (what pipeline text asks for); AutoOnly, only
+  /// for polls=auto, from the configuration or the module flag (the
+  /// instance addLoweringPasses and the default pipelines run).
+  enum class Scope { Always, AutoOnly };
   explicit PlacePollsPass(LoweringConfig C = {}, Scope S = Scope::Always)
-      : Config(std::move(C)), Only(S) {}
+      : Only(S), Config(std::move(C)) {}
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
   static bool isRequired() { return true; }
-  LoweringConfig Config;
   Scope Only;
+  LoweringConfig Config;
 };
 
 /// Lowers jitlock.safepoint.poll() to the inline poll (a test of the
