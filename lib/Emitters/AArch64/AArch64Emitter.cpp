@@ -729,6 +729,7 @@ public:
   BangEmitter(A64::Assembler &A, const StackBangOperands &Ops)
       : Emitter(A), Ops(Ops) {}
 
+  bool valid() const { return usableAssembler(A) && validBangOperands(Ops); }
   // Step Scratch0 down from sp through the offsets (nearest first); each
   // store commits (or faults on) its page. Stores, not loads, as on x86_64.
   void touch(uint32_t Off) {
@@ -764,24 +765,7 @@ private:
 
 } // namespace
 
-Error emitStackBang(A64::Assembler &A, const jitlock_rt_layout &L,
-                    const StackBangOperands &Ops, uint32_t ExtraBytes,
-                    BangMode Bang, SlowPathMode Mode, SlowPathLabels *Labels,
-                    const RuntimeEntries &RT) {
-  if (!usableAssembler(A) || !validBangOperands(Ops))
-    return kErrorInvalidArgument;
-  BangEmitter E(A, Ops);
-  return stackbang::emitBang(A, E, L, ExtraBytes, Bang, Mode, Labels, RT);
-}
-
-Error emitStackBangSlowCall(A64::Assembler &A, const StackBangOperands &Ops,
-                            uint32_t ExtraBytes, const SlowPathLabels &Labels,
-                            const RuntimeEntries &RT) {
-  if (!usableAssembler(A) || !validBangOperands(Ops))
-    return kErrorInvalidArgument;
-  BangEmitter E(A, Ops);
-  return stackbang::emitBangSlowCall(A, E, ExtraBytes, Labels, RT);
-}
+JITLOCK_DEFINE_STACK_BANG_ENTRY_POINTS(A64::Assembler)
 
 //===----------------------------------------------------------------------===//
 // Safepoint polls

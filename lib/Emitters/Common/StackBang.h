@@ -67,7 +67,9 @@ inline std::vector<uint32_t> alwaysOffsets(const jitlock_rt_layout &L,
 }
 
 /// emitBang and emitBangSlowCall drive a target's `Bang`, an ErrorSink
-/// (ok, error) for operands already checked, with these members:
+/// (ok, error) over one assembler and the operands, with these members:
+///   valid()                  the assembler is the target's and the
+///                            operands keep the target's register contract
 ///   touch(Off)               store to the word Off bytes below sp
 ///   compareNeed(L, Extra)    set the flags for sp - Extra against the
 ///                            thread's watermark (unsigned)
@@ -80,7 +82,7 @@ asmjit::Error emitBang(asmjit::BaseEmitter &A, Bang &T,
                        const jitlock_rt_layout &L, uint32_t Extra,
                        BangMode Mode, SlowPathMode Slow, SlowPathLabels *Labels,
                        const RuntimeEntries &RT) {
-  if (!isValidBang(L, Extra, Mode) || !isValidSlowPathMode(Slow))
+  if (!T.valid() || !isValidBang(L, Extra, Mode) || !isValidSlowPathMode(Slow))
     return asmjit::kErrorInvalidArgument;
   if (Mode == BangMode::None)
     return asmjit::kErrorOk;
@@ -112,7 +114,7 @@ template <typename Bang>
 asmjit::Error emitBangSlowCall(asmjit::BaseEmitter &A, Bang &T, uint32_t Extra,
                                const SlowPathLabels &Labels,
                                const RuntimeEntries &RT) {
-  if (Extra > INT32_MAX || !RT.StackBang ||
+  if (!T.valid() || Extra > INT32_MAX || !RT.StackBang ||
       !slowCallLabelsUsable(*A.code(), Labels))
     return asmjit::kErrorInvalidArgument;
   T.ok(A.bind(Labels.Slow));
@@ -121,5 +123,24 @@ asmjit::Error emitBangSlowCall(asmjit::BaseEmitter &A, Bang &T, uint32_t Extra,
 }
 
 } // namespace jitlock::emit::stackbang
+
+/// Defines a target's emitStackBang and emitStackBangSlowCall, as its public
+/// header declares them, over its BangEmitter (the `Bang` above); expanded
+/// in the target's namespace, where BangEmitter and StackBangOperands are
+/// the target's.
+#define JITLOCK_DEFINE_STACK_BANG_ENTRY_POINTS(AssemblerT)                     \
+  asmjit::Error emitStackBang(                                                 \
+      AssemblerT &A, const jitlock_rt_layout &L, const StackBangOperands &Ops, \
+      uint32_t ExtraBytes, BangMode Bang, SlowPathMode Mode,                   \
+      SlowPathLabels *Labels, const RuntimeEntries &RT) {                      \
+    BangEmitter E(A, Ops);                                                     \
+    return stackbang::emitBang(A, E, L, ExtraBytes, Bang, Mode, Labels, RT);   \
+  }                                                                            \
+  asmjit::Error emitStackBangSlowCall(                                         \
+      AssemblerT &A, const StackBangOperands &Ops, uint32_t ExtraBytes,        \
+      const SlowPathLabels &Labels, const RuntimeEntries &RT) {                \
+    BangEmitter E(A, Ops);                                                     \
+    return stackbang::emitBangSlowCall(A, E, ExtraBytes, Labels, RT);          \
+  }
 
 #endif // JITLOCK_LIB_EMITTERS_COMMON_STACKBANG_H

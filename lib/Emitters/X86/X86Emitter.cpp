@@ -655,6 +655,7 @@ public:
   BangEmitter(x86::Assembler &A, const StackBangOperands &Ops)
       : Emitter(A), Ops(Ops) {}
 
+  bool valid() const { return validBangOperands(A, Ops); }
   // Stores, not loads: a read of a never-touched page may be served from
   // the zero page without committing it. The value stored is irrelevant.
   void touch(uint32_t Off) {
@@ -683,24 +684,7 @@ private:
 
 } // namespace
 
-Error emitStackBang(x86::Assembler &A, const jitlock_rt_layout &L,
-                    const StackBangOperands &Ops, uint32_t ExtraBytes,
-                    BangMode Bang, SlowPathMode Mode, SlowPathLabels *Labels,
-                    const RuntimeEntries &RT) {
-  if (!validBangOperands(A, Ops))
-    return kErrorInvalidArgument;
-  BangEmitter E(A, Ops);
-  return stackbang::emitBang(A, E, L, ExtraBytes, Bang, Mode, Labels, RT);
-}
-
-Error emitStackBangSlowCall(x86::Assembler &A, const StackBangOperands &Ops,
-                            uint32_t ExtraBytes, const SlowPathLabels &Labels,
-                            const RuntimeEntries &RT) {
-  if (!validBangOperands(A, Ops))
-    return kErrorInvalidArgument;
-  BangEmitter E(A, Ops);
-  return stackbang::emitBangSlowCall(A, E, ExtraBytes, Labels, RT);
-}
+JITLOCK_DEFINE_STACK_BANG_ENTRY_POINTS(x86::Assembler)
 
 //===----------------------------------------------------------------------===//
 // Safepoint polls
