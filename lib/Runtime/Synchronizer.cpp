@@ -95,7 +95,7 @@
 //       monitor nobody owes an XQ, it wakes a head that competes and, at
 //       worst, sleeps again (one more loss towards its handoff).
 //
-// Wait, notify and interrupt (wait, notify and interrupt below):
+// Wait, notify and interrupt (WaitNotify.cpp):
 //   W1  wait, under m's queue lock: store t.WaitingOn = m, then load t's
 //       interrupt flag (both seq_cst). If it is set: clear it and return
 //       JITLOCK_EINTERRUPTED, never having released m. Otherwise join the
@@ -243,13 +243,16 @@
 // handshake, which empties every thread's cache before m can be reused; the
 // runtime accepts a cache entry only for a monitor of obj that no deflation
 // has won (A3), and looks the table up otherwise.
-// Everything else lives here: inflation (contention with an anonymous owner,
-// non-adjacent re-entry, a full lock stack, wait), the anonymous owner
-// fix-up, spinning and parking, direct handoff, wait and notify.
+// The runtime's side, by file: this one has enter and exit, the entry queue
+// with its parking and direct handoff (XQ), and N3; Inflation.cpp the
+// inflations (contention with an anonymous owner, non-adjacent re-entry, a
+// full lock stack, wait, H1) and the anonymous owner fix-up; Spin.cpp the
+// spinning; WaitNotify.cpp wait, notify and interrupt; IdentityHash.cpp the
+// identity hash; ThreadLocks.cpp the operations on all of a thread's locks.
 //
 // Parking and fairness: an enterer spins briefly, then joins the monitor's
-// FIFO entry queue. The spin adapts (AdaptiveSpin.h): each monitor keeps a
-// budget, in rounds of 32 pauses, between a small floor and
+// FIFO entry queue. The spin (Spin.cpp) adapts (AdaptiveSpin.h): each monitor
+// keeps a budget, in rounds of 32 pauses, between a small floor and
 // Config.spin_limit (0: no spin), that doubles after a spin that took the
 // monitor and halves after one that ran out. Within it, probes of the owner
 // word back off from 1 to MaxPausesBetweenProbes pauses apart. An enterer
