@@ -48,8 +48,8 @@ void bindSlowLabels(BaseEmitter &A, const je::SlowPathLabels &Labels) {
   }
 }
 
-Error emitX86(x86::Assembler &A, const jitlock_rt_layout &L,
-              const Request &R, je::SlowPathLabels &Labels) {
+Error emitX86(x86::Assembler &A, const jitlock_rt_layout &L, const Request &R,
+              je::SlowPathLabels &Labels) {
   namespace jx = je::x64;
   jx::MonitorOperands Regs{x86::r13, x86::r12, x86::rax, x86::rcx};
   if (R.Scratch2)
@@ -69,8 +69,8 @@ Error emitX86(x86::Assembler &A, const jitlock_rt_layout &L,
 }
 
 #ifdef JITLOCK_EMITTERS_HAVE_AARCH64
-Error emitA64(a64::Assembler &A, const jitlock_rt_layout &L,
-              const Request &R, je::SlowPathLabels &Labels) {
+Error emitA64(a64::Assembler &A, const jitlock_rt_layout &L, const Request &R,
+              je::SlowPathLabels &Labels) {
   namespace ja = je::a64;
   const ja::MonitorOperands Regs{a64::x0, a64::x28, a64::x9, a64::x10,
                                  a64::x11};
