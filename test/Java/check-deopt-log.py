@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Checks the -Xlog:deopt lines of the Deopt* programs (label deopt).
 
+The DeoptInline* programs trap in inlined callees: some trap must describe
+the inline chain (as many frames as listed below).
+
 Each program runs with VM options that make tier 1 speculate and trap (the
 options after `--`). For every program, at least the traps listed below must
 fire, and right after each one every monitor of the frame must be owned by
@@ -16,12 +19,17 @@ import subprocess
 import sys
 
 # program: (minimum traps, a restored monitor must have been ELIDED,
-#           compare with --elide=false); DeoptRepeated must also end in tier 0
+#           compare with --elide=false, frames some trap must have);
+# DeoptRepeated must also end in tier 0
 PROGRAMS = {
-    'DeoptRepeated': (4, False, True),
-    'DeoptElided': (3, True, True),
-    'DeoptNested': (1, False, True),
-    'DeoptContended': (1, False, False),
+    'DeoptRepeated': (4, False, True, 1),
+    'DeoptElided': (3, True, True, 1),
+    'DeoptNested': (1, False, True, 1),
+    'DeoptContended': (1, False, False, 1),
+    'DeoptInlineSync': (1, True, True, 2),
+    'DeoptInlineLocal': (2, True, True, 2),
+    'DeoptInlineDeep': (1, True, True, 4),
+    'DeoptInlineContended': (1, True, False, 2),
 }
 PREFIX = 'jitlock-java: deopt: '
 
@@ -69,7 +77,7 @@ def main():
     args = ap.parse_args()
     classes = os.path.join(args.build, 'classes')
     ok = True
-    for name, (min_traps, elided, compare) in PROGRAMS.items():
+    for name, (min_traps, elided, compare, frames) in PROGRAMS.items():
         lines = deopt_lines(args.vm, classes, name, args.vm_args)
         traps = [l for l in lines if ' reason ' in l]
         problems = []
@@ -82,6 +90,9 @@ def main():
         if name == 'DeoptRepeated' and not any(
                 l.endswith('stays in tier 0') for l in lines):
             problems.append('the method did not stay in tier 0')
+        if not any(int(l.rsplit(' frames ', 1)[1]) >= frames
+                   for l in traps):
+            problems.append('no trap had %d frames' % frames)
         if elided and not any(l.strip().startswith('restored') and
                               ' elided' in l for l in lines):
             problems.append('no trap restored an elided lock')
