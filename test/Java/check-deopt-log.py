@@ -1,17 +1,16 @@
 #!/usr/bin/env python3
 """Checks the -Xlog:deopt lines of the Deopt* programs (label deopt).
 
-The DeoptInline* programs trap in inlined callees: some trap must describe
-the inline chain (as many frames as listed below).
-
 Each program runs with VM options that make tier 1 speculate and trap (the
 options after `--`). For every program, at least the traps listed below must
 fire, and right after each one every monitor of the frame must be owned by
-the trapping thread. The single-threaded programs run a second time with
---elide=false: the lock state after each trap (the lock stack and each
-monitor's owner) must be the same, since a restored ELIDED lock is a held
-lock like any other; only the record (its kinds, its slots' addresses) may
-differ.
+the trapping thread, at least as many times as the record lists it. The
+DeoptInline* programs trap in inlined callees: some trap must describe the
+inline chain (as many frames as listed below). The single-threaded programs
+run a second time with --elide=false: the lock state after each trap (the
+lock stack and each monitor's owner and holds) must be the same, since a
+restored ELIDED lock is a held lock like any other; only the record (its
+kinds, its slots' addresses) may differ.
 """
 import argparse
 import os
@@ -84,9 +83,21 @@ def main():
         if len(traps) < min_traps:
             problems.append('%d traps, want at least %d' %
                             (len(traps), min_traps))
+        listed = []
         for l in lines:
-            if l.strip().startswith('monitor ') and not l.endswith(' self'):
-                problems.append('not held after the restore: ' + l.strip())
+            s = l.strip()
+            if s.startswith('restored ['):
+                listed = [m.rsplit(' ', 1)[0]
+                          for m in s[len('restored ['):-1].split(', ') if m]
+            if not s.startswith('monitor '):
+                continue
+            # monitor NAME owner WHO holds N
+            _, obj, _, who, _, holds = s.split(' ')
+            if who != 'self':
+                problems.append('not held after the restore: ' + s)
+            elif int(holds) < listed.count(obj):
+                problems.append('held %s times after the restore, listed %d '
+                                'times: %s' % (holds, listed.count(obj), s))
         if name == 'DeoptRepeated' and not any(
                 l.endswith('stays in tier 0') for l in lines):
             problems.append('the method did not stay in tier 0')
