@@ -29,6 +29,7 @@ PROGRAMS = {
     'DeoptInlineLocal': (2, True, True, 2),
     'DeoptInlineDeep': (1, True, True, 4),
     'DeoptInlineContended': (1, True, False, 2),
+    'DeoptInlineThrow': (2, True, True, 3),
 }
 PREFIX = 'jitlock-java: deopt: '
 
