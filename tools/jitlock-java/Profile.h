@@ -3,10 +3,12 @@
 // Tier 0 records, per bytecode, how often each conditional branch went
 // either way and which receiver classes each invokevirtual/invokeinterface
 // saw. Tier 1 reads them when it compiles: a branch side never taken becomes
-// an uncommon trap (Deoptimize.h). The counters are racy on purpose: a lost
-// increment only makes a count a little low, and tier 1 reads counts of at
-// least --tier1-trap-min-count, so the interpreter pays a relaxed load and
-// store rather than an atomic read-modify-write on every branch.
+// an uncommon trap (Deoptimize.h), and a call site that saw one receiver
+// class inlines that class's method behind a check that traps. The counters are
+// racy on purpose: a lost increment only makes a count a little low, and tier 1
+// reads counts of at least --tier1-trap-min-count, so the interpreter pays a
+// relaxed load and store rather than an atomic read-modify-write on every
+// branch.
 //
 //===----------------------------------------------------------------------===//
 #ifndef JITLOCK_JAVA_PROFILE_H
