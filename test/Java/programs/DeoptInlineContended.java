@@ -3,7 +3,8 @@
 // (docs/java.md, "Speculation and deoptimization"): four threads move
 // amounts between accounts under the bank's lock and the account's; the
 // inlined synchronized Account.apply traps on an amount tier 0 never saw,
-// in the middle of thread 0's run. After the restore the trapping thread
+// which each thread moves now and then (a thread may trap in code another
+// thread's trap already invalidated). After the restore the trapping thread
 // must own each monitor of its frames, the others wait for them, and the
 // totals come out the same as in the interpreter.
 public class DeoptInlineContended {
@@ -36,7 +37,7 @@ public class DeoptInlineContended {
             threads[t] = new Thread(() -> {
                 for (int i = 0; i < 3000; i++) {
                     Account a = ACCOUNTS[(i + id) % ACCOUNTS.length];
-                    if (id == 0 && i % 1000 == 999) move(a, 1000 + i);
+                    if (i % 1000 == 999 - id) move(a, 1000 + i);
                     else move(a, i % 100);
                 }
             });
