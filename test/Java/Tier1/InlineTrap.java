@@ -6,7 +6,9 @@
 // and add at its branch (one monitor, elided); jitlock appends both. The
 // interface call in measure() saw only Square: it is inlined behind a class
 // check that traps (class_check) on the Circle, and measure is compiled
-// again without that speculation. With --speculate=false nothing traps.
+// again without that speculation; so is the virtual call in area(), though
+// both subclasses of Base have instances (no single implementation). With
+// --speculate=false nothing traps.
 //
 // RUN: rm -rf %t && mkdir -p %t && %javac -d %t %s
 // RUN: jitlock-java --tier1-invocations=150 -Xlog:jit -Xlog:deopt \
@@ -28,14 +30,19 @@
 // CHECK: deopt: InlineTrap.measure(LInlineTrap$Shape;)I bci 1 reason class_check frames 1
 // CHECK: jit: InlineTrap.measure(LInlineTrap$Shape;)I deoptimized; compiled again when hot
 // CHECK: jit: compiled InlineTrap.measure(LInlineTrap$Shape;)I ({{[0-9]+}} bytes of bytecode) in {{[0-9.]+}} ms{{$}}
-// CHECK: result 1353907 18900
+// CHECK: deopt: InlineTrap.area(LInlineTrap$Base;)I bci 1 reason class_check frames 1
+// CHECK: jit: InlineTrap.area(LInlineTrap$Base;)I deoptimized; compiled again when hot
+// CHECK: result 1354911 18900
 //
 // OFF-NOT: deopt:
-// OFF:     result 1353907 18900
+// OFF:     result 1354911 18900
 public class InlineTrap {
     interface Shape { int size(); }
     static final class Square implements Shape { public int size() { return 1; } }
     static final class Circle implements Shape { public int size() { return 2; } }
+    abstract static class Base { abstract int area(); }
+    static final class Sq extends Base { int area() { return 4; } }
+    static final class Ci extends Base { int area() { return 3; } }
 
     int total;
 
@@ -55,6 +62,8 @@ public class InlineTrap {
 
     static int measure(Shape s) { return s.size() * 3; }
 
+    static int area(Base b) { return b.area() + 1; }
+
     public static void main(String[] args) {
         InlineTrap t = new InlineTrap();
         Shape square = new Square(), circle = new Circle();
@@ -64,6 +73,10 @@ public class InlineTrap {
         sum += t.run(1000) + measure(circle);
         for (int i = 0; i < 200; i++)
             sum += measure((i & 1) == 0 ? square : circle);
+        Base sq = new Sq(), ci = new Ci();
+        for (int i = 0; i < 200; i++)
+            sum += area(sq);
+        sum += area(ci);
         System.out.println("result " + sum + " " + t.total);
     }
 }
