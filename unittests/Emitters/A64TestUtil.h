@@ -177,6 +177,9 @@ struct ShimLog {
   /// the monitor the exit released) in OwnerAtQueuedExit.
   const uint64_t *WatchOwner = nullptr;
   uint64_t OwnerAtQueuedExit = ~uint64_t(0);
+  /// Set: runtimeShims' ExitQueued records the call and returns, instead of
+  /// calling the runtime (whose XQ would wait for a queue a test faked).
+  bool FakeQueuedExit = false;
   int MisalignedSp = 0;
   int Errors = 0;     ///< Runtime calls that did not return JITLOCK_OK.
   int LastResult = 0; ///< The last runtime call's result.
