@@ -49,6 +49,20 @@ inline JitRuntime &jit() {
   return R;
 }
 
+/// Code for this machine: a CodeHolder with an assembler attached. Tests
+/// take it apart: `Emission Em; auto &[Code, A] = Em;`.
+struct Emission {
+  Emission() {
+    Code.init(jit().environment());
+    Code.attach(&A);
+  }
+  Emission(const Emission &) = delete;
+  Emission &operator=(const Emission &) = delete;
+
+  CodeHolder Code;
+  x86::Assembler A;
+};
+
 inline jitlock_rt_layout layout() {
   jitlock_rt_layout L;
   jitlock_rt_get_layout(&L);
@@ -293,9 +307,8 @@ struct ShimCounters {
 /// function may, overwrites every caller-saved register but rax (all GPRs,
 /// and all vector state up to `Level`) before returning.
 inline void *buildShim(const void *Target, ShimCounters &C, VecLevel Level) {
-  CodeHolder Code;
-  Code.init(jit().environment());
-  x86::Assembler A(&Code);
+  Emission Em;
+  auto &[Code, A] = Em;
   Label Aligned = A.newLabel();
   // The ABI: rsp + 8 is 16-byte aligned at entry.
   A.mov(x86::rax, x86::rsp);
@@ -423,9 +436,8 @@ class Program {
 public:
   Program(const Assignment &As, const std::vector<Op> &Ops, SlowPathMode Mode,
           const RuntimeEntries &RT = {}) {
-    CodeHolder Code;
-    Code.init(jit().environment());
-    x86::Assembler A(&Code);
+    Emission Em;
+    auto &[Code, A] = Em;
     jitlock_rt_layout L = layout();
     jx::MonitorOperands MO = As.operands();
     // The context pointer lives in a register the assignment leaves free.

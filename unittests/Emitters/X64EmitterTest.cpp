@@ -125,9 +125,8 @@ private:
 
   Fn build(bool Enter, const RuntimeEntries &RT) {
     const Assignment &As = Enter ? EnterAs : ExitAs;
-    CodeHolder Code;
-    Code.init(jit().environment());
-    x86::Assembler A(&Code);
+    Emission Em;
+    auto &[Code, A] = Em;
     emitProbeEntry<ProbeFrame>(A, Opts.Level, Opts.Misalign,
                                [](x86::Assembler &) {});
 
@@ -528,21 +527,24 @@ INSTANTIATE_TEST_SUITE_P(Storage, X64EmitterStorageTest,
 
 //===-- What Scratch2 changes in the code --------------------------------===//
 
-/// asmjit's listing of one sequence in Labels mode (no glue).
-std::string listing(const Assignment &As, bool Enter) {
-  CodeHolder Code;
-  Code.init(jit().environment());
+/// asmjit's listing of one sequence for layout `L`, in Labels mode (no
+/// glue).
+std::string listing(const Assignment &As, const jitlock_rt_layout &L,
+                    bool Enter) {
+  Emission Em;
+  auto &[Code, A] = Em;
   StringLogger Log;
   Code.setLogger(&Log);
-  x86::Assembler A(&Code);
   SlowPathLabels Labels;
-  jitlock_rt_layout L = layout();
   Error E = Enter ? jx::emitMonitorEnter(A, L, As.operands(),
                                          SlowPathMode::Labels, &Labels)
                   : jx::emitMonitorExit(A, L, As.operands(),
                                         SlowPathMode::Labels, &Labels);
   EXPECT_EQ(E, kErrorOk) << DebugUtils::errorAsString(E);
   return std::string(Log.data(), Log.dataSize());
+}
+std::string listing(const Assignment &As, bool Enter) {
+  return listing(As, layout(), Enter);
 }
 
 /// Lines of `Text` that contain `Needle`.
@@ -603,16 +605,7 @@ TEST(X64EmitterCode, Scratch2KeepsTheTopAndTheStackUntouched) {
 std::string inflatedExitListing(const Assignment &As, jitlock_rt_layout L,
                                 uint32_t Exit) {
   L.monitor_exit = Exit;
-  CodeHolder Code;
-  Code.init(jit().environment());
-  StringLogger Log;
-  Code.setLogger(&Log);
-  x86::Assembler A(&Code);
-  SlowPathLabels Labels;
-  Error E =
-      jx::emitMonitorExit(A, L, As.operands(), SlowPathMode::Labels, &Labels);
-  EXPECT_EQ(E, kErrorOk) << DebugUtils::errorAsString(E);
-  std::string Text(Log.data(), Log.dataSize());
+  std::string Text = listing(As, L, /*Enter=*/false);
   // N1 reloads the header into Scratch1: the last `mov H, qword ptr [obj`.
   const std::string N1 = "mov " + std::string(regName(As.Scratch1.id())) +
                          ", qword ptr [" + regName(As.Obj.id());
@@ -673,9 +666,8 @@ TEST(X64EmitterContract, UnknownInflatedExitIsRefused) {
   for (uint32_t Bad : {uint32_t(JITLOCK_EXIT_AUTO), 3u, ~0u}) {
     jitlock_rt_layout L = layout();
     L.monitor_exit = Bad;
-    CodeHolder Code;
-    Code.init(jit().environment());
-    x86::Assembler A(&Code);
+    Emission Em;
+    auto &[Code, A] = Em;
     SlowPathLabels Labels;
     for (SlowPathMode M : {SlowPathMode::OutOfLine, SlowPathMode::Labels}) {
       EXPECT_EQ(jx::emitMonitorEnter(A, L, sampleAssignments()[0].operands(), M,
@@ -697,9 +689,8 @@ TEST(X64EmitterContract, ExitStubsInLabelsMode) {
   const jitlock_rt_layout L = layout();
   const jx::MonitorOperands Ops = sampleAssignments()[0].operands();
   {
-    CodeHolder Code;
-    Code.init(jit().environment());
-    x86::Assembler A(&Code);
+    Emission Em;
+    auto &[Code, A] = Em;
     SlowPathLabels Labels;
     ASSERT_EQ(jx::emitMonitorExit(A, L, Ops, SlowPathMode::Labels, &Labels),
               kErrorOk);
@@ -718,9 +709,8 @@ TEST(X64EmitterContract, ExitStubsInLabelsMode) {
               kErrorOk);
   }
   {
-    CodeHolder Code;
-    Code.init(jit().environment());
-    x86::Assembler A(&Code);
+    Emission Em;
+    auto &[Code, A] = Em;
     SlowPathLabels Labels;
     ASSERT_EQ(jx::emitMonitorEnter(A, L, Ops, SlowPathMode::Labels, &Labels),
               kErrorOk);
@@ -734,9 +724,8 @@ TEST(X64EmitterContract, ExitStubsInLabelsMode) {
   }
   {
     // Out of line, the exit needs both entry points.
-    CodeHolder Code;
-    Code.init(jit().environment());
-    x86::Assembler A(&Code);
+    Emission Em;
+    auto &[Code, A] = Em;
     RuntimeEntries NoQueued;
     NoQueued.ExitQueued = nullptr;
     EXPECT_EQ(jx::emitMonitorExit(A, L, Ops, SlowPathMode::OutOfLine, nullptr,
@@ -756,23 +745,6 @@ TEST(X64EmitterContract, ExitStubsInLabelsMode) {
 
 jitlock_rt_layout storageLayout(jitlock::MonitorStorage S) {
   return jitlock_test::withStorage(layout(), S);
-}
-
-/// asmjit's listing of one sequence for layout `L`, in Labels mode.
-std::string listing(const Assignment &As, const jitlock_rt_layout &L,
-                    bool Enter) {
-  CodeHolder Code;
-  Code.init(jit().environment());
-  StringLogger Log;
-  Code.setLogger(&Log);
-  x86::Assembler A(&Code);
-  SlowPathLabels Labels;
-  Error E = Enter ? jx::emitMonitorEnter(A, L, As.operands(),
-                                         SlowPathMode::Labels, &Labels)
-                  : jx::emitMonitorExit(A, L, As.operands(),
-                                        SlowPathMode::Labels, &Labels);
-  EXPECT_EQ(E, kErrorOk) << DebugUtils::errorAsString(E);
-  return std::string(Log.data(), Log.dataSize());
 }
 
 TEST(X64EmitterCode, IndexStorageComputesTheMonitorFromTheHeader) {
@@ -868,9 +840,8 @@ TEST(X64EmitterCode, TableStorageProbesTheThreadsCache) {
 /// Every entry point refuses `Ops` with layout `L`, in both slow-path modes,
 /// and leaves the CodeHolder without code or labels.
 void expectRefused(const jx::MonitorOperands &Ops, const jitlock_rt_layout &L) {
-  CodeHolder Code;
-  Code.init(jit().environment());
-  x86::Assembler A(&Code);
+  Emission Em;
+  auto &[Code, A] = Em;
   SlowPathLabels Labels;
   for (SlowPathMode M : {SlowPathMode::OutOfLine, SlowPathMode::Labels}) {
     EXPECT_EQ(jx::emitMonitorEnter(A, L, Ops, M, &Labels),
@@ -976,9 +947,8 @@ TEST(X64EmitterContract, InvalidThirdScratchRegistersEmitNothing) {
   const Gp Good[] = {rcx, r8, rbx, rbp, r12, r13, r15, Gp()};
   for (const Gp &S2 : Good) {
     const jx::MonitorOperands Ops{rdi, rsi, rax, rdx, S2};
-    CodeHolder Code;
-    Code.init(jit().environment());
-    x86::Assembler A(&Code);
+    Emission Em;
+    auto &[Code, A] = Em;
     SlowPathLabels Enter, Exit;
     EXPECT_EQ(jx::emitMonitorEnter(A, L, Ops, SlowPathMode::Labels, &Enter),
               kErrorOk);
@@ -992,9 +962,8 @@ TEST(X64EmitterContract, InvalidThirdScratchRegistersEmitNothing) {
 TEST(X64EmitterContract, MissingLabelsOrEntriesOrBadLayoutEmitNothing) {
   jitlock_rt_layout L = layout();
   const jx::MonitorOperands Ops{x86::rdi, x86::rsi, x86::rax, x86::rdx};
-  CodeHolder Code;
-  Code.init(jit().environment());
-  x86::Assembler A(&Code);
+  Emission Em;
+  auto &[Code, A] = Em;
   // Labels mode needs somewhere to put the labels.
   EXPECT_EQ(jx::emitMonitorEnter(A, L, Ops, SlowPathMode::Labels, nullptr),
             kErrorInvalidArgument);
@@ -1032,9 +1001,8 @@ TEST(X64EmitterContract, MissingLabelsOrEntriesOrBadLayoutEmitNothing) {
 TEST(X64EmitterContract, BoundLabelsAreRefused) {
   jitlock_rt_layout L = layout();
   const jx::MonitorOperands Ops{x86::rdi, x86::rsi, x86::rax, x86::rdx};
-  CodeHolder Code;
-  Code.init(jit().environment());
-  x86::Assembler A(&Code);
+  Emission Em;
+  auto &[Code, A] = Em;
   SlowPathLabels Labels;
   Labels.Done = A.newLabel();
   A.bind(Labels.Done);
@@ -1069,9 +1037,8 @@ TEST(X64EmitterContract, LabelsModeCreatesAndBindsDone) {
   // sequence, Slow by emitSlowCall.
   jitlock_rt_layout L = layout();
   const jx::MonitorOperands Ops{x86::rdi, x86::rsi, x86::rax, x86::rdx};
-  CodeHolder Code;
-  Code.init(jit().environment());
-  x86::Assembler A(&Code);
+  Emission Em;
+  auto &[Code, A] = Em;
   SlowPathLabels Labels;
   ASSERT_EQ(jx::emitMonitorEnter(A, L, Ops, SlowPathMode::Labels, &Labels),
             kErrorOk);
@@ -1313,9 +1280,8 @@ TEST(X64SequenceDump, Scratch2Sequences) {
   const jx::MonitorOperands Ops{x86::r13, x86::r12, x86::rax, x86::rcx,
                                 x86::rdx};
   for (bool Enter : {true, false}) {
-    CodeHolder Code;
-    Code.init(jit().environment());
-    x86::Assembler A(&Code);
+    Emission Em;
+    auto &[Code, A] = Em;
     Error E = Enter ? jx::emitMonitorEnter(A, L, Ops, SlowPathMode::OutOfLine)
                     : jx::emitMonitorExit(A, L, Ops, SlowPathMode::OutOfLine);
     ASSERT_EQ(E, kErrorOk);
