@@ -203,9 +203,8 @@ struct PendingSlowCall {
 } // namespace
 
 ProbeFn buildProbe(const ProbeSpec &Spec) {
-  asmjit::CodeHolder Code;
-  Code.init(jit().environment());
-  A64::Assembler A(&Code);
+  Emission Em;
+  auto &[Code, A] = Em;
   Checked Ok;
   using namespace A64;
 

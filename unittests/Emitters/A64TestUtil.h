@@ -51,6 +51,20 @@ const jitlock_rt_layout &layout();
 /// through the runtime that added it).
 asmjit::JitRuntime &jit();
 
+/// Code for this machine: a CodeHolder with an assembler attached. Tests
+/// take it apart: `Emission Em; auto &[Code, A] = Em;`.
+struct Emission {
+  Emission() {
+    Code.init(jit().environment());
+    Code.attach(&A);
+  }
+  Emission(const Emission &) = delete;
+  Emission &operator=(const Emission &) = delete;
+
+  asmjit::CodeHolder Code;
+  A64::Assembler A;
+};
+
 /// Keeps the first error of a series of emitter calls.
 struct Checked {
   asmjit::Error Err = asmjit::kErrorOk;

@@ -238,6 +238,17 @@ inline void emitVecStore(x86::Assembler &A, VecLevel V, unsigned I,
 inline const x86::Gp ProbeCalleeSaved[] = {x86::rbx, x86::rbp, x86::r12,
                                            x86::r13, x86::r14, x86::r15};
 
+/// The frame of a probe that checks every register around what it wraps
+/// (emitProbeEntry, emitProbeExit), when it needs no fields of its own.
+struct alignas(64) RegisterFrame {
+  uint64_t GprIn[16];
+  uint64_t GprOut[16];
+  uint64_t RspIn, RspOut;
+  uint64_t KIn[8], KOut[8];
+  alignas(64) uint8_t VecIn[32][64];
+  alignas(64) uint8_t VecOut[32][64];
+};
+
 /// The entry: saves the callee-saved registers, leaves rsp 0 mod 16 (or 8,
 /// `Misalign`) with the frame pointer at [rsp], records rsp in RspIn, calls
 /// `Setup(A)` (rdi = the frame; rax and rcx free), then loads the registers.
@@ -428,6 +439,19 @@ struct ProgramCtx {
   void *Objs[MaxProgramObjects] = {};
   uint64_t *Counters[MaxProgramObjects] = {};
 };
+
+/// The bodies the threaded tests run: one lock, a recursive lock, and two
+/// nested locks (always 0 before 1), each counting under its locks.
+inline const std::vector<Op> SimpleBody = {
+    {OpKind::Enter, 0}, {OpKind::Inc, 0}, {OpKind::Exit, 0}};
+inline const std::vector<Op> RecursiveBody = {{OpKind::Enter, 0},
+                                              {OpKind::Enter, 0},
+                                              {OpKind::Inc, 0},
+                                              {OpKind::Exit, 0},
+                                              {OpKind::Exit, 0}};
+inline const std::vector<Op> NestedBody = {
+    {OpKind::Enter, 0}, {OpKind::Enter, 1}, {OpKind::Inc, 0},
+    {OpKind::Inc, 1},   {OpKind::Exit, 1},  {OpKind::Exit, 0}};
 
 /// void fn(ProgramCtx *): `Remaining` times, the ops in order. Inc is an
 /// unguarded read-modify-write of *Counters[i] (a plain load, add, store):

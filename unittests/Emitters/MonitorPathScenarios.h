@@ -461,12 +461,13 @@ inline void unstructuredAndNonOwnerExit(PathRun &R) {
 
 //===-- With a contender -------------------------------------------------===//
 
-/// Another attached thread that enters `O` through the runtime (inflating
-/// it with an anonymous owner while this thread fast-locks it), then exits.
+/// The run's emitted enter fast-locks `O`; then another attached thread
+/// enters it through the runtime (inflating it with an anonymous owner) and
+/// exits once it has the lock.
 class Contender {
 public:
-  explicit Contender(void *O)
-      : Thread([this, O] {
+  Contender(PathRun &R, void *O)
+      : Obj((R.enter(O, 0, "fast enter"), O)), Thread([this, O] {
           jitlock_thread *T = jitlock_rt_attach();
           Entered = jitlock_rt_monitor_enter(T, O) == JITLOCK_OK;
           Exited = jitlock_rt_monitor_exit(T, O) == JITLOCK_OK;
@@ -482,6 +483,15 @@ public:
   /// `O` held by `Self`, releases it through the runtime first; a contender
   /// that never gets the lock fails the test instead of hanging it (the
   /// thread is left behind).
+  /// Waits until the contender has inflated the object.
+  bool inflatedAnonymously() const {
+    return jitlock_test::waitUntil([&] {
+      jitlock_lock_info I{};
+      return jitlock_rt_inspect(Obj, &I) == JITLOCK_OK &&
+             I.state == JITLOCK_STATE_INFLATED && I.anonymous_owner;
+    });
+  }
+
   void join(jitlock_thread *Self, void *O) {
     for (int I = 0; I != 8 && ::testing::Test::HasFailure() &&
                     jitlock_rt_holds_lock(Self, O);
@@ -502,23 +512,17 @@ public:
   }
 
 private:
+  void *const Obj;
   std::atomic<bool> Entered{false}, Exited{false}, Detached{false}, Done{false};
   std::thread Thread;
 };
-
-inline bool inflatedAnonymously(const void *O) {
-  jitlock_lock_info I{};
-  return jitlock_rt_inspect(O, &I) == JITLOCK_OK &&
-         I.state == JITLOCK_STATE_INFLATED && I.anonymous_owner;
-}
 
 /// X4: the header is 10 (a contender inflated the object with an anonymous
 /// owner): the exit pushes the object back and the runtime fixes the owner.
 inline void anonymousOwnerFixedAtExit(PathRun &R) {
   void *O = R.object();
-  R.enter(O, 0, "fast enter");
-  Contender C(O);
-  ASSERT_TRUE(jitlock_test::waitUntil([&] { return inflatedAnonymously(O); }));
+  Contender C(R, O);
+  ASSERT_TRUE(C.inflatedAnonymously());
   EXPECT_TRUE(jitlock_rt_holds_lock(R.Self, O));
   R.expectStack({O}, "inflated anonymously");
   R.exit(O, 1, "X4: bits 10, push back, the runtime fixes the owner");
@@ -532,9 +536,8 @@ inline void anonymousOwnerFixedAtExit(PathRun &R) {
 /// N2 and N3 inline.
 inline void anonymousOwnerFixedAtEnter(PathRun &R) {
   void *O = R.object();
-  R.enter(O, 0, "fast enter");
-  Contender C(O);
-  ASSERT_TRUE(jitlock_test::waitUntil([&] { return inflatedAnonymously(O); }));
+  Contender C(R, O);
+  ASSERT_TRUE(C.inflatedAnonymously());
   R.enter(O, 1, "E3, M1 fails on the anonymous owner, M2 -> the runtime");
   R.expectLock(O, JITLOCK_STATE_INFLATED, R.Self, 2, "owner fixed");
   R.expectStack({}, "owner fixed");

@@ -30,14 +30,7 @@ using namespace emit_test;
 
 namespace {
 
-struct alignas(64) LoadFrame {
-  uint64_t GprIn[16];
-  uint64_t GprOut[16];
-  uint64_t RspIn, RspOut;
-  uint64_t KIn[8], KOut[8];
-  alignas(64) uint8_t VecIn[32][64];
-  alignas(64) uint8_t VecOut[32][64];
-};
+using LoadFrame = RegisterFrame;
 
 using ProbeFn = void (*)(LoadFrame *);
 

@@ -40,14 +40,7 @@ namespace {
 
 //===-- The probe --------------------------------------------------------===//
 
-struct alignas(64) ProbeFrame {
-  uint64_t GprIn[16];
-  uint64_t GprOut[16];
-  uint64_t RspIn, RspOut;
-  uint64_t KIn[8], KOut[8];
-  alignas(64) uint8_t VecIn[32][64];
-  alignas(64) uint8_t VecOut[32][64];
-};
+using ProbeFrame = RegisterFrame;
 
 struct ProbeOptions {
   SlowPathMode Mode = SlowPathMode::OutOfLine;
@@ -1179,24 +1172,14 @@ TEST_F(X64EmitterThreadTest, ContendedMutualExclusion) {
                           S3 = sampleThreeScratchAssignments();
   void *A = object(), *B = object();
   uint64_t CounterA = 0, CounterB = 0;
-  const std::vector<Op> Simple = {
-      {OpKind::Enter, 0}, {OpKind::Inc, 0}, {OpKind::Exit, 0}};
-  const std::vector<Op> Recursive = {{OpKind::Enter, 0},
-                                     {OpKind::Enter, 0},
-                                     {OpKind::Inc, 0},
-                                     {OpKind::Exit, 0},
-                                     {OpKind::Exit, 0}};
-  const std::vector<Op> Nested = {{OpKind::Enter, 0}, {OpKind::Enter, 1},
-                                  {OpKind::Inc, 0},   {OpKind::Inc, 1},
-                                  {OpKind::Exit, 1},  {OpKind::Exit, 0}};
   RuntimeShim Shim(hostVecLevel());
   std::vector<std::unique_ptr<Program>> Programs;
   for (unsigned T = 0; T < Threads; ++T) {
     SlowPathMode M = T % 2 ? SlowPathMode::Labels : SlowPathMode::OutOfLine;
     RuntimeEntries RT = T < 2 ? Shim.entries() : RuntimeEntries{};
-    const std::vector<Op> &Body = T % 3 == 0   ? Simple
-                                  : T % 3 == 1 ? Recursive
-                                               : Nested;
+    const std::vector<Op> &Body = T % 3 == 0   ? SimpleBody
+                                  : T % 3 == 1 ? RecursiveBody
+                                               : NestedBody;
     const Assignment &As = T == 1 || T == 2 ? S3[T] : S[T];
     Programs.push_back(std::make_unique<Program>(As, Body, M, RT));
   }

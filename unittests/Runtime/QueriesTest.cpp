@@ -152,21 +152,6 @@ TEST_F(QueriesTest, LockStackReadThroughLayoutAgrees) {
 
 //===-- Deadlock detection -----------------------------------------------===//
 
-struct Cycle {
-  std::vector<jitlock_thread *> threads;
-  std::vector<void *> objs;
-};
-struct CycleLog {
-  std::vector<Cycle> cycles;
-  static void fn(void *ctx, size_t n, jitlock_thread *const *threads,
-                 void *const *objs) {
-    Cycle c;
-    c.threads.assign(threads, threads + n);
-    c.objs.assign(objs, objs + n);
-    static_cast<CycleLog *>(ctx)->cycles.push_back(c);
-  }
-};
-
 TEST_F(QueriesTest, BlockedChainIsNotADeadlock) {
   // T1 holds A and blocks on B; T2 holds B and blocks on C; main holds C and
   // is running: a chain, not a cycle.

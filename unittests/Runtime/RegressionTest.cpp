@@ -516,21 +516,6 @@ TEST_F(RegressionTest, RestoreRollbackSurvivesEmbedderState) {
 // deadlock through it: T1 holds B and waits on A; T2 takes A, notifies T1
 // (which now needs A back) and blocks entering B.
 
-struct Cycle {
-  std::vector<jitlock_thread *> threads;
-  std::vector<void *> objs;
-};
-struct CycleLog {
-  std::vector<Cycle> cycles;
-  static void fn(void *ctx, size_t n, jitlock_thread *const *threads,
-                 void *const *objs) {
-    Cycle c;
-    c.threads.assign(threads, threads + n);
-    c.objs.assign(objs, objs + n);
-    static_cast<CycleLog *>(ctx)->cycles.push_back(c);
-  }
-};
-
 /// Checks that `c` is the two-thread cycle {t1 waits for o1, t2 for o2}.
 bool isCycle(const Cycle &c, jitlock_thread *t1, void *o1, jitlock_thread *t2,
              void *o2) {

@@ -64,6 +64,22 @@ inline jitlock_lock_info inspect(const void *obj) {
   return info;
 }
 
+/// The cycles jitlock_rt_find_deadlocks reports (its callback is fn).
+struct Cycle {
+  std::vector<jitlock_thread *> threads;
+  std::vector<void *> objs;
+};
+struct CycleLog {
+  std::vector<Cycle> cycles;
+  static void fn(void *ctx, size_t n, jitlock_thread *const *threads,
+                 void *const *objs) {
+    Cycle c;
+    c.threads.assign(threads, threads + n);
+    c.objs.assign(objs, objs + n);
+    static_cast<CycleLog *>(ctx)->cycles.push_back(c);
+  }
+};
+
 inline std::string stateName(uint32_t s) {
   switch (s) {
   case JITLOCK_STATE_UNLOCKED:
@@ -356,6 +372,23 @@ private:
   bool attach_;
   std::thread thr_;
 };
+
+// Has `w` enter and exit `obj` through the runtime (the enter's result in
+// `*enterRc`, else expected to be OK), and waits until it has queued on
+// `obj`, which the caller holds: a fast-locked `obj` is then inflated with
+// an anonymous owner. False if it never queued.
+inline bool contendAndQueue(Worker &w, void *obj,
+                            std::atomic<int> *enterRc = nullptr) {
+  w.post([&w, obj, enterRc] {
+    int rc = jitlock_rt_monitor_enter(w.thread(), obj);
+    if (enterRc)
+      *enterRc = rc;
+    else
+      EXPECT_EQ(rc, JITLOCK_OK);
+    EXPECT_EQ(jitlock_rt_monitor_exit(w.thread(), obj), JITLOCK_OK);
+  });
+  return waitEntryQueued(obj);
+}
 
 //===-- Inline code on a thread that is not attached ---------------------===//
 
