@@ -21,6 +21,8 @@
 #ifndef JITLOCK_UNITTESTS_EMITTERS_A64TESTUTIL_H
 #define JITLOCK_UNITTESTS_EMITTERS_A64TESTUTIL_H
 
+#include "Emission.h"
+
 #include "jitlock/Emitters/AArch64.h"
 #include "jitlock/jitlock_rt.h"
 
@@ -51,19 +53,7 @@ const jitlock_rt_layout &layout();
 /// through the runtime that added it).
 asmjit::JitRuntime &jit();
 
-/// Code for this machine: a CodeHolder with an assembler attached. Tests
-/// take it apart: `Emission Em; auto &[Code, A] = Em;`.
-struct Emission {
-  Emission() {
-    Code.init(jit().environment());
-    Code.attach(&A);
-  }
-  Emission(const Emission &) = delete;
-  Emission &operator=(const Emission &) = delete;
-
-  asmjit::CodeHolder Code;
-  A64::Assembler A;
-};
+using Emission = emit_test_common::Emission<A64::Assembler, jit>;
 
 /// Keeps the first error of a series of emitter calls.
 struct Checked {

@@ -9,6 +9,7 @@
 #ifndef JITLOCK_UNITTESTS_EMITTERS_EMITTERTESTUTIL_H
 #define JITLOCK_UNITTESTS_EMITTERS_EMITTERTESTUTIL_H
 
+#include "Emission.h"
 #include "LockState.h"
 
 #include "jitlock/Emitters.h"
@@ -49,19 +50,7 @@ inline JitRuntime &jit() {
   return R;
 }
 
-/// Code for this machine: a CodeHolder with an assembler attached. Tests
-/// take it apart: `Emission Em; auto &[Code, A] = Em;`.
-struct Emission {
-  Emission() {
-    Code.init(jit().environment());
-    Code.attach(&A);
-  }
-  Emission(const Emission &) = delete;
-  Emission &operator=(const Emission &) = delete;
-
-  CodeHolder Code;
-  x86::Assembler A;
-};
+using Emission = emit_test_common::Emission<x86::Assembler, jit>;
 
 inline jitlock_rt_layout layout() {
   jitlock_rt_layout L;

@@ -201,28 +201,6 @@ enum : int {
   kChildSecondCall = 15,
 };
 
-// Runs `body` in a forked child that must not outlive `seconds`. The child
-// never returns into gtest: it _exit()s with body's result, skipping
-// destructors, atexit handlers and the leak check (its threads stay
-// deadlocked on purpose).
-int runInChild(int (*body)(), unsigned seconds) {
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  if (pid < 0)
-    return -1;
-  if (pid == 0) {
-    alarm(seconds);
-    _exit(body());
-  }
-  int status = 0;
-  if (waitpid(pid, &status, 0) != pid)
-    return -2;
-  if (WIFSIGNALED(status))
-    return 1000 + WTERMSIG(status);
-  return WEXITSTATUS(status);
-}
-
 // Builds a deadlock of `n` threads: thread k fast-locks obj[k], then enters
 // obj[(k+1) % n]. Optionally one more thread blocks on obj[0] (a tail that is
 // not part of the cycle). Checks find_deadlocks reports exactly one cycle
@@ -300,15 +278,7 @@ int deadlockChild(size_t n, bool tail) {
   return kChildOk;
 }
 
-class DeadlockTest : public ::testing::Test {
-protected:
-  void SetUp() override {
-    // Fork from a quiet process: nothing attached, runtime shut down.
-    ASSERT_EQ(jitlock_rt_current(), nullptr);
-    ASSERT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
-  }
-  void TearDown() override { EXPECT_EQ(jitlock_rt_shutdown(), JITLOCK_OK); }
-};
+using DeadlockTest = QuietProcessTest;
 
 TEST_F(DeadlockTest, TwoThreadCycleIsReported) {
   int rc = runInChild([] { return deadlockChild(2, false); }, 60);

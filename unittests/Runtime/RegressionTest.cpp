@@ -44,40 +44,7 @@ using Clock = std::chrono::steady_clock;
 
 //===-- Helpers ----------------------------------------------------------===//
 
-/// Runs `body` in a forked child bounded by alarm(`seconds`). The child never
-/// returns into gtest: it _exit()s with body's result, skipping destructors
-/// and the leak check (on a broken runtime its threads may stay parked).
-/// Returns the exit status, 1000 + n for signal n, or < 0 if fork failed.
-int runInChild(const std::function<int()> &body, unsigned seconds) {
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  if (pid < 0)
-    return -1;
-  if (pid == 0) {
-    alarm(seconds);
-    int rc = body();
-    fflush(stdout);
-    fflush(stderr);
-    _exit(rc);
-  }
-  int status = 0;
-  if (waitpid(pid, &status, 0) != pid)
-    return -2;
-  if (WIFSIGNALED(status))
-    return 1000 + WTERMSIG(status);
-  return WEXITSTATUS(status);
-}
-
-/// Forked tests start from a quiet process: nothing attached, shut down.
-class RegressionChildTest : public ::testing::Test {
-protected:
-  void SetUp() override {
-    ASSERT_EQ(jitlock_rt_current(), nullptr);
-    ASSERT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
-  }
-  void TearDown() override { EXPECT_EQ(jitlock_rt_shutdown(), JITLOCK_OK); }
-};
+using RegressionChildTest = QuietProcessTest;
 
 class RegressionTest : public RuntimeTest {};
 
