@@ -7,12 +7,15 @@
 // (A64TestUtil.cpp), and checks after every emitted sequence that no
 // register outside the scratch set changed (x0-x30, q0-q31, sp).
 //
-//   RuntimePaths   the real runtime: every path of the protocol (fast,
-//                  recursive, non-adjacent, inflated M1/M2/N2/N3, a full lock
-//                  stack, the anonymous owner fixed at exit and at enter, a
-//                  thread that is not attached), the lock state checked
+//   RuntimePaths   the real runtime: every scenario of MonitorPathScenarios.h
+//                  (shared with the x86_64 suite: fast, recursive, nested,
+//                  non-adjacent, inflated M1/M2/N2/N3 with the owner word and
+//                  the entry count, a full lock stack, the identity hash,
+//                  unstructured and non-owner exits, the anonymous owner
+//                  fixed at exit and at enter), the lock state checked
 //                  through the runtime's queries and the slow calls counted
-//                  after each step.
+//                  after each step; RuntimeDetachedThread, a thread that is
+//                  not attached.
 //   SyntheticLayout  layouts with large and negative offsets, on fake threads,
 //                  objects and monitors: each path's exact memory effect, and
 //                  that nothing else in memory changed.
@@ -303,6 +306,8 @@ TEST_P(RuntimeDetachedThread, EnterOfAFreeMonitorIsRefused) {
   };
   jitlock_test::expectDetachedEnterRefused(newObject(), Log, Run(true),
                                            Run(false));
+  EXPECT_EQ(Probes.slowCalls().Refused, 0u)
+      << "the runtime refused a slow-path call of an attached thread";
   Configure(nullptr);
   expectStack(jitlock_rt_current(), {});
 }

@@ -141,6 +141,10 @@ public:
     if (Target.countsRefusals())
       EXPECT_EQ(D.Refused, Refused) << Step << ": calls the runtime refused";
   }
+  void expectNoneRefused(const SlowCalls &D, const std::string &Step) {
+    if (Target.countsRefusals())
+      EXPECT_EQ(D.Refused, 0u) << Step << ": calls the runtime refused";
+  }
   /// An exit the runtime must refuse (the caller does not own `O`).
   void refusedExit(void *O, const std::string &Step) {
     Target.exit(Self, O);
@@ -407,6 +411,7 @@ inline void fullLockStackFreeMonitor(PathRun &R) {
       << "full stack, free monitor: unwind";
   EXPECT_EQ(D.Enters, 0u) << "full stack, free monitor: unwind";
   EXPECT_EQ(D.QueuedExits, 0u) << "full stack, free monitor: unwind";
+  R.expectNoneRefused(D, "full stack, free monitor: unwind");
   R.expectStack({}, "full stack, free monitor: unwind");
   R.expectLock(M, JITLOCK_STATE_INFLATED, nullptr, 0, "full, monitor");
   R.expectLock(N[0], JITLOCK_STATE_INFLATED, nullptr, 0, "full, monitor");
@@ -551,6 +556,7 @@ inline void anonymousOwnerFixedAtEnter(PathRun &R) {
   SlowCalls D = R.slowSinceLastCheck();
   EXPECT_EQ(D.Enters + D.Exits, 0u) << "N3";
   EXPECT_LE(D.QueuedExits, 1u) << "N3";
+  R.expectNoneRefused(D, "N3");
   EXPECT_FALSE(jitlock_rt_holds_lock(R.Self, O));
   C.join(R.Self, O);
   R.expectLock(O, JITLOCK_STATE_INFLATED, nullptr, 0, "after the contender");

@@ -10,8 +10,10 @@
 // register before returning, so the glue must really preserve them; counting
 // the shim's calls tells which steps stayed inline.
 //
-// After every step the lock state is checked through the runtime's queries
-// (jitlock_rt_inspect, jitlock_rt_lock_stack) and the header word itself.
+// The paths are the scenarios of MonitorPathScenarios.h, shared with the
+// AArch64 suite. After every step the lock state is checked through the
+// runtime's queries (jitlock_rt_inspect, jitlock_rt_lock_stack) and the
+// header word itself.
 // Every path runs for every register assignment, without and with the
 // optional third scratch register (x64::MonitorOperands::Scratch2).
 //
