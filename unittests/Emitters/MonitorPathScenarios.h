@@ -164,6 +164,16 @@ public:
   void expectStack(const std::vector<void *> &Want, const std::string &Step) {
     EXPECT_EQ(jitlock_test::lockStack(Self), Want) << Step;
   }
+  /// Exits inflated `O`, held `Holds` times, until it is free: N2 counts
+  /// the recursions down, N3 releases it; all inline.
+  void exitInflated(void *O, uint64_t Holds) {
+    for (uint64_t K = Holds - 1; K >= 1; --K) {
+      exit(O, 0, "N2: recursions - 1");
+      expectLock(O, JITLOCK_STATE_INFLATED, Self, K, "N2 (recursions)");
+    }
+    exit(O, 0, "N3");
+    expectLock(O, JITLOCK_STATE_INFLATED, nullptr, 0, "N3");
+  }
   /// Inflates `O` (A B A: E5's CAS fails, the runtime inflates A) and
   /// leaves it free, with nothing else held.
   void inflateFree(void *O, const std::string &Step) {
@@ -272,12 +282,7 @@ inline void nonAdjacentThenInflated(PathRun &R) {
   R.expectLock(A, JITLOCK_STATE_INFLATED, R.Self, 2, "M2");
   R.enter(A, 0, "M2 again");
   R.expectLock(A, JITLOCK_STATE_INFLATED, R.Self, 3, "M2 again");
-  R.exit(A, 0, "N2: recursions - 1");
-  R.expectLock(A, JITLOCK_STATE_INFLATED, R.Self, 2, "N2 (recursions)");
-  R.exit(A, 0, "N2: recursions - 1");
-  R.expectLock(A, JITLOCK_STATE_INFLATED, R.Self, 1, "N2 (recursions)");
-  R.exit(A, 0, "N3");
-  R.expectLock(A, JITLOCK_STATE_INFLATED, nullptr, 0, "N3");
+  R.exitInflated(A, 3);
   // An inflated object under a fast-locked one: X1 -> N1 -> N3 inline.
   R.enter(A, 0, "inflated under fast");
   R.enter(B, 0, "inflated under fast");
@@ -331,10 +336,7 @@ inline void ownerWordAndEntryCount(PathRun &R) {
   R.enter(A, 0, "M1");
   R.enter(A, 0, "M2");
   R.expectLock(A, JITLOCK_STATE_INFLATED, R.Self, 2, "M1, M2");
-  R.exit(A, 0, "N2 (recursions)");
-  R.expectLock(A, JITLOCK_STATE_INFLATED, R.Self, 1, "N2 (recursions)");
-  R.exit(A, 0, "N3");
-  R.expectLock(A, JITLOCK_STATE_INFLATED, nullptr, 0, "N3");
+  R.exitInflated(A, 2);
 }
 
 /// Full stack: the enter beyond the capacity fails E2; the runtime inflates
