@@ -3,12 +3,14 @@
 // Tier 1 inlines a virtual call of a method that no instantiated class
 // overrides, behind a check of the receiver's class (Inliner.h). The check
 // keeps the code right whatever is instantiated later: a receiver of another
-// class takes the virtual call. What goes stale is the choice: once a class
+// class takes the virtual call, or traps (Deoptimize.h) unless the profile
+// saw such a receiver there. What goes stale is the choice: once a class
 // that overrides the method has its first instance, each compiled method
 // that inlined it is invalidated, its Entry back to the interpreter and its
 // counters reset, so that it is compiled again for the new hierarchy. Frames
 // already running the old code finish in it, their class checks sending
-// the new receivers to the virtual call (no frame needs deoptimizing).
+// the new receivers to the virtual call or a trap (no frame needs
+// deoptimizing eagerly).
 //
 // The lock here is a leaf: it is taken under the class and compile locks,
 // and from allocation, and never held while taking another.
