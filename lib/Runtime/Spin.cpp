@@ -73,15 +73,14 @@ enum class OwnerActivity {
 /// OwnerPeeks count that a thread leaving the runtime waits out
 /// (waitForOwnerPeeks); a thread that leaves owns no monitor.
 static OwnerActivity ownerActivity(Monitor &M) {
-  jitlock_thread *Owner =
-      owner::threadOf(M.Owner.load(std::memory_order_relaxed));
+  jitlock_thread *Owner = owner::threadOf(M.ownerRaw());
   if (!Owner)
     return OwnerActivity::Running;
   // Seq_cst with the leaving thread's fence: either it sees this peek and
   // waits, or this load sees its release of M.
   OwnerPeeks.N.fetch_add(1, std::memory_order_seq_cst);
   uint32_t State = JITLOCK_THREAD_MANAGED, Wake = QueueNode::Sleep;
-  if (owner::threadOf(M.Owner.load(std::memory_order_seq_cst)) == Owner) {
+  if (owner::threadOf(M.ownerForPeek()) == Owner) {
     // Acquire: it reads one of the owner's own State stores (attach makes
     // the first, before the owner can take M), which orders this read after
     // the owner's thread set up its storage.

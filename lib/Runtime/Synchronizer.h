@@ -68,9 +68,7 @@ public:
     if (!M)
       return false;
     std::atomic_thread_fence(std::memory_order_acquire);
-    if (storage::isTable() &&
-        (M->object() != Obj ||
-         M->Contentions.load(std::memory_order_relaxed) < 0))
+    if (storage::isTable() && (M->object() != Obj || M->contentions() < 0))
       return false;
     std::atomic_thread_fence(std::memory_order_acquire);
     return Gen % 2 == 0 && headerOf(Obj).load(std::memory_order_acquire) == H &&
@@ -186,11 +184,6 @@ void waitForOwnerPeeks();
 // Shared by the synchronizer's files: Synchronizer.cpp (enter, exit, the
 // entry queue), Inflation.cpp, Spin.cpp, WaitNotify.cpp, IdentityHash.cpp and
 // ThreadLocks.cpp.
-
-/// Sets `M`'s recursion count; only its owner (or a thread acting for it).
-inline void setRecursions(Monitor &M, uint64_t Value) {
-  M.Recursions.store(Value, std::memory_order_relaxed);
-}
 
 /// The next identity hash, from `T`'s generator or, with no thread, the
 /// global one; never 0.

@@ -206,8 +206,7 @@ Monitor *fromCache(jitlock_thread &T, const void *Obj) {
     if (E.Object.load(std::memory_order_relaxed) != Obj)
       continue;
     Monitor *M = E.Mon.load(std::memory_order_relaxed);
-    if (M->object() == Obj &&
-        M->Contentions.load(std::memory_order_acquire) >= 0)
+    if (M->object() == Obj && !M->deflationWon())
       return M;
     return nullptr;
   }
