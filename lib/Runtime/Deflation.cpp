@@ -72,12 +72,11 @@ namespace jitlock {
 void restoreHeader(Monitor &M, void *Obj) {
   // A5. Seal: a hash install that read the unsealed word fails its CAS and
   // starts over from the object's header, where the hash then goes.
-  uint64_t D = M.DisplacedHeader.load(std::memory_order_acquire);
+  uint64_t D = M.displacedHeaderAcquire();
 #ifndef JITLOCK_MUTATE_A5_SEAL // scripts/mutate.sh
   while (header::isUnlocked(D) &&
-         !M.DisplacedHeader.compare_exchange_weak(
-             D, header::withLockBits(D, header::LockedValue),
-             std::memory_order_acq_rel, std::memory_order_acquire)) {
+         !M.trySealDisplacedHeader(
+             D, header::withLockBits(D, header::LockedValue))) {
   }
 #endif
   runDeflationHook(DeflationStage::Sealed, M);

@@ -556,10 +556,9 @@ void freeAllMonitors(bool WriteBack) {
     // Give the object back its unlocked header, hash included, once any
     // transient embedder state (11) has passed.
     if (WriteBack)
-      storage::unpublish(*M, M->Object,
-                         header::withLockBits(
-                             M->DisplacedHeader.load(std::memory_order_relaxed),
-                             header::UnlockedValue));
+      storage::unpublish(
+          *M, M->Object,
+          header::withLockBits(M->displacedHeader(), header::UnlockedValue));
     destroyMonitor(M);
     LiveMonitors.fetch_sub(1, std::memory_order_relaxed);
   }
@@ -582,7 +581,7 @@ void jitlock::Monitor::validate(const jitlock_thread &Self) const {
                  "M1", "owner word is neither 0, a marker nor a thread");
   if (Word != owner::encode(&Self))
     return;
-  void *Obj = object();
+  [[maybe_unused]] void *Obj = object();
   JITLOCK_ASSERT(Obj, "M1", "an owned monitor names no object");
   JITLOCK_ASSERT(!LockStack(const_cast<jitlock_thread &>(Self)).contains(Obj),
                  "E3", "an owned monitor's object is also on the lock stack");

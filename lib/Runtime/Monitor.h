@@ -113,9 +113,53 @@ public:
     return ownerAcquire() == owner::encode(&T);
   }
 
-  // The words several threads write (line 1, and the counts of line 2) are
-  // private: these operations are the only ways to them, each with the
+  // The words several threads write (the displaced header and the
+  // generation of line 0, line 1, the counts and the spin budget of line 2)
+  // are private: these operations are the only ways to them, each with the
   // memory order its protocol step needs.
+
+  /// The displaced header, relaxed: for a reader that validates what it
+  /// read afterwards (MonitorRead), holds the registry lock, or keys the
+  /// table by its hash.
+  uint64_t displacedHeader() const {
+    return DisplacedHeader.load(std::memory_order_relaxed);
+  }
+  /// The displaced header, acquire: A5 reads what a hash install wrote.
+  uint64_t displacedHeaderAcquire() const {
+    return DisplacedHeader.load(std::memory_order_acquire);
+  }
+  /// A hash install while inflated: CAS `Expected` -> `Hashed`, acq_rel.
+  /// Fails once a deflater sealed the word (A5) or a hash went in first;
+  /// `Expected` is then the word found.
+  bool tryInstallHash(uint64_t &Expected, uint64_t Hashed) {
+    return DisplacedHeader.compare_exchange_strong(Expected, Hashed,
+                                                   std::memory_order_acq_rel);
+  }
+  /// A5's seal: CAS `Expected` -> `Sealed` (lock bits 00), acq_rel, weak
+  /// (the caller loops); `Expected` is then the word found.
+  bool trySealDisplacedHeader(uint64_t &Expected, uint64_t Sealed) {
+    return DisplacedHeader.compare_exchange_weak(
+        Expected, Sealed, std::memory_order_acq_rel, std::memory_order_acquire);
+  }
+
+  /// The generation, acquire: a MonitorRead's first look, before the fields
+  /// it reads (A6's readers).
+  uint64_t generationAcquire() const {
+    return Generation.load(std::memory_order_acquire);
+  }
+  /// The generation, relaxed: a MonitorRead's second look, after its fence.
+  uint64_t generationRaw() const {
+    return Generation.load(std::memory_order_relaxed);
+  }
+
+  /// How long the next contended enter spins, in rounds (AdaptiveSpin.h),
+  /// relaxed: a lost update only makes one guess worse.
+  uint32_t spinBudget() const {
+    return SpinBudget.load(std::memory_order_relaxed);
+  }
+  void setSpinBudget(uint32_t Rounds) {
+    SpinBudget.store(Rounds, std::memory_order_relaxed);
+  }
 
   /// The owner word, relaxed: a snapshot, which a CAS, the queue lock or a
   /// later acquire orders (M1, N2, J3, XQ).
@@ -257,6 +301,8 @@ public:
 
   // Line 0.
   void *Object;
+
+private:
   /// The object's header in unlocked form; hash installs CAS it while the
   /// object is inflated. A deflater seals it (lock bits 00, A5) just before
   /// writing it back, which sends hash installs to the object's header.
@@ -266,6 +312,8 @@ public:
   /// Object and DisplacedHeader). Readers that no handshake covers check it
   /// to tell this object's monitor from the same storage reused for another.
   std::atomic<uint64_t> Generation{0};
+
+public:
   /// The next monitor of the registry while registered (pushed with a CAS,
   /// unlinked under the registry lock), of its free batch while free.
   std::atomic<Monitor *> RegistryNext{nullptr};
@@ -299,6 +347,7 @@ public:
   void append(QueueNode::Where Q, QueueNode &N);
   void unlink(QueueNode &N);
 
+private:
   /// Line 2 still: how long the next contended enter spins before it
   /// parks, in rounds (AdaptiveSpin.h), written by contending enterers.
   /// Relaxed: a lost update only makes one guess worse. A reused monitor keeps

@@ -150,7 +150,7 @@ static SpinEnd spinProbes(jitlock_thread &T, Monitor &M, uint32_t Limit) {
     Spinners.N.fetch_sub(1, std::memory_order_relaxed);
     return SpinEnd::Crowded;
   }
-  const uint32_t Stored = M.SpinBudget.load(std::memory_order_relaxed);
+  const uint32_t Stored = M.spinBudget();
   const uint32_t Rounds = spin::budget(Stored, Limit);
   // Probes back off exponentially, from 1 up to MaxPausesBetweenProbes
   // pauses apart, until the budget's pauses are spent: each probe pulls the
@@ -182,7 +182,7 @@ static SpinEnd spinProbes(jitlock_thread &T, Monitor &M, uint32_t Limit) {
   if (End == SpinEnd::Taken || End == SpinEnd::Exhausted) {
     uint32_t Next = spin::adapt(Stored, End == SpinEnd::Taken, Limit);
     if (Next != Stored)
-      M.SpinBudget.store(Next, std::memory_order_relaxed);
+      M.setSpinBudget(Next);
   }
   return End;
 }

@@ -50,7 +50,7 @@ class MonitorRead {
 public:
   MonitorRead(const void *Obj, uint64_t H)
       : Obj(Obj), H(H), M(monitorNamedBy(Obj, H)),
-        Gen(M ? M->Generation.load(std::memory_order_acquire) : 1) {}
+        Gen(M ? M->generationAcquire() : 1) {}
 
   /// Whether the header's monitor was found (table storage misses it when
   /// the header changed while the entry was missing: look again).
@@ -72,7 +72,7 @@ public:
       return false;
     std::atomic_thread_fence(std::memory_order_acquire);
     return Gen % 2 == 0 && headerOf(Obj).load(std::memory_order_acquire) == H &&
-           M->Generation.load(std::memory_order_relaxed) == Gen;
+           M->generationRaw() == Gen;
   }
 
 private:
