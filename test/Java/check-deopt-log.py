@@ -9,6 +9,10 @@ the trapping thread. The single-threaded programs run a second time with
 monitor's owner) must be the same, since a restored ELIDED lock is a held
 lock like any other; only the record (its kinds, its slots' addresses) may
 differ.
+
+DeoptLazy's threads deoptimize lazily (reason dependency) in an order that
+differs from run to run: its traps are compared as a multiset, each trap
+with the lines that follow it.
 """
 import argparse
 import os
@@ -22,7 +26,12 @@ PROGRAMS = {
     'DeoptElided': (3, True, True),
     'DeoptNested': (1, False, True),
     'DeoptContended': (1, False, False),
+    'DeoptLazy': (4, True, True),
 }
+# program: the reason each of its (minimum) traps must have
+REASONS = {'DeoptLazy': 'dependency'}
+# programs whose traps come in any order
+UNORDERED = {'DeoptLazy'}
 PREFIX = 'jitlock-java: deopt: '
 
 
@@ -37,10 +46,20 @@ def deopt_lines(vm, classes, name, vm_args):
             if l.startswith(PREFIX)]
 
 
-def lock_state(lines):
-    """The lines that describe the locks after the restore."""
-    return [l for l in lines
-            if not l.lstrip().startswith(('restored', 'frame'))]
+def lock_state(lines, unordered=False):
+    """The lines that describe the locks after the restore; with
+    `unordered`, as a sorted list of traps (each trap's lines joined)."""
+    lines = [l for l in lines
+             if not l.lstrip().startswith(('restored', 'frame'))]
+    if not unordered:
+        return lines
+    traps = []
+    for l in lines:
+        if ' reason ' in l or not traps:
+            traps.append(l)
+        else:
+            traps[-1] += '\n  ' + l
+    return sorted(traps)
 
 
 def main():
@@ -61,6 +80,12 @@ def main():
         for l in lines:
             if l.strip().startswith('monitor ') and not l.endswith(' self'):
                 problems.append('not held after the restore: ' + l.strip())
+        reason = REASONS.get(name)
+        if reason and sum(l.endswith(' reason ' + reason) or
+                          (' reason %s ' % reason) in l
+                          for l in traps) < min_traps:
+            problems.append('fewer than %d traps with reason %s' %
+                            (min_traps, reason))
         if name == 'DeoptRepeated' and not any(
                 l.endswith('stays in tier 0') for l in lines):
             problems.append('the method did not stay in tier 0')
@@ -70,11 +95,14 @@ def main():
         if compare:
             plain = deopt_lines(args.vm, classes, name,
                                 args.vm_args + ['--elide=false'])
-            if lock_state(plain) != lock_state(lines):
+            unordered = name in UNORDERED
+            if lock_state(plain, unordered) != lock_state(lines, unordered):
                 problems.append(
                     'the lock state after the traps differs with '
-                    '--elide=false:\n  ' + '\n  '.join(lock_state(lines)) +
-                    '\nversus\n  ' + '\n  '.join(lock_state(plain)))
+                    '--elide=false:\n  ' +
+                    '\n  '.join(lock_state(lines, unordered)) +
+                    '\nversus\n  ' +
+                    '\n  '.join(lock_state(plain, unordered)))
         for p in problems:
             print('FAIL %s: %s' % (name, p))
         if not problems:
