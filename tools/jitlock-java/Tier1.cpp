@@ -1040,9 +1040,23 @@ Value *Translator::emitGuardedCall(Value *Recv, Method *RM, Function *Inline,
   return R;
 }
 
+/// How many bytes of bytecode a callee may have to be inlined: a hot
+/// callee (called often enough in tier 0 to be compiled on its own) gets
+/// the larger budget, as an optimizing JIT's frequent call sites do, so
+/// that a hot synchronized method such as a buffer's append joins its
+/// caller's code, where jitlock-elide coarsens or elides its lock.
+uint32_t inlineBudget(const Method *RM) {
+  if (!Opts.InlineSize || Opts.HotInlineSize <= Opts.InlineSize)
+    return Opts.InlineSize;
+  uint32_t Calls = RM->Invocations.load(std::memory_order_relaxed);
+  bool Hot = Calls >= Opts.HotCalleeCalls &&
+             Calls >= Opts.InvocationThreshold && Opts.InvocationThreshold;
+  return Hot ? Opts.HotInlineSize : Opts.InlineSize;
+}
+
 Function *Translator::inlineBody(Method *RM) {
   if (Depth >= Opts.InlineDepth || RM->Code.empty() ||
-      RM->Code.size() > Opts.InlineSize)
+      RM->Code.size() > inlineBudget(RM))
     return nullptr;
   for (const Translator *T = this; T; T = T->Outer)
     if (T->M == RM)
