@@ -136,14 +136,17 @@ void logTrap(VMThread *T, const deopt::DeoptFrame &F,
   for (size_t K = 0; K < Depth && K < 256; ++K)
     S += (K ? ", " : "") + nameOf(F, Stack[K]);
   S += "]\n";
+  // With its owner's hold count: an object the record lists twice (a
+  // nested re-entry) must be held twice.
   for (size_t K = 0; K < F.Monitors.size(); ++K) {
     const jitlock_relock_entry &E = F.Monitors[K];
-    jitlock_thread *Owner = jitlock_rt_owner_of(E.obj);
+    jitlock_lock_info Info;
+    jitlock_rt_inspect(E.obj, &Info);
     S += "jitlock-java: deopt:   monitor " + nameOf(F, E.obj) + " owner " +
-         (Owner == T->Rt ? "self"
-          : Owner        ? "other"
-                         : "none") +
-         "\n";
+         (Info.owner == T->Rt ? "self"
+          : Info.owner        ? "other"
+                              : "none") +
+         " holds " + std::to_string(Info.holds) + "\n";
   }
   errs() << S;
 }

@@ -1,12 +1,13 @@
 //===- Deoptimize.h - Uncommon traps and resuming in tier 0 -----*- C++ -*-===//
 //
-// Tier 1 compiles a branch side that tier 0's profile never saw taken as an
-// uncommon trap: a call of llvm.experimental.deoptimize whose "deopt" bundle
-// describes the virtual frames of the physical frame (docs/java.md,
-// "Speculation and deoptimization", gives the encoding). jitlock appends the
-// frame's monitors; libjitlock_deopt decodes the record and restores the
-// locks; resumeTrap (Deoptimize.cpp) rebuilds one tier-0 frame per virtual
-// frame and runs them, innermost first, and counts the trap against the
+// Tier 1 compiles a branch side that tier 0's profile never saw taken, and
+// the failure of an inlined call's class check, as an uncommon trap: a call
+// of llvm.experimental.deoptimize whose "deopt" bundle describes the
+// virtual frames of the physical frame, one per method of the inline chain
+// (docs/java.md, "Speculation and deoptimization", gives the encoding). jitlock
+// appends the frame's monitors; libjitlock_deopt decodes the record and
+// restores the locks; resumeTrap (Deoptimize.cpp) rebuilds one tier-0 frame per
+// virtual frame and runs them, innermost first, and counts the trap against the
 // method, which is recompiled without that speculation or, after
 // --tier1-max-traps, stays in tier 0.
 //

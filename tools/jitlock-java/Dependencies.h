@@ -4,8 +4,9 @@
 // overrides. In the compiled method's own code the inlined body runs for any
 // receiver, with no check of its class: it is right only while no class that
 // overrides the method has an instance. In an inline body (a callee inlined
-// into it) the call keeps a check of the receiver's class, since a trap there
-// could not describe the callee's frame (Inliner.h).
+// into it) the call keeps a check of the receiver's class (Inliner.h), whose
+// failure takes the virtual call, or traps (Deoptimize.h) unless the profile
+// saw such a receiver there.
 //
 // When a class that overrides such a method gets its first instance
 // (noteInstantiated, before allocObject returns it), each compiled code that

@@ -7,7 +7,8 @@
 //  * Every local and every operand-stack slot is an i64 alloca, indexed by
 //    the depth the stack has at that bytecode (the same on every path, as
 //    JVMS 4.10 requires); a long takes two slots, its value in the first, as
-//    in tier 0. SROA and mem2reg in the O2 pipeline make them SSA values.
+//    in tier 0. simplifySlots (Inliner.h) makes them SSA values before the
+//    O2 pipeline.
 //  * monitorenter and a synchronized method's entry call
 //    jitlock.monitor.enter, monitorexit and every exit of a synchronized
 //    method jitlock.monitor.exit: the lowering makes them the inline fast
@@ -62,9 +63,6 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
-#include "llvm/Transforms/InstCombine/InstCombine.h"
-#include "llvm/Transforms/Scalar/SROA.h"
-#include "llvm/Transforms/Scalar/SimplifyCFG.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 
 #include <chrono>
@@ -293,7 +291,12 @@ private:
     ArrayRef<AllocaInst *> Locals, Stack; // Stack: the slots in use
     unsigned NumMonitors;
   };
+  /// The frames of the inline chain at the current bytecode, outermost
+  /// first; each frame's slots are allocas of its own translator's function.
   std::vector<VirtualFrame> virtualFrames() const;
+  /// Appends the deopt operands of this function's frame (the chain's last)
+  /// to `State`: its header, then its locals and stack.
+  void appendFrameState(SmallVectorImpl<Value *> &State);
   void emitUncommonTrap(TrapReason Reason);
   BasicBlock *trapBlock(TrapReason Reason, int SpAtBytecode);
   void emitBranch(Value *Taken, size_t Target, size_t Next, int SpAtBytecode);
@@ -621,9 +624,16 @@ private:
   /// no class check in the compiled method's code (lazy deoptimization
   /// keeps it right), behind one in an inline body.
   Value *emitChaCall(Value *Recv, Method *RM, Function *Inline, Value *Args);
-  /// A virtual call of `RM` inlined behind a check of the receiver's class.
-  Value *emitGuardedCall(Value *Recv, Method *RM, Function *Inline,
-                         Value *Args);
+  /// A virtual call of `RM` that runs `Target`'s inline body `Inline` when
+  /// the receiver's class is `Expected`; another class takes the virtual
+  /// call, or with `Trap` an uncommon trap (TrapReason::ClassCheck).
+  Value *emitGuardedCall(Value *Recv, Method *RM, Class *Expected,
+                         Method *Target, Function *Inline, Value *Args,
+                         bool Trap);
+  /// When the profile saw one receiver class at this invoke of `RM` (and
+  /// speculation is on): that class in `K`, the method it runs in `Target`,
+  /// and its inline body; else null.
+  Function *profiledInlineBody(Method *RM, Class *&K, Method *&Target);
   void emitIntBinary(uint8_t Op);
   void emitLongBinary(uint8_t Op);
   void emitDivision(bool Long, bool Rem);
@@ -964,6 +974,8 @@ void Translator::emitInvoke(uint8_t Op, unsigned Index) {
                         "\" because value is null");
     bool Virtual = Op != INVOKESPECIAL;
     Function *Inline = nullptr;
+    Class *K = nullptr;       // the profile's one receiver class
+    Method *Target = nullptr; // what a receiver of K runs
     if (!Virtual && RM->Owner == ObjectClass && RM->Name == "<init>")
       R = nullptr; // Object() does nothing: the new object need not escape
     else if (!Virtual && (RM->VtableIndex < 0 || RM->Owner->isInterface()))
@@ -972,6 +984,12 @@ void Translator::emitInvoke(uint8_t Op, unsigned Index) {
              ((RM->Flags | RM->Owner->Flags) & AccFinal) &&
              (Inline = inlineBody(RM)))
       R = emitCall(ptr(RM), Inline, Args); // nothing can override it
+    else if (!Outer && Op == INVOKEVIRTUAL &&
+             dependOnOneImplementation(RM, compiledCode()) &&
+             (Inline = inlineBody(RM)))
+      R = emitChaCall(Recv, RM, Inline, Args); // no check, before a profile's
+    else if (Virtual && (Inline = profiledInlineBody(RM, K, Target)))
+      R = emitGuardedCall(Recv, RM, K, Target, Inline, Args, /*Trap=*/true);
     else if (Op == INVOKEVIRTUAL &&
              dependOnOneImplementation(RM, compiledCode()) &&
              (Inline = inlineBody(RM)))
@@ -995,8 +1013,13 @@ Value *Translator::selectTarget(Value *Recv, Method *RM, bool Virtual) {
 Value *Translator::emitCall(Value *Target, Function *Inline, Value *Args) {
   if (Inline) {
     // The inline body says whether it threw: after inlining that is a
-    // constant on each of its paths, and no test of Pending stays.
-    Value *Pair = B.CreateCall(Inline, {Thread, Target, Args});
+    // constant on each of its paths, and no test of Pending stays. Its
+    // call carries this frame at the invoke (the arguments popped): LLVM's
+    // inliner puts it before the frames of each trap it inlines.
+    SmallVector<Value *, 32> Caller;
+    appendFrameState(Caller);
+    Value *Pair = B.CreateCall(Inline, {Thread, Target, Args},
+                               {OperandBundleDef("deopt", Caller)});
     Value *R = B.CreateExtractValue(Pair, 0);
     branchToDispatchIf(B.CreateExtractValue(Pair, 1));
     return R;
@@ -1011,25 +1034,30 @@ Value *Translator::emitCall(Value *Target, Function *Inline, Value *Args) {
   return R;
 }
 
-Value *Translator::emitGuardedCall(Value *Recv, Method *RM, Function *Inline,
-                                   Value *Args) {
-  // A receiver of RM's own class runs RM, whatever is loaded later; any
-  // other takes the virtual call.
+Value *Translator::emitGuardedCall(Value *Recv, Method *RM, Class *Expected,
+                                   Method *Target, Function *Inline,
+                                   Value *Args, bool Trap) {
+  // A receiver of class Expected runs Target, whatever is loaded later.
   Value *Cls =
       B.CreateLoad(Ptr,
                    B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Recv,
                                                 offsetof(java::Object, Cls)),
                    "class");
-  BasicBlock *Inlined = newBlock("guard.inlined"),
-             *Virtual = newBlock("guard.virtual"),
-             *Join = newBlock("guard.join");
-  B.CreateCondBr(B.CreateICmpEQ(Cls, ptr(RM->Owner)), Inlined, Virtual,
+  BasicBlock *Inlined = newBlock("guard.inlined");
+  // A trap re-executes the invoke, its arguments back on the stack.
+  BasicBlock *Other =
+      Trap ? trapBlock(TrapReason::ClassCheck, Sp + int(RM->ArgSlots))
+           : newBlock("guard.virtual");
+  B.CreateCondBr(B.CreateICmpEQ(Cls, ptr(Expected)), Inlined, Other,
                  MDBuilder(Ctx).createBranchWeights(1000, 1));
   B.SetInsertPoint(Inlined);
-  Value *Fast = emitCall(ptr(RM), Inline, Args);
+  Value *Fast = emitCall(ptr(Target), Inline, Args);
+  if (Trap)
+    return Fast;
   BasicBlock *FastEnd = B.GetInsertBlock();
+  BasicBlock *Join = newBlock("guard.join");
   B.CreateBr(Join);
-  B.SetInsertPoint(Virtual);
+  B.SetInsertPoint(Other);
   Value *Slow = emitCall(selectTarget(Recv, RM, true), nullptr, Args);
   BasicBlock *SlowEnd = B.GetInsertBlock();
   B.CreateBr(Join);
@@ -1054,6 +1082,17 @@ uint32_t inlineBudget(const Method *RM) {
   return Hot ? Opts.HotInlineSize : Opts.InlineSize;
 }
 
+Function *Translator::profiledInlineBody(Method *RM, Class *&K,
+                                         Method *&Target) {
+  if (!DeoptOpts.Speculate ||
+      !(K = monomorphicReceiver(M, Pc, DeoptOpts.TrapMinCount)))
+    return nullptr;
+  Target = selectVirtualIn(K, RM);
+  if (!Target || Target->isAbstract())
+    return nullptr;
+  return inlineBody(Target);
+}
+
 Function *Translator::inlineBody(Method *RM) {
   if (Depth >= Opts.InlineDepth || RM->Code.empty() ||
       RM->Code.size() > inlineBudget(RM))
@@ -1071,6 +1110,8 @@ Function *Translator::inlineBody(Method *RM) {
     Refused = Inner.why();
     if (Inner.OtherCodeAnywhere)
       ranOtherCode();
+    if (Refused.empty())
+      NumTraps += Inner.NumTraps; // its traps are this function's once inlined
   }
   if (Refused.empty())
     return Body;
@@ -1621,31 +1662,44 @@ void Translator::emitInstruction() {
 //===-- Speculation -------------------------------------------------------===//
 
 std::vector<Translator::VirtualFrame> Translator::virtualFrames() const {
-  return {{M, Pc, Locals, ArrayRef<AllocaInst *>(Stack).take_front(Sp),
-           unsigned(Held.size()) + (SyncObj ? 1 : 0)}};
+  // An outer translator is stopped at its invoke of this method, its
+  // arguments popped: the interpreter completes that invoke with this
+  // frame's result. A synchronized method's own monitor is its frame's.
+  std::vector<VirtualFrame> Frames;
+  if (Outer)
+    Frames = Outer->virtualFrames();
+  Frames.push_back({M, Pc, Locals, ArrayRef<AllocaInst *>(Stack).take_front(Sp),
+                    unsigned(Held.size()) + (SyncObj ? 1 : 0)});
+  return Frames;
+}
+
+void Translator::appendFrameState(SmallVectorImpl<Value *> &State) {
+  VirtualFrame VF = virtualFrames().back();
+  State.append({ptr(VF.M), B.getInt32(VF.Bci), B.getInt32(VF.Locals.size()),
+                B.getInt32(VF.Stack.size()), B.getInt32(VF.NumMonitors)});
+  // As pointers: a reference kept in a slot is then the object itself
+  // once the slots are SSA values, not a ptrtoint that would count as
+  // its escape (and keep jitlock-elide from eliding its lock).
+  for (AllocaInst *A : VF.Locals)
+    State.push_back(B.CreateIntToPtr(B.CreateLoad(I64, A), Ptr));
+  for (AllocaInst *A : VF.Stack)
+    State.push_back(B.CreateIntToPtr(B.CreateLoad(I64, A), Ptr));
 }
 
 /// The trap re-executes the current bytecode in tier 0: its "deopt" bundle
-/// is the state of docs/java.md, "Speculation and deoptimization";
-/// jitlock-deopt-state appends the frame's monitors.
+/// is the state of docs/java.md, "Speculation and deoptimization". Only
+/// this function's frame is here: the outer frames of an inline body come
+/// with its calls (emitCall), which the inliner prepends, and
+/// numberVirtualFrames (Inliner.h) then puts the frame count first;
+/// jitlock-deopt-state appends the monitors of the whole chain.
 void Translator::emitUncommonTrap(TrapReason Reason) {
-  std::vector<VirtualFrame> Frames = virtualFrames();
   SmallVector<Value *, 32> State;
-  State.push_back(B.getInt32(Frames.size()));
-  for (const VirtualFrame &VF : Frames) {
-    State.append({ptr(VF.M), B.getInt32(VF.Bci), B.getInt32(VF.Locals.size()),
-                  B.getInt32(VF.Stack.size()), B.getInt32(VF.NumMonitors)});
-    // As pointers: a reference kept in a slot is then the object itself
-    // once the slots are SSA values, not a ptrtoint that would count as
-    // its escape (and keep jitlock-elide from eliding its lock).
-    for (AllocaInst *A : VF.Locals)
-      State.push_back(B.CreateIntToPtr(B.CreateLoad(I64, A), Ptr));
-    for (AllocaInst *A : VF.Stack)
-      State.push_back(B.CreateIntToPtr(B.CreateLoad(I64, A), Ptr));
-  }
+  appendFrameState(State);
   State.push_back(B.getInt32(uint32_t(Reason)));
+  // An inline body returns its result and "threw" flag: the inliner turns
+  // its trap into one that returns the compiled function's i64.
   Function *Deoptimize = Intrinsic::getDeclaration(
-      &Mod, Intrinsic::experimental_deoptimize, {I64});
+      &Mod, Intrinsic::experimental_deoptimize, {F->getReturnType()});
   CallInst *Trap =
       B.CreateCall(Deoptimize, {}, {OperandBundleDef("deopt", State)});
   B.CreateRet(Trap);
@@ -1669,11 +1723,8 @@ BasicBlock *Translator::trapBlock(TrapReason Reason, int SpAtBytecode) {
 /// to trust it) traps, and its target is not compiled from here.
 void Translator::emitBranch(Value *Taken, size_t Target, size_t Next,
                             int SpAtBytecode) {
-  // Not in an inline body: its trap would describe the callee's frame
-  // alone, and the interpreter would return its result as the caller's.
-  int Always = DeoptOpts.Speculate && !Outer
-                   ? alwaysTakenSide(M, Pc, DeoptOpts.TrapMinCount)
-                   : -1;
+  int Always =
+      DeoptOpts.Speculate ? alwaysTakenSide(M, Pc, DeoptOpts.TrapMinCount) : -1;
   if (Always != 0)
     enqueue(Target);
   if (Always != 1)
@@ -1739,7 +1790,11 @@ void Translator::dropUnneededChecks() {
 Value *Translator::emitChaCall(Value *Recv, Method *RM, Function *Inline,
                                Value *Args) {
   if (Outer)
-    return emitGuardedCall(Recv, RM, Inline, Args);
+    // Traps on another class unless the profile saw one here already
+    // (as it does once such a trap recompiled the method).
+    return emitGuardedCall(Recv, RM, RM->Owner, RM, Inline, Args,
+                           DeoptOpts.Speculate &&
+                               !sawOtherReceiver(M, Pc, RM->Owner));
   Unguarded = true;
   return emitCall(ptr(RM), Inline, Args);
 }
@@ -1836,14 +1891,10 @@ void optimize(Module &Mod, std::vector<std::string> &Errors, bool Remarks) {
   PB.registerFunctionAnalyses(FAM);
   PB.registerLoopAnalyses(LAM);
   PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
-  // The slots become SSA values first: jitlock-elide runs at the start of
-  // the pipeline and sees a fresh object only once no alloca holds it.
-  FunctionPassManager Slots;
-  Slots.addPass(SROAPass(SROAOptions::ModifyCFG));
-  Slots.addPass(InstCombinePass());
-  Slots.addPass(SimplifyCFGPass());
+  // The slots are SSA values already (simplifySlots): jitlock-elide runs
+  // at the start of the pipeline and sees a fresh object only once no
+  // alloca holds it.
   ModulePassManager MPM;
-  MPM.addPass(createModuleToFunctionPassAdaptor(std::move(Slots)));
   MPM.addPass(PB.buildPerModuleDefaultPipeline(OptimizationLevel::O2));
   Mod.getContext().setDiagnosticHandler(
       std::make_unique<CollectErrors>(Errors, Remarks));
@@ -1905,7 +1956,14 @@ MethodEntry compile(VMThread *T, Method *M, CompiledCode *Code,
     Why = "tier 1 made invalid IR: " + Broken;
     return nullptr;
   }
-  inlineBodies(*Mod->getFunction(Name));
+  Function &F = *Mod->getFunction(Name);
+  if (!inlineBodies(F, Why))
+    return nullptr;
+  if (!numberVirtualFrames(F)) {
+    Why = "tier 1 made a trap whose deopt state is not a list of frames";
+    return nullptr;
+  }
+  simplifySlots(F);
   bool Print = !Opts.Print.empty() &&
                M->qualifiedName().find(Opts.PrintFilter) != std::string::npos;
   if (Print && Opts.Print == "remarks")
