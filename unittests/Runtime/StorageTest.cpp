@@ -457,8 +457,7 @@ TEST_F(StorageTest, TableSlotReusedUnderALookupShowsTheNewMonitor) {
           continue;
         }
         ++hits;
-        if (m->object() != b ||
-            m->DisplacedHeader.load(std::memory_order_relaxed) != displaced)
+        if (m->object() != b || m->displacedHeader() != displaced)
           wrong.fetch_add(1, std::memory_order_relaxed);
       }
       found.fetch_add(hits);
