@@ -14,7 +14,6 @@
 #include <gtest/gtest.h>
 
 #include <random>
-#include <sstream>
 #include <thread>
 
 namespace {
@@ -103,13 +102,11 @@ TEST_F(ReservedEmitter, ScenariosOverRegisters) {
   }
 }
 
-/// The listing of one sequence (asmjit's logger: one instruction or label
-/// per line), for the rsi/rdi assignment.
+/// The listing of one sequence, for the rsi/rdi assignment.
 std::vector<std::string> listing(bool Enter, const jitlock_rt_layout &L) {
   CodeHolder Code;
   Code.init(jit().environment());
   StringLogger Log;
-  Log.addFlags(FormatFlags::kNone);
   Code.setLogger(&Log);
   x86::Assembler A(&Code);
   const Assignment As{x86::rdi, x86::rsi, x86::rcx};
@@ -119,69 +116,32 @@ std::vector<std::string> listing(bool Enter, const jitlock_rt_layout &L) {
                   : jx::emitMonitorExit(A, L, As.operands(),
                                         SlowPathMode::OutOfLine, nullptr, RT);
   EXPECT_EQ(E, kErrorOk);
-  std::vector<std::string> Lines;
-  std::istringstream In(Log.data());
-  for (std::string Line; std::getline(In, Line);) {
-    size_t Start = Line.find_first_not_of(' ');
-    if (Start != std::string::npos)
-      Lines.push_back(Line.substr(Start));
-  }
-  return Lines;
+  return listingLines(Log.data());
 }
 
-/// The instructions one path runs: from the first line, falling through
-/// every conditional jump but those `Taken` says (in order of meeting them)
-/// are taken, following unconditional jumps, until the end of the listing
-/// or `ret`. Empty when a jump's label is not in the listing.
+BranchKind x86Branch(const std::string &Mnemonic) {
+  if (Mnemonic == "ret")
+    return BranchKind::Return;
+  if (Mnemonic == "jmp")
+    return BranchKind::Always;
+  return Mnemonic[0] == 'j' ? BranchKind::Conditional : BranchKind::None;
+}
+
 std::vector<std::string> walk(const std::vector<std::string> &Lines,
-                              std::vector<bool> Taken) {
-  std::vector<std::string> Path;
-  auto LabelAt = [&](const std::string &Name) -> size_t {
-    for (size_t I = 0; I != Lines.size(); ++I)
-      if (Lines[I] == Name + ":")
-        return I;
-    return Lines.size();
-  };
-  size_t Taken0 = 0;
-  for (size_t I = 0; I < Lines.size() && Path.size() < 200;) {
-    const std::string &Line = Lines[I];
-    if (Line.back() == ':') {
-      ++I;
-      continue;
-    }
-    Path.push_back(Line);
-    bool Jump = Line[0] == 'j';
-    bool Conditional = Jump && Line.compare(0, 4, "jmp ") != 0;
-    if (Line.compare(0, 3, "ret") == 0)
-      break;
-    bool Follow = Jump && !Conditional;
-    if (Conditional)
-      Follow = Taken0 < Taken.size() && Taken[Taken0++];
-    if (!Follow) {
-      ++I;
-      continue;
-    }
-    size_t To = LabelAt(Line.substr(Line.find(' ') + 1));
-    if (To == Lines.size())
-      return {};
-    I = To;
-  }
-  return Path;
+                              const std::vector<bool> &Taken) {
+  return walkPath(Lines, Taken, x86Branch);
 }
 
+/// A lock prefix (asmjit prints it as its own word) or xchg, whose memory
+/// form is locked without one.
 bool hasAtomic(const std::vector<std::string> &Path) {
-  for (const std::string &Line : Path)
-    if (Line.find("lock") != std::string::npos ||
-        Line.find("xchg") != std::string::npos)
-      return true;
-  return false;
+  return rsv_test::hasAtomic(Path, [](const std::string &Mnemonic) {
+    return Mnemonic == "lock" || Mnemonic.find("xchg") != std::string::npos;
+  });
 }
 
 std::string join(const std::vector<std::string> &Path) {
-  std::string Out;
-  for (const std::string &Line : Path)
-    Out += "  " + Line + "\n";
-  return Out;
+  return joinPath(Path);
 }
 
 TEST_F(ReservedEmitter, ReservedPathsHaveNoAtomic) {

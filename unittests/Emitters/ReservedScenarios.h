@@ -20,6 +20,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -257,6 +259,80 @@ inline void runReservedScenarios(Driver &D, const std::string &What) {
     D.run(false, &Held[I], Self);
   EXPECT_EQ(TV.depth(), 0u) << What;
   EXPECT_EQ(Log.Exits, 0) << What;
+}
+
+/// The lines of asmjit's listing (its logger's text: one instruction or
+/// "label:" per line), without indentation.
+inline std::vector<std::string> listingLines(const std::string &Text) {
+  std::vector<std::string> Lines;
+  std::istringstream In(Text);
+  for (std::string Line; std::getline(In, Line);) {
+    size_t Start = Line.find_first_not_of(' ');
+    if (Start != std::string::npos)
+      Lines.push_back(Line.substr(Start));
+  }
+  return Lines;
+}
+
+/// How a target's branches read in the listing.
+enum class BranchKind { None, Conditional, Always, Return };
+using ClassifyFn = std::function<BranchKind(const std::string &Mnemonic)>;
+
+/// The instructions one path runs: from the first line, falling through
+/// every conditional branch but those `Taken` says (in the order they are
+/// met) are taken, following unconditional ones, to the end of the listing
+/// or a return. A branch's label is its last operand. Empty when a label
+/// is not in the listing.
+inline std::vector<std::string> walkPath(const std::vector<std::string> &Lines,
+                                         const std::vector<bool> &Taken,
+                                         const ClassifyFn &Classify) {
+  std::vector<std::string> Path;
+  size_t Decision = 0;
+  for (size_t I = 0; I < Lines.size() && Path.size() < 200;) {
+    const std::string &Line = Lines[I];
+    if (Line.back() == ':') {
+      ++I;
+      continue;
+    }
+    Path.push_back(Line);
+    BranchKind Kind = Classify(Line.substr(0, Line.find(' ')));
+    if (Kind == BranchKind::Return)
+      break;
+    bool Follow = Kind == BranchKind::Always ||
+                  (Kind == BranchKind::Conditional && Decision < Taken.size() &&
+                   Taken[Decision]);
+    if (Kind == BranchKind::Conditional)
+      ++Decision;
+    if (!Follow) {
+      ++I;
+      continue;
+    }
+    std::string Label = Line.substr(Line.find_last_of(" ,") + 1) + ":";
+    size_t To = 0;
+    while (To != Lines.size() && Lines[To] != Label)
+      ++To;
+    if (To == Lines.size())
+      return {};
+    I = To;
+  }
+  return Path;
+}
+
+/// Whether a path has an instruction whose mnemonic `IsAtomic` names.
+inline bool
+hasAtomic(const std::vector<std::string> &Path,
+          const std::function<bool(const std::string &Mnemonic)> &IsAtomic) {
+  for (const std::string &Line : Path)
+    if (IsAtomic(Line.substr(0, Line.find(' '))))
+      return true;
+  return false;
+}
+
+inline std::string joinPath(const std::vector<std::string> &Path) {
+  std::string Out;
+  for (const std::string &Line : Path)
+    Out += "  " + Line + "\n";
+  return Out;
 }
 
 } // namespace rsv_test
