@@ -369,24 +369,24 @@ template <uint32_t Storage> void setupStorage(const benchmark::State &) {
   resetShared();
 }
 
-void setupReserved(const benchmark::State &) {
-  int RC = setRuntimeConfig(JITLOCK_LOCKING_RESERVED, JITLOCK_MONITORS_POINTER);
+/// Pointer storage in locking mode `Mode` (`Name`), which a run checks.
+void setupMode(uint32_t Mode, const char *Name) {
+  int RC = setRuntimeConfig(Mode, JITLOCK_MONITORS_POINTER);
   SetupError = RC == JITLOCK_OK ? ""
-                                : std::string("cannot configure reserved "
-                                              "locking: ") +
-                                      jitlock_rt_status_name(RC);
+                                : std::string("cannot configure ") + Name +
+                                      " locking: " + jitlock_rt_status_name(RC);
+  if (RC == JITLOCK_OK && currentLockingMode() != Mode)
+    SetupError =
+        std::string("the runtime did not switch to ") + Name + " locking";
   resetShared();
 }
 
 void setupHeavy(const benchmark::State &) {
-  int RC = setRuntimeConfig(JITLOCK_LOCKING_HEAVY, JITLOCK_MONITORS_POINTER);
-  SetupError = RC == JITLOCK_OK ? ""
-                                : std::string("cannot configure heavy "
-                                              "locking: ") +
-                                      jitlock_rt_status_name(RC);
-  if (RC == JITLOCK_OK && currentLockingMode() != JITLOCK_LOCKING_HEAVY)
-    SetupError = "the runtime did not switch to heavy locking";
-  resetShared();
+  setupMode(JITLOCK_LOCKING_HEAVY, "heavy");
+}
+
+void setupReserved(const benchmark::State &) {
+  setupMode(JITLOCK_LOCKING_RESERVED, "reserved");
 }
 
 void runContended(benchmark::State &St, const Case &C) {

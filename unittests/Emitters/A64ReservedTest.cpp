@@ -25,14 +25,6 @@ namespace {
 using namespace a64_test;
 using namespace rsv_test;
 
-RuntimeEntries countingEntries() {
-  RuntimeEntries RT;
-  RT.Enter = reinterpret_cast<const void *>(&countEnter);
-  RT.Exit = reinterpret_cast<const void *>(&countExit);
-  RT.ExitQueued = reinterpret_cast<const void *>(&countExit);
-  return RT;
-}
-
 /// Each sequence in its own probe (A64TestUtil.h): the registers loaded
 /// from a pattern, obj and thread in the assignment's, every register but
 /// the scratch ones checked afterwards.

@@ -54,14 +54,6 @@ SequenceFn buildSequence(const Assignment &As, bool Enter,
   return Fn;
 }
 
-RuntimeEntries countingEntries() {
-  RuntimeEntries RT;
-  RT.Enter = reinterpret_cast<const void *>(&countEnter);
-  RT.Exit = reinterpret_cast<const void *>(&countExit);
-  RT.ExitQueued = reinterpret_cast<const void *>(&countExit);
-  return RT;
-}
-
 class X64Driver : public Driver {
 public:
   X64Driver(const Assignment &As, const RuntimeEntries &RT) {

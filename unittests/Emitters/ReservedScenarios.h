@@ -8,12 +8,14 @@
 // paths are the counting stand-ins below, which change nothing, so that
 // each scenario sees exactly the state the inline code left and whether it
 // gave up. Headers are put in the reserved state by writing them, as the
-// runtime's R2 would. Needs only the runtime's C ABI and GoogleTest.
+// runtime's R2 would. Needs only the runtime's C ABI, the emitters' common
+// header and GoogleTest.
 //
 //===----------------------------------------------------------------------===//
 #ifndef JITLOCK_UNITTESTS_EMITTERS_RESERVEDSCENARIOS_H
 #define JITLOCK_UNITTESTS_EMITTERS_RESERVEDSCENARIOS_H
 
+#include "jitlock/Emitters/Common.h"
 #include "jitlock/jitlock_rt.h"
 
 #include <gtest/gtest.h>
@@ -75,6 +77,15 @@ inline int countExit(jitlock_thread *, void *) {
   if (slowLog().Header)
     slowLog().HeaderAtCall = *slowLog().Header;
   return JITLOCK_OK;
+}
+
+/// The emitters' slow paths: countEnter, and countExit for both exits.
+inline jitlock::emit::RuntimeEntries countingEntries() {
+  jitlock::emit::RuntimeEntries RT;
+  RT.Enter = reinterpret_cast<const void *>(&countEnter);
+  RT.Exit = reinterpret_cast<const void *>(&countExit);
+  RT.ExitQueued = reinterpret_cast<const void *>(&countExit);
+  return RT;
 }
 
 /// Runs one target's emitted sequences, for one register assignment, with
