@@ -79,6 +79,11 @@ enum class LockingMode {
   /// runtime runs in JITLOCK_LOCKING_HEAVY. Code lowered in either mode is
   /// correct on a runtime in either mode.
   Heavy,
+  /// Lightweight, plus lock reservation (R1, R4): the reserving thread
+  /// enters and exits with no atomic instruction; the fast lock's CAS takes
+  /// only a header whose reservation field is 0. Needs a layout with the
+  /// field (the runtime in JITLOCK_LOCKING_RESERVED).
+  Reserved,
 };
 
 /// Which safepoint polls the lowering emits.
@@ -133,6 +138,12 @@ struct LoweringConfig {
   /// count; default from the runtime layout's monitor_exit. Store code runs
   /// only on a runtime whose exit is store (it is in the layout stamp).
   std::optional<InflatedExit> Exit;
+  /// The header's reservation field (locking=reserved): reserve_bits bits at
+  /// reserve_shift; default the runtime layout's, which has them only when
+  /// the runtime runs JITLOCK_LOCKING_RESERVED. Set, they stand for such a
+  /// runtime's layout (and stamp), as header-offset stands for its own.
+  std::optional<uint32_t> ReserveShift;
+  std::optional<uint32_t> ReserveBits;
 
   /// The configuration of a JIT that links the runtime: TLS mode with this
   /// process's offset, and the runtime's layout.
@@ -141,7 +152,7 @@ struct LoweringConfig {
   /// Parses `jitlock-lower` pipeline parameters, e.g.
   /// "thread=tls;tls-offset=-320;capacity=8;header-offset=0;inline;
   /// bang=watermark;locking=lightweight;polls=explicit;monitors=pointer;
-  /// exit=store".
+  /// exit=store;reserve-shift=40;reserve-bits=16".
   static llvm::Expected<LoweringConfig> parse(llvm::StringRef Params);
   /// Parses `jitlock-elide` pipeline parameters: empty, or
   /// "coarsen-limit=N", "allocators=name1;name2" (the rest of the text is
