@@ -11,6 +11,10 @@ run a second time with --elide=false: the lock state after each trap (the
 lock stack and each monitor's owner and holds) must be the same, since a
 restored ELIDED lock is a held lock like any other; only the record (its
 kinds, its slots' addresses) may differ.
+
+DeoptLazy's threads deoptimize lazily (reason dependency) in an order that
+differs from run to run: its traps are compared as a multiset, each trap
+with the lines that follow it.
 """
 import argparse
 import os
@@ -30,7 +34,12 @@ PROGRAMS = {
     'DeoptInlineDeep': (1, True, True, 4),
     'DeoptInlineContended': (1, True, False, 2),
     'DeoptInlineThrow': (2, True, True, 3),
+    'DeoptLazy': (4, True, True, 1),
 }
+# program: the reason each of its (minimum) traps must have
+REASONS = {'DeoptLazy': 'dependency'}
+# programs whose traps come in any order
+UNORDERED = {'DeoptLazy'}
 PREFIX = 'jitlock-java: deopt: '
 
 
@@ -50,11 +59,12 @@ def deopt_lines(vm, classes, name, vm_args):
 LOCK_STACK_CAPACITY = 8
 
 
-def lock_state(lines):
+def lock_state(lines, unordered=False):
     """The lines that describe the locks after the restore. With more
     monitors than the lock stack holds, which of them are inflated depends
     on the order they were taken, and the restore takes a frame's elided
-    locks after the held ones the code took: only the owners count then."""
+    locks after the held ones the code took: only the owners count then.
+    With `unordered`, a sorted list of traps (each trap's lines joined)."""
     state = []
     overflow = False
     for l in lines:
@@ -66,7 +76,15 @@ def lock_state(lines):
         if overflow and s.startswith('lock stack'):
             continue
         state.append(l)
-    return state
+    if not unordered:
+        return state
+    traps = []
+    for l in state:
+        if ' reason ' in l or not traps:
+            traps.append(l)
+        else:
+            traps[-1] += '\n  ' + l
+    return sorted(traps)
 
 
 def main():
@@ -99,6 +117,11 @@ def main():
             elif int(holds) < listed.count(obj):
                 problems.append('held %s times after the restore, listed %d '
                                 'times: %s' % (holds, listed.count(obj), s))
+        reason = REASONS.get(name)
+        if reason and sum((' reason %s ' % reason) in l
+                          for l in traps) < min_traps:
+            problems.append('fewer than %d traps with reason %s' %
+                            (min_traps, reason))
         if name == 'DeoptRepeated' and not any(
                 l.endswith('stays in tier 0') for l in lines):
             problems.append('the method did not stay in tier 0')
@@ -111,11 +134,14 @@ def main():
         if compare:
             plain = deopt_lines(args.vm, classes, name,
                                 args.vm_args + ['--elide=false'])
-            if lock_state(plain) != lock_state(lines):
+            unordered = name in UNORDERED
+            if lock_state(plain, unordered) != lock_state(lines, unordered):
                 problems.append(
                     'the lock state after the traps differs with '
-                    '--elide=false:\n  ' + '\n  '.join(lock_state(lines)) +
-                    '\nversus\n  ' + '\n  '.join(lock_state(plain)))
+                    '--elide=false:\n  ' +
+                    '\n  '.join(lock_state(lines, unordered)) +
+                    '\nversus\n  ' +
+                    '\n  '.join(lock_state(plain, unordered)))
         for p in problems:
             print('FAIL %s: %s' % (name, p))
         if not problems:

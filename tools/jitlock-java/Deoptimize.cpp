@@ -30,6 +30,8 @@ const char *trapReasonName(uint32_t Reason) {
     return "class_check";
   case TrapReason::Unloaded:
     return "unloaded";
+  case TrapReason::Dependency:
+    return "dependency";
   }
   return "unknown";
 }
@@ -158,10 +160,15 @@ uint64_t resumeTrap(const deopt::DeoptFrame &F, void *) {
   if (DeoptOpts.Log)
     logTrap(T, F, Frames, Reason);
 
-  // The trap counts against the compiled (outermost) method.
-  Method *Compiled = Frames.front().M;
-  uint32_t Traps = Compiled->Traps.fetch_add(1, std::memory_order_relaxed) + 1;
-  invalidateTier1(Compiled, Traps < DeoptOpts.MaxTraps);
+  // A speculation's trap counts against the compiled (outermost) method.
+  // A lazy deoptimization does not: the code was invalidated already, and
+  // the method's Entry may be newer code by now.
+  if (TrapReason(Reason) != TrapReason::Dependency) {
+    Method *Compiled = Frames.front().M;
+    uint32_t Traps =
+        Compiled->Traps.fetch_add(1, std::memory_order_relaxed) + 1;
+    invalidateTier1(Compiled, Traps < DeoptOpts.MaxTraps);
+  }
 
   Slot Result = 0;
   const Method *Callee = nullptr;

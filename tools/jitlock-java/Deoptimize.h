@@ -26,6 +26,9 @@ enum class TrapReason : uint32_t {
   UnstableIf = 0, ///< a branch side the profile never saw taken
   ClassCheck = 1, ///< a receiver class the profile never saw
   Unloaded = 2,   ///< a class hierarchy assumption no longer holds
+  /// The code was invalidated (Dependencies.h) while this frame ran it: a
+  /// lazy deoptimization after a call or a poll, not the code's fault.
+  Dependency = 3,
 };
 const char *trapReasonName(uint32_t Reason);
 

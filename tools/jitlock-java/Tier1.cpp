@@ -243,6 +243,9 @@ public:
   /// Whether the code has an uncommon trap (then it must be entered
   /// through deoptimizableEntry).
   bool mayTrap() const { return NumTraps != 0; }
+  /// The record of this compilation, which its dependencies invalidate
+  /// (set before run(), on the compiled method's translator).
+  void setCompiledCode(CompiledCode *Code) { Compiled = Code; }
 
 private:
   VMThread *VT; // the compiling thread, for resolution
@@ -297,6 +300,36 @@ private:
   void emitUncommonTrap(TrapReason Reason);
   BasicBlock *trapBlock(TrapReason Reason, int SpAtBytecode);
   void emitBranch(Value *Taken, size_t Target, size_t Next, int SpAtBytecode);
+
+  // Lazy deoptimization (Dependencies.h): a virtual call inlined with no
+  // class check is right only while its code is valid, so the compiled
+  // method checks the code's Invalidated word after each point where other
+  // code may have run, and traps there with the state after that point.
+  CompiledCode *Compiled = nullptr; // the compiled method's translator's
+  CompiledCode *compiledCode() const {
+    return Outer ? Outer->compiledCode() : Compiled;
+  }
+  /// Other code may have run in the current bytecode (a call, a contended
+  /// enter, a class initializer, an allocation), or anywhere in this
+  /// translator's code (for an inline body: its caller checks after it).
+  bool OtherCodeHere = false, OtherCodeAnywhere = false;
+  void ranOtherCode() { OtherCodeHere = OtherCodeAnywhere = true; }
+  /// Whether a virtual call was inlined with no class check.
+  bool Unguarded = false;
+  struct InvalidationCheck {
+    Instruction *Word, *Test;
+    BranchInst *Branch;
+    BasicBlock *Valid, *Trap;
+  };
+  std::vector<InvalidationCheck> Checks;
+  /// In the compiled method's code: traps with reason Dependency, resuming
+  /// at `Bci` with the current locals, Sp stack slots and monitors, when
+  /// the code was invalidated.
+  void checkInvalidated(size_t Bci, int SpThere);
+  void checkInvalidated(size_t Bci) { checkInvalidated(Bci, Sp); }
+  /// After the translation: code with no unchecked inlining needs no
+  /// checks (and no deoptimizable entry), so they go.
+  void dropUnneededChecks();
 
   /// Refuses the method: translation stops at the current bytecode.
   void refuse(const std::string &Reason) {
@@ -460,6 +493,7 @@ private:
         B.CreateICmpEQ(State, B.getInt8(uint8_t(InitState::Initialized))), Done,
         Init);
     B.SetInsertPoint(Init);
+    ranOtherCode(); // the class initializer
     Value *Ok = callHelper(helperInitialize, {Thread, ptr(K)}, B.getInt1Ty());
     B.CreateCondBr(Ok, Done, dispatchBlock());
     B.SetInsertPoint(Done);
@@ -467,6 +501,13 @@ private:
   void poll() {
     B.CreateCall(Mod.getOrInsertFunction(
         SafepointPollName, FunctionType::get(B.getVoidTy(), {}, false)));
+  }
+  /// A backward branch's poll, which may run handshakes: then the check,
+  /// whose trap resumes at the branch's target.
+  void pollAndCheck(size_t Target) {
+    poll();
+    ranOtherCode();
+    checkInvalidated(Target);
   }
   void monitor(const char *Name, Value *Obj) {
     B.CreateCall(Mod.getOrInsertFunction(
@@ -579,6 +620,10 @@ private:
   /// Calls `Target` (its Entry, or its inline body `Inline`) with `Args`,
   /// dispatching a pending exception; the result.
   Value *emitCall(Value *Target, Function *Inline, Value *Args);
+  /// A virtual call of `RM` inlined while RM has one implementation: with
+  /// no class check in the compiled method's code (lazy deoptimization
+  /// keeps it right), behind one in an inline body.
+  Value *emitChaCall(Value *Recv, Method *RM, Function *Inline, Value *Args);
   /// A virtual call of `RM` that runs `Target`'s inline body `Inline` when
   /// the receiver's class is `Expected`; another class takes the virtual
   /// call, or with `Trap` an uncommon trap (TrapReason::ClassCheck).
@@ -626,6 +671,10 @@ BasicBlock *Translator::dispatchBlock() {
     Value *Ex = B.CreateLoad(Ptr, PendingAddr);
     B.CreateStore(ConstantPointerNull::get(Ptr), PendingAddr);
     B.CreateStore(B.CreatePtrToInt(Ex, I64), Stack.at(0));
+    // The exception may be the first instance of its class: the compiled
+    // method checks here, an inline body's caller after it.
+    OtherCodeAnywhere = true;
+    checkInvalidated(H.HandlerPc, 1);
     enqueue(H.HandlerPc, {LocalIds, {-int(H.HandlerPc) - 1}, Held});
     if (failed())
       return Unwind;
@@ -704,6 +753,8 @@ void Translator::emitBody() {
       SyncObj = B.CreateIntToPtr(B.CreateLoad(I64, Locals[0]), Ptr, "this");
     }
     monitor(MonitorEnterName, SyncObj);
+    ranOtherCode(); // a contended enter runs handshakes
+    checkInvalidated(0, 0);
   }
   Unwind = newBlock("unwind");
   // The arguments' ids are below every bytecode's.
@@ -785,8 +836,11 @@ void Translator::run() {
     Held = S.Held;
     Blocks[Pc]->insertInto(F);
     B.SetInsertPoint(Blocks[Pc]);
+    OtherCodeHere = false;
     emitInstruction();
   }
+  if (!failed())
+    dropUnneededChecks();
 }
 
 void Translator::emitIntBinary(uint8_t Op) {
@@ -930,15 +984,16 @@ void Translator::emitInvoke(uint8_t Op, unsigned Index) {
              ((RM->Flags | RM->Owner->Flags) & AccFinal) &&
              (Inline = inlineBody(RM)))
       R = emitCall(ptr(RM), Inline, Args); // nothing can override it
+    else if (!Outer && Op == INVOKEVIRTUAL &&
+             dependOnOneImplementation(RM, compiledCode()) &&
+             (Inline = inlineBody(RM)))
+      R = emitChaCall(Recv, RM, Inline, Args); // no check, before a profile's
     else if (Virtual && (Inline = profiledInlineBody(RM, K, Target)))
       R = emitGuardedCall(Recv, RM, K, Target, Inline, Args, /*Trap=*/true);
-    else if (Op == INVOKEVIRTUAL && dependOnOneImplementation(RM, root()) &&
+    else if (Op == INVOKEVIRTUAL &&
+             dependOnOneImplementation(RM, compiledCode()) &&
              (Inline = inlineBody(RM)))
-      // Traps on another class unless the profile saw one here already
-      // (as it does once such a trap recompiled the method).
-      R = emitGuardedCall(Recv, RM, RM->Owner, RM, Inline, Args,
-                          DeoptOpts.Speculate &&
-                              !sawOtherReceiver(M, Pc, RM->Owner));
+      R = emitChaCall(Recv, RM, Inline, Args);
     else
       R = emitCall(selectTarget(Recv, RM, Virtual), nullptr, Args);
   }
@@ -974,6 +1029,7 @@ Value *Translator::emitCall(Value *Target, Function *Inline, Value *Args) {
       "entry");
   FunctionType *EntryTy = FunctionType::get(I64, {Ptr, Ptr, Ptr}, false);
   Value *R = B.CreateCall(EntryTy, Entry, {Thread, Target, Args});
+  ranOtherCode();
   checkPending();
   return R;
 }
@@ -1012,6 +1068,20 @@ Value *Translator::emitGuardedCall(Value *Recv, Method *RM, Class *Expected,
   return R;
 }
 
+/// How many bytes of bytecode a callee may have to be inlined: a hot
+/// callee (called often enough in tier 0 to be compiled on its own) gets
+/// the larger budget, as an optimizing JIT's frequent call sites do, so
+/// that a hot synchronized method such as a buffer's append joins its
+/// caller's code, where jitlock-elide coarsens or elides its lock.
+uint32_t inlineBudget(const Method *RM) {
+  if (!Opts.InlineSize || Opts.HotInlineSize <= Opts.InlineSize)
+    return Opts.InlineSize;
+  uint32_t Calls = RM->Invocations.load(std::memory_order_relaxed);
+  bool Hot = Calls >= Opts.HotCalleeCalls &&
+             Calls >= Opts.InvocationThreshold && Opts.InvocationThreshold;
+  return Hot ? Opts.HotInlineSize : Opts.InlineSize;
+}
+
 Function *Translator::profiledInlineBody(Method *RM, Class *&K,
                                          Method *&Target) {
   if (!DeoptOpts.Speculate ||
@@ -1025,7 +1095,7 @@ Function *Translator::profiledInlineBody(Method *RM, Class *&K,
 
 Function *Translator::inlineBody(Method *RM) {
   if (Depth >= Opts.InlineDepth || RM->Code.empty() ||
-      RM->Code.size() > Opts.InlineSize)
+      RM->Code.size() > inlineBudget(RM))
     return nullptr;
   for (const Translator *T = this; T; T = T->Outer)
     if (T->M == RM)
@@ -1038,6 +1108,8 @@ Function *Translator::inlineBody(Method *RM) {
     Inner.run();
     Body = Inner.F;
     Refused = Inner.why();
+    if (Inner.OtherCodeAnywhere)
+      ranOtherCode();
     if (Refused.empty())
       NumTraps += Inner.NumTraps; // its traps are this function's once inlined
   }
@@ -1399,6 +1471,7 @@ void Translator::emitInstruction() {
                     B.CreateConstInBoundsGEP1_64(I64, Args, K));
     Value *R = callHelper(helperInvokeDynamic,
                           {Thread, ptr(C), B.getInt32(u2(I + 1)), Args}, I64);
+    ranOtherCode();
     checkPending();
     push(R);
     break;
@@ -1410,6 +1483,7 @@ void Translator::emitInstruction() {
     if (K->isInterface() || (K->Flags & AccAbstract))
       return refuse("instantiates the abstract " + K->javaName());
     Value *O = allocate(K);
+    ranOtherCode(); // its class's first instance, or its initializer
     branchToDispatchIf(B.CreateIsNull(O));
     push(O);
     break;
@@ -1501,6 +1575,7 @@ void Translator::emitInstruction() {
     nullCheck(O, "Cannot enter synchronized block because value is null");
     monitor(MonitorEnterName, O);
     Held.push_back(Id);
+    ranOtherCode(); // a contended enter runs handshakes
     break;
   }
   case MONITOREXIT: {
@@ -1566,7 +1641,7 @@ void Translator::emitInstruction() {
     } else if (Op == GOTO || Op == GOTO_W) {
       Target = size_t(int64_t(Pc) + (Op == GOTO ? s2(I + 1) : s4(I + 1)));
       if (Target <= Pc)
-        poll();
+        pollAndCheck(Target);
       jump(Target);
       return;
     } else {
@@ -1579,6 +1654,8 @@ void Translator::emitInstruction() {
   // Falls through to the next instruction.
   if (Next >= Len)
     return refuse("execution falls off the end of the code");
+  if (OtherCodeHere)
+    checkInvalidated(Next);
   jump(Next);
 }
 
@@ -1664,11 +1741,62 @@ void Translator::emitBranch(Value *Taken, size_t Target, size_t Next,
     BasicBlock *Back = newBlock("backedge");
     B.CreateCondBr(Taken, Back, NextBB);
     B.SetInsertPoint(Back);
-    poll();
+    pollAndCheck(Target);
     B.CreateBr(Blocks[Target]);
   } else {
     B.CreateCondBr(Taken, TakenBB, NextBB);
   }
+}
+
+//===-- Lazy deoptimization -----------------------------------------------===//
+
+void Translator::checkInvalidated(size_t Bci, int SpThere) {
+  if (Outer || !Compiled)
+    return;
+  auto *Word = B.CreateAlignedLoad(I32, ptr(&Compiled->Invalidated), Align(4),
+                                   "invalidated");
+  Word->setAtomic(AtomicOrdering::Monotonic); // the handshake orders it
+  auto *Test = cast<Instruction>(B.CreateIsNotNull(Word));
+  BasicBlock *Trap = newBlock("invalidated." + Twine(Bci));
+  BasicBlock *Valid = newBlock("valid");
+  BranchInst *Branch = B.CreateCondBr(
+      Test, Trap, Valid, MDBuilder(Ctx).createBranchWeights(1, 1u << 20));
+  B.SetInsertPoint(Trap);
+  size_t PcHere = Pc;
+  int SpHere = Sp;
+  Pc = Bci;
+  Sp = SpThere;
+  emitUncommonTrap(TrapReason::Dependency);
+  Pc = PcHere;
+  Sp = SpHere;
+  Checks.push_back({Word, Test, Branch, Valid, Trap});
+  B.SetInsertPoint(Valid);
+}
+
+void Translator::dropUnneededChecks() {
+  if (Unguarded)
+    return;
+  for (InvalidationCheck &K : Checks) {
+    BranchInst::Create(K.Valid, K.Branch);
+    K.Branch->eraseFromParent();
+    K.Test->eraseFromParent();
+    K.Word->eraseFromParent();
+    K.Trap->eraseFromParent();
+    --NumTraps;
+  }
+  Checks.clear();
+}
+
+Value *Translator::emitChaCall(Value *Recv, Method *RM, Function *Inline,
+                               Value *Args) {
+  if (Outer)
+    // Traps on another class unless the profile saw one here already
+    // (as it does once such a trap recompiled the method).
+    return emitGuardedCall(Recv, RM, RM->Owner, RM, Inline, Args,
+                           DeoptOpts.Speculate &&
+                               !sawOtherReceiver(M, Pc, RM->Owner));
+  Unguarded = true;
+  return emitCall(ptr(RM), Inline, Args);
 }
 
 //===-- The JIT -----------------------------------------------------------===//
@@ -1792,7 +1920,8 @@ void printAssembly(Module &Mod) {
 }
 
 /// Compiles M; the code's address, or a refusal.
-MethodEntry compile(VMThread *T, Method *M, std::string &Why, bool &MayTrap) {
+MethodEntry compile(VMThread *T, Method *M, CompiledCode *Code,
+                    std::string &Why, bool &MayTrap) {
   if (M->Code.empty()) {
     Why = "it has no bytecode";
     return nullptr;
@@ -1813,6 +1942,7 @@ MethodEntry compile(VMThread *T, Method *M, std::string &Why, bool &MayTrap) {
   Mod->setDataLayout(Machine->createDataLayout());
   {
     Translator Tr(T, M, *Mod, Name);
+    Tr.setCompiledCode(Code);
     Tr.run();
     if (!Tr.why().empty()) {
       Why = Tr.why();
@@ -1896,11 +2026,19 @@ void compileHotMethod(VMThread *T, Method *M) {
   auto Start = std::chrono::steady_clock::now();
   std::string Why;
   bool MayTrap = false;
-  MethodEntry Code = compile(T, M, Why, MayTrap);
-  if (Code && takeInvalidated(M)) {
-    // A class instantiated while it compiled broke a dependency: the code
-    // is right (its class checks) but stale; compile again at the next
-    // threshold.
+  CompiledCode *Record = newCompiledCode(M);
+  MethodEntry Code = compile(T, M, Record, Why, MayTrap);
+  // Installed unless a class instantiated while it compiled broke a
+  // dependency: then it is stale, and compiled again at the next threshold.
+  if (Code && !installUnlessInvalidated(Record, [&] {
+        if (MayTrap) {
+          M->Tier1Code.store(Code, std::memory_order_release);
+          M->Entry.store(deoptimizableEntry, std::memory_order_release);
+        } else {
+          M->Entry.store(Code, std::memory_order_release);
+        }
+      })) {
+    takeInvalidated(M);
     Code = nullptr;
     Why = "a dependency broke while it compiled";
     Seen.erase(M);
@@ -1918,12 +2056,6 @@ void compileHotMethod(VMThread *T, Method *M) {
     else
       errs() << "jitlock-java: jit: not compiled " << M->qualifiedName() << ": "
              << Why << "; it stays in tier 0\n";
-  }
-  if (Code && MayTrap) {
-    M->Tier1Code.store(Code, std::memory_order_release);
-    M->Entry.store(deoptimizableEntry, std::memory_order_release);
-  } else if (Code) {
-    M->Entry.store(Code, std::memory_order_release);
   }
 }
 
