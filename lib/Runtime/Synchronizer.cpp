@@ -289,9 +289,9 @@
 //       The load comes after the pop and X3: a revocation that fast-locked
 //       a twice-held obj must not send the inner exit to X4 (seeded bug 9).
 //   revokeOwn: before the owner inflates its own reserved obj (wait, a full
-//       lock stack, restore-locks moving a hold into a monitor), it CASes h -> 00 with F = 0 itself, with no handshake: nobody else
-//       writes a reserved header's lock bits, and the CAS only loses to a
-//       hash install.
+//       lock stack, restore-locks moving a hold into a monitor), it CASes h ->
+//       00 with F = 0 itself, with no handshake: nobody else writes a reserved
+//       header's lock bits, and the CAS only loses to a hash install.
 // A reserved header elsewhere: an identity hash is a CAS of the whole word
 // that keeps F (the owner never writes a reserved header, so it loses
 // nothing). Inflation never starts from a reserved header: every path that
@@ -347,6 +347,7 @@
 #include "MonitorStorage.h"
 #include "ObjectHeader.h"
 #include "Parker.h"
+#include "Reservation.h"
 #include "Safepoint.h"
 
 #include <sched.h>
@@ -447,6 +448,7 @@ static Inflated installMonitor(jitlock_thread &T, void *Obj, uint64_t &H,
 }
 
 Monitor *inflateOwned(jitlock_thread &T, void *Obj) {
+  reservation::revokeOwn(T, Obj);
   LockStack LS(T);
   uint64_t H = loadStableHeader(Obj);
   for (;;) {
@@ -927,6 +929,11 @@ Monitor *enterInflated(jitlock_thread &T, void *Obj) {
     }
     Inflated Result;
     Monitor *M = nullptr;
+    if (reservation::isReserved(H)) { // R3 before H1 takes the header.
+      if (reservation::revoke(T, Obj, H) != JITLOCK_OK)
+        sched_yield();
+      continue;
+    }
     if (isUnlocked(H)) {
       Result = inflateUnlocked(T, Obj, H, M);
       if (Result == Inflated::Installed)
@@ -1056,6 +1063,19 @@ static int outOfMonitors(jitlock_thread &T, void *Obj, Caller From) {
         return outOfMonitors(T, LS.at(0), From);
       continue;
     }
+    if (reservation::enabled()) {
+      int Status = JITLOCK_OK;
+      switch (reservation::enter(T, Obj, H, Status)) {
+      case reservation::EnterStep::Entered: // R1, R2
+        return JITLOCK_OK;
+      case reservation::EnterStep::StartOver: // R3
+        continue;
+      case reservation::EnterStep::Failed:
+        return Status;
+      case reservation::EnterStep::Lightweight:
+        break;
+      }
+    }
     if (hasMonitor(H)) { // E3
       Monitor *M = monitorOfHeader(Obj, H);
       if (M && enterMonitor(T, *M, Obj)) {
@@ -1116,6 +1136,8 @@ static int outOfMonitors(jitlock_thread &T, void *Obj, Caller From) {
     if (LS.top() == Obj)
       return JITLOCK_OK;
     uint64_t H = Header.load(std::memory_order_relaxed);
+    if (reservation::exitReserved(T, H)) // R4, after the pop and X3.
+      return JITLOCK_OK;
     if (isFastLocked(H) &&
         Header.compare_exchange_strong(H, withLockBits(H, UnlockedValue),
                                        std::memory_order_release,
@@ -1133,6 +1155,10 @@ static int outOfMonitors(jitlock_thread &T, void *Obj, Caller From) {
     }
     for (;;) {
       uint64_t H = loadStableHeader(Obj);
+      if (reservation::exitReserved(T, H)) { // R4
+        LS.removeAt(unsigned(I));
+        return JITLOCK_OK;
+      }
       if (!isFastLocked(H))
         break;
       LS.removeAt(unsigned(I));
@@ -1204,7 +1230,7 @@ namespace jitlock {
 static Monitor *ownedMonitorForWait(jitlock_thread &T, void *Obj,
                                     bool &OutOfMonitors) {
   uint64_t H = loadStableHeader(Obj);
-  if (!isFastLocked(H))
+  if (!isFastLocked(H) && !reservation::reservedTo(T, H))
     return monitorOwnedBy(T, Obj, H);
   if (!LockStack(T).contains(Obj))
     return nullptr;
@@ -1315,8 +1341,9 @@ int wait(jitlock_thread &T, void *Obj, bool Timed, uint64_t TimeoutNs) {
 
 int notify(jitlock_thread &T, void *Obj, bool All) {
   uint64_t H = loadStableHeader(Obj);
-  // A fast-locked object has no monitor, hence no waiters.
-  if (isFastLocked(H) && LockStack(T).contains(Obj))
+  // A fast-locked (or reserved) object has no monitor, hence no waiters.
+  if ((isFastLocked(H) || reservation::reservedTo(T, H)) &&
+      LockStack(T).contains(Obj))
     return JITLOCK_OK;
   Monitor *M = monitorOwnedBy(T, Obj, H);
   if (!M)
