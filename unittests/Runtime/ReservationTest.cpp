@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "RuntimeTestUtil.h"
+#include "Watchdog.h"
 
 #include <cstring>
 #include <random>
@@ -178,6 +179,47 @@ TEST_F(ReservationTest, RevokingAHeldObjectLeavesItLockedByItsHolder) {
   ASSERT_EQ(enter(o), JITLOCK_OK);
   EXPECT_NE(inspect(o).state, uint32_t(JITLOCK_STATE_RESERVED));
   ASSERT_EQ(exit(o), JITLOCK_OK);
+}
+
+TEST_F(ReservationTest, RevocationWaitsForTheHoldersPoll) {
+  // A holder running managed code without polling: its R1 and R4 write
+  // nothing a contender could see, so the revocation must wait until the
+  // holder is stopped at its poll (R3's handshake).
+  Obj *o = newObj(kReservable);
+  std::atomic<int> phase{0};
+  jitlock_thread *holderThread = nullptr;
+  std::thread holder([&] {
+    holderThread = jitlock_rt_attach();
+    EXPECT_EQ(jitlock_rt_monitor_enter(holderThread, o), JITLOCK_OK);
+    phase.store(1);
+    while (phase.load() == 1) // managed, no poll
+      std::this_thread::yield();
+    jitlock_rt_safepoint_poll(holderThread); // the revocation runs here
+    while (phase.load() == 2)
+      std::this_thread::yield();
+    EXPECT_EQ(jitlock_rt_monitor_exit(holderThread, o), JITLOCK_OK);
+    EXPECT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+  });
+  while (phase.load() != 1)
+    std::this_thread::yield();
+  const uint64_t reserved = o->hdr();
+  ASSERT_EQ(reserved, reservedHeader(holderThread, kReservable));
+  Worker contender;
+  contender.post([&] {
+    EXPECT_EQ(jitlock_rt_monitor_enter(contender.thread(), o), JITLOCK_OK);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(o->hdr(), reserved) << "revoked while its holder ran";
+  phase.store(2);
+  ASSERT_TRUE(eventually([&] { return o->hdr() != reserved; }));
+  EXPECT_EQ(rstats().revocations_held, 1u);
+  EXPECT_FALSE(contender.finished());
+  phase.store(3);
+  holder.join();
+  ASSERT_TRUE(contender.join());
+  contender.call([&] {
+    EXPECT_EQ(jitlock_rt_monitor_exit(contender.thread(), o), JITLOCK_OK);
+  });
 }
 
 TEST_F(ReservationTest, RevokingAnUnheldObjectMakesItUnreservable) {
@@ -594,7 +636,10 @@ void handObjectsAround(jitlock_thread *mainThread,
         case 0:
           break;
         case 1:
+          // A poll inside, as a loop in compiled code has: a revocation
+          // there finds [a a].
           lock(a);
+          jitlock_rt_safepoint_poll(t);
           bumpPayload(a);
           ++counts[ti][ai];
           unlock(a);
@@ -602,6 +647,7 @@ void handObjectsAround(jitlock_thread *mainThread,
         case 2:
           lock(b);
           lock(a);
+          jitlock_rt_safepoint_poll(t);
           bumpPayload(b);
           ++counts[ti][bi];
           unlock(a);
@@ -640,7 +686,17 @@ void handObjectsAround(jitlock_thread *mainThread,
 
 // Rounds of fresh objects: a revoked object is never reserved again.
 void ReservationTest::stressRounds(uint64_t seed) {
+  // A broken lock may also hang (an exit that unlocked an object its thread
+  // still holds leaves a later exit of it nothing to release).
+  Watchdog dog(std::chrono::seconds(30), "round 0",
+               [&](const std::string &phase) {
+                 std::fprintf(stderr,
+                              "ReservationTest: %s did not end in 30 s "
+                              "(seed %llu)\n",
+                              phase.c_str(), (unsigned long long)seed);
+               });
   for (unsigned round = 0; round != 8 && !HasFatalFailure(); ++round) {
+    dog.phase("round " + std::to_string(round));
     std::vector<Obj *> objs;
     for (int i = 0; i != 400; ++i)
       objs.push_back(newObj(kReservable));
