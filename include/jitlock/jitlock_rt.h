@@ -858,17 +858,11 @@ typedef struct jitlock_reservation_stats {
   uint64_t threads_stopped;
 } jitlock_reservation_stats;
 
-/* Fills the first stats->struct_size bytes of `stats`, as
- * jitlock_rt_fill_layout does. JITLOCK_EINVAL for a null pointer or a size
+/* Fills the first stats->struct_size bytes of `stats` (set it first, to
+ * sizeof(jitlock_reservation_stats) for this header), as
+ * jitlock_rt_fill_layout does: JITLOCK_EINVAL for a null pointer or a size
  * it refuses. */
 int jitlock_rt_fill_reservation_stats(jitlock_reservation_stats *stats);
-
-/* Fills `stats`, struct_size included. */
-static inline void
-jitlock_rt_get_reservation_stats(jitlock_reservation_stats *stats) {
-  stats->struct_size = (uint32_t)sizeof(*stats);
-  (void)jitlock_rt_fill_reservation_stats(stats);
-}
 
 /* The monitor storage's figures (see jitlock_monitor_storage); a snapshot. */
 typedef struct jitlock_monitor_stats {

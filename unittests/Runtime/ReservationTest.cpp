@@ -70,7 +70,8 @@ protected:
 
   static jitlock_reservation_stats rawStats() {
     jitlock_reservation_stats s;
-    jitlock_rt_get_reservation_stats(&s);
+    s.struct_size = sizeof(s);
+    EXPECT_EQ(jitlock_rt_fill_reservation_stats(&s), JITLOCK_OK);
     return s;
   }
   // The counters since the test configured the runtime.
@@ -147,6 +148,30 @@ TEST_F(ReservationTest, OwnerEntersAndExitsWithoutWriting) {
   ASSERT_EQ(exit(plain), JITLOCK_OK);
   EXPECT_EQ(plain->hdr(), kUnlockedHeader);
   EXPECT_EQ(rstats().reservations, after.reservations);
+}
+
+TEST_F(ReservationTest, StatsRefuseABadStruct) {
+  EXPECT_EQ(jitlock_rt_fill_reservation_stats(nullptr), JITLOCK_EINVAL);
+  jitlock_reservation_stats s{};
+  s.struct_size = 4;
+  EXPECT_EQ(jitlock_rt_fill_reservation_stats(&s), JITLOCK_EINVAL);
+  EXPECT_EQ(s.reservations, 0u);
+}
+
+TEST_F(ReservationTest, AnExitWithoutAHoldIsRefused) {
+  Obj *o = newObj(kReservable);
+  ASSERT_EQ(enter(o), JITLOCK_OK);
+  ASSERT_EQ(exit(o), JITLOCK_OK);
+  const uint64_t reserved = o->hdr();
+  EXPECT_EQ(exit(o), JITLOCK_ENOT_OWNER) << "reserved to us, not held";
+  EXPECT_EQ(o->hdr(), reserved);
+  ASSERT_EQ(enter(o), JITLOCK_OK);
+  Worker other;
+  other.call([&] {
+    EXPECT_EQ(jitlock_rt_monitor_exit(other.thread(), o), JITLOCK_ENOT_OWNER);
+  });
+  EXPECT_EQ(o->hdr(), reserved);
+  ASSERT_EQ(exit(o), JITLOCK_OK);
 }
 
 TEST_F(ReservationTest, RevokingAHeldObjectLeavesItLockedByItsHolder) {
