@@ -4,8 +4,8 @@
  * The protocol is stated once, at the top of lib/Runtime/Synchronizer.cpp,
  * with labels (E1-E5, M1-M2, X1-X4, N1-N3, XQ, J1-J3, H1-H2, A1-A6). Every step that
  * implements one of them carries its label in a comment, and each inline
- * names the C++ function it models (Synchronizer.cpp, Monitor.cpp,
- * Parker.cpp, Deflation.cpp), so that model and code read side by side.
+ * names the C++ function it models (Synchronizer.cpp, WaitNotify.cpp,
+ * Monitor.cpp, Parker.cpp, Deflation.cpp), so that model and code read side by side.
  * docs/model.md says what is modelled and what is abstracted away, and
  * README.md here why each step that does more than one access may do so.
  *
@@ -1651,7 +1651,7 @@ end:
 
 #if INTERRUPT
 /*===========================================================================
- * jitlock_rt_interrupt (interrupt in Synchronizer.cpp), by a thread of its
+ * jitlock_rt_interrupt (interrupt in WaitNotify.cpp), by a thread of its
  * own, once, for the waiter (thread 0), at any time: before, during or
  * after its wait.
  *===========================================================================*/

@@ -95,7 +95,7 @@
 //       monitor nobody owes an XQ, it wakes a head that competes and, at
 //       worst, sleeps again (one more loss towards its handoff).
 //
-// Wait, notify and interrupt (wait, notify and interrupt below):
+// Wait, notify and interrupt (WaitNotify.cpp):
 //   W1  wait, under m's queue lock: store t.WaitingOn = m, then load t's
 //       interrupt flag (both seq_cst). If it is set: clear it and return
 //       JITLOCK_EINTERRUPTED, never having released m. Otherwise join the
@@ -310,13 +310,17 @@
 // a reserved, unheld object is no root. The three monitor storages see no
 // reserved header: pointer and index keep F in the displaced header, table
 // in the header itself (tag 10), and both are 0 or all ones.
-// Everything else lives here: inflation (contention with an anonymous owner,
-// non-adjacent re-entry, a full lock stack, wait), the anonymous owner
-// fix-up, spinning and parking, direct handoff, wait and notify.
+// The runtime's side, by file: this one has enter and exit, the entry queue
+// with its parking and direct handoff (XQ), and N3; Inflation.cpp the
+// inflations (contention with an anonymous owner, non-adjacent re-entry, a
+// full lock stack, wait, H1) and the anonymous owner fix-up; Spin.cpp the
+// spinning; WaitNotify.cpp wait, notify and interrupt; IdentityHash.cpp the
+// identity hash; ThreadLocks.cpp the operations on all of a thread's locks;
+// Reservation.cpp reserved locking's R2, R3 and revokeOwn.
 //
 // Parking and fairness: an enterer spins briefly, then joins the monitor's
-// FIFO entry queue. The spin adapts (AdaptiveSpin.h): each monitor keeps a
-// budget, in rounds of 32 pauses, between a small floor and
+// FIFO entry queue. The spin (Spin.cpp) adapts (AdaptiveSpin.h): each monitor
+// keeps a budget, in rounds of 32 pauses, between a small floor and
 // Config.spin_limit (0: no spin), that doubles after a spin that took the
 // monitor and halves after one that ran out. Within it, probes of the owner
 // word back off from 1 to MaxPausesBetweenProbes pauses apart. An enterer
@@ -351,7 +355,6 @@
 #include "Safepoint.h"
 
 #include <sched.h>
-#include <unistd.h>
 
 namespace jitlock {
 
@@ -371,14 +374,8 @@ uint64_t loadStableHeader(const void *Obj) {
 }
 
 //===----------------------------------------------------------------------===//
-// Inflation
+// Finding the monitor a header names
 //===----------------------------------------------------------------------===//
-
-static void setRecursions(Monitor &M, uint64_t Value) {
-  M.Recursions.store(Value, std::memory_order_relaxed);
-}
-
-static uint64_t nextHash(jitlock_thread *T);
 
 /// Backs off while another thread is between the header and the table
 /// entry (table storage: an inflater, or a deflater's A5).
@@ -412,101 +409,6 @@ Monitor *monitorNamedBy(const void *Obj, uint64_t H) {
   }
 }
 
-/// The step every inflation shares: a monitor made from `Obj`'s header `H`
-/// (unlocked or fast-locked), CASed into the header and published. On a
-/// race `H` is the header found instead.
-static Inflated installMonitor(jitlock_thread &T, void *Obj, uint64_t &H,
-                               uintptr_t OwnerWord, uint64_t Recursions,
-                               Monitor *&Out) {
-  auto Header = headerOf(Obj);
-  // Table storage keys monitors by the identity hash, which the header
-  // keeps while inflated: installed first, as a hash request would.
-  if (storage::isTable() && !hashOf(H)) {
-    // The caller's generator: `T` may be a stopped thread restore-locks
-    // acts for.
-    uint64_t Hashed = withHash(H, nextHash(currentThread()));
-    if (!Header.compare_exchange_strong(H, Hashed, std::memory_order_acq_rel,
-                                        std::memory_order_acquire))
-      return Inflated::Raced;
-    H = Hashed;
-  }
-  Monitor *M =
-      newMonitor(Obj, withLockBits(H, UnlockedValue), OwnerWord, Recursions);
-  if (!M)
-    return Inflated::OutOfMonitors;
-  // Release publishes the monitor's fields with the header.
-  if (!Header.compare_exchange_strong(H, storage::encode(H, M),
-                                      std::memory_order_acq_rel,
-                                      std::memory_order_acquire)) {
-    discardMonitor(M);
-    return Inflated::Raced;
-  }
-  storage::publish(Obj, M);
-  bump(T.Stats.Inflations);
-  Out = M;
-  return Inflated::Installed;
-}
-
-Monitor *inflateOwned(jitlock_thread &T, void *Obj) {
-  reservation::revokeOwn(T, Obj);
-  LockStack LS(T);
-  uint64_t H = loadStableHeader(Obj);
-  for (;;) {
-    if (Monitor *M = monitorOfHeader(Obj, H)) {
-      // A contender inflated it with an anonymous owner: that owner is T.
-      unsigned Holds = LS.removeAll(Obj);
-      setRecursions(*M, Holds ? Holds - 1 : 0);
-      // Nobody else writes an anonymous owner word: enterers CAS it only
-      // from 0 or DEFLATER.
-      M->Owner.exchange(owner::encode(&T), std::memory_order_acq_rel);
-      return M;
-    }
-    unsigned Holds = LS.count(Obj);
-    Monitor *M = nullptr;
-    switch (installMonitor(T, Obj, H, owner::encode(&T), Holds ? Holds - 1 : 0,
-                           M)) {
-    case Inflated::Installed:
-      LS.removeAll(Obj);
-      return M;
-    case Inflated::OutOfMonitors:
-      return nullptr;
-    case Inflated::Raced:
-      // A hash install, or a contender inflated it.
-      if (isEmbedderOwned(H))
-        H = loadStableHeader(Obj);
-      break;
-    }
-  }
-}
-
-Inflated inflateAnonymous(jitlock_thread &T, void *Obj, uint64_t H) {
-  // Registered first: once the header names it, the fast-lock owner may fix
-  // the owner to itself and then detach or exit, and must find it then.
-  Monitor *M;
-  return installMonitor(T, Obj, H, owner::AnonymousOwner, 0, M);
-}
-
-Inflated inflateUnlocked(jitlock_thread &T, void *Obj, uint64_t H,
-                         Monitor *&M) {
-  // H1.
-  Inflated Result = installMonitor(T, Obj, H, owner::encode(&T), 0, M);
-  if (Result == Inflated::Installed)
-    bump(T.Stats.MonitorEnters);
-  return Result;
-}
-
-Monitor *monitorOwnedBy(jitlock_thread &T, void *Obj, uint64_t H) {
-  Monitor *M = monitorOfHeader(Obj, H);
-  if (!M)
-    return nullptr;
-  uintptr_t Holder = M->Owner.load(std::memory_order_acquire);
-  if (Holder == owner::encode(&T))
-    return M;
-  if (Holder == owner::AnonymousOwner && LockStack(T).contains(Obj))
-    return inflateOwned(T, Obj);
-  return nullptr;
-}
-
 //===----------------------------------------------------------------------===//
 // Monitor enter and exit
 //===----------------------------------------------------------------------===//
@@ -528,12 +430,12 @@ static constexpr uint32_t MaxLossesBeforeHandoff = 16;
 
 /// Publishes that `T` sleeps on `M` (odd epoch), for the deadlock finder,
 /// which counts it as blocked while its node is in `M`'s entry queue.
-static void markBlocked(jitlock_thread &T, Monitor *M) {
+void markBlocked(jitlock_thread &T, Monitor *M) {
   T.BlockedOn.store(M, std::memory_order_relaxed);
   T.BlockEpoch.store(T.BlockEpoch.load(std::memory_order_relaxed) + 1,
                      std::memory_order_release);
 }
-static void markUnblocked(jitlock_thread &T) {
+void markUnblocked(jitlock_thread &T) {
   T.BlockEpoch.store(T.BlockEpoch.load(std::memory_order_relaxed) + 1,
                      std::memory_order_release);
   T.BlockedOn.store(nullptr, std::memory_order_relaxed);
@@ -550,7 +452,7 @@ static bool takeFromQueue(jitlock_thread &T, Monitor &M, QueueNode &Node) {
 
 /// Sleeps in `M`'s entry queue, where `T.Node` already is, until `T` owns
 /// `M`: handed over directly, or won after an exit woke it to compete.
-static void waitInEntryQueue(jitlock_thread &T, Monitor &M) {
+void waitInEntryQueue(jitlock_thread &T, Monitor &M) {
   QueueNode &Node = T.Node;
   for (;;) {
     uint32_t Wake;
@@ -584,7 +486,7 @@ static void waitInEntryQueue(jitlock_thread &T, Monitor &M) {
 /// takeFreeMonitor, or, finding a deflater's marker, cancel its deflation
 /// by taking the owner word from it (A4). Only while `T` is counted in
 /// `M.Contentions`, which keeps the deflation from winning.
-static bool takeOrCancelDeflation(jitlock_thread &T, Monitor &M) {
+bool takeOrCancelDeflation(jitlock_thread &T, Monitor &M) {
   if (takeFreeMonitor(T, M))
     return true;
   uintptr_t Marker = owner::DeflaterMarker;
@@ -630,8 +532,6 @@ static void enterQueued(jitlock_thread &T, Monitor &M) {
   markUnblocked(T);
 }
 
-static void releaseMonitor(Monitor &M);
-
 /// `T` has just taken `M`, found through `Obj`'s header. Keeps it if the
 /// header still names it. For a caller that a handshake covers it always
 /// does (A6); the check keeps a caller that none covers, such as a VM
@@ -648,220 +548,9 @@ bool takeInstalledMonitor(jitlock_thread &T, Monitor &M, void *Obj) {
   return takeFreeMonitor(T, M) && keepIfInstalled(T, M, Obj);
 }
 
-//===----------------------------------------------------------------------===//
-// Spinning before parking
-//===----------------------------------------------------------------------===//
-
-namespace {
-/// A counter on a cache line of its own: every contended enter of every
-/// monitor touches it.
-struct alignas(CacheLine) SharedCount {
-  std::atomic<uint32_t> N{0};
-};
-/// Threads spinning for a monitor now (spinProbes).
-SharedCount Spinners;
-/// Threads reading another thread's state now (ownerActivity).
-SharedCount OwnerPeeks;
-} // namespace
-
-/// How many threads may spin at once: one fewer than the CPUs this process
-/// may run on, counted once, so that spinners never take the CPU the owner
-/// needs to finish. None on a single CPU, where a spinner's whole slice is
-/// one the owner cannot use.
-static uint32_t maxSpinners() {
-  static const uint32_t Max = [] {
-    cpu_set_t Set;
-    long CPUs = sched_getaffinity(0, sizeof(Set), &Set) == 0
-                    ? CPU_COUNT(&Set)
-                    : sysconf(_SC_NPROCESSORS_ONLN);
-    return CPUs > 1 ? uint32_t(CPUs - 1) : 0u;
-  }();
-  return Max;
-}
-
-/// What the owner of a monitor is doing, as far as a contender can tell.
-enum class OwnerActivity {
-  /// On a CPU, or waiting for one: it may release soon.
-  Running,
-  /// Handed the monitor by an exit and not back on a CPU yet: it needs a
-  /// CPU, then it runs its critical section.
-  Waking,
-  /// Parked in the runtime for something else, or in native code: it is not
-  /// coming back soon.
-  Stopped
-};
-
-/// What the owner that `M`'s owner word names is doing. An anonymous owner
-/// holds the object fast-locked, in compiled code, which runs unless it
-/// called out; finding it would mean scanning every lock stack, so it
-/// counts as running and the spin budget's adaptation takes care of the
-/// rest. A free monitor, or a deflater's marker: the next probe takes it or
-/// cancels the deflation.
-///
-/// The owner's jitlock_thread lives in its thread's TLS, which goes away
-/// with the thread. It is read only while `M` still names it, inside an
-/// OwnerPeeks count that a thread leaving the runtime waits out
-/// (waitForOwnerPeeks); a thread that leaves owns no monitor.
-static OwnerActivity ownerActivity(Monitor &M) {
-  jitlock_thread *Owner =
-      owner::threadOf(M.Owner.load(std::memory_order_relaxed));
-  if (!Owner)
-    return OwnerActivity::Running;
-  // Seq_cst with the leaving thread's fence: either it sees this peek and
-  // waits, or this load sees its release of M.
-  OwnerPeeks.N.fetch_add(1, std::memory_order_seq_cst);
-  uint32_t State = JITLOCK_THREAD_MANAGED, Wake = QueueNode::Sleep;
-  if (owner::threadOf(M.Owner.load(std::memory_order_seq_cst)) == Owner) {
-    // Acquire: it reads one of the owner's own State stores (attach makes
-    // the first, before the owner can take M), which orders this read after
-    // the owner's thread set up its storage.
-    State = Owner->State.load(std::memory_order_acquire);
-    Wake = Owner->Node.Wakeup.load(std::memory_order_relaxed);
-  }
-  OwnerPeeks.N.fetch_sub(1, std::memory_order_release);
-  if (State == JITLOCK_THREAD_NATIVE)
-    return OwnerActivity::Stopped;
-  if (State == JITLOCK_THREAD_BLOCKED)
-    return Wake == QueueNode::Granted ? OwnerActivity::Waking
-                                      : OwnerActivity::Stopped;
-  return OwnerActivity::Running;
-}
-
-void waitForOwnerPeeks() {
-  // The caller released its last monitor before: a peek that starts after
-  // this fence finds another owner, one that started before is waited out.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  for (unsigned Round = 0; OwnerPeeks.N.load(std::memory_order_acquire);
-       ++Round) {
-    if (Round < 64)
-      spinPause();
-    else
-      sched_yield();
-  }
-}
-
-/// Whether a safepoint or a handshake wants `T`: it should park, which is
-/// safe and lets them proceed, rather than spin.
-static bool pollArmed(jitlock_thread &T) {
-  return T.PollWord.load(std::memory_order_relaxed) & poll::ArmedBit;
-}
-
-/// How a spin for a monitor ended.
-enum class SpinEnd {
-  Taken,     ///< `T` owns the monitor.
-  Exhausted, ///< The budget ran out: park.
-  Crowded,   ///< No CPU to spare for spinning: yield to the owner.
-  Waking,    ///< The owner was handed the monitor and needs a CPU: yield.
-  Stopped    ///< The owner stopped running, or a safepoint wants `T`: park.
-};
-
-/// The longest a spinner waits between two probes, in pauses (about 13 µs
-/// on a core where a pause takes 25 ns).
-static constexpr uint32_t MaxPausesBetweenProbes = 512;
-
-/// Pauses `N` times, unless a safepoint or a handshake wants `T` meanwhile
-/// (checked once a round): false then.
-static bool pauseUnlessWanted(jitlock_thread &T, uint64_t N) {
-  for (uint64_t I = 1; I <= N; ++I) {
-    spinPause();
-    if (I % spin::PausesPerRound == 0 && pollArmed(T))
-      return false;
-  }
-  return true;
-}
-
-/// Spins for `M` up to `M`'s spin budget (AdaptiveSpin.h) and adapts the
-/// budget to the outcome.
-static SpinEnd spinProbes(jitlock_thread &T, Monitor &M, uint32_t Limit) {
-  // As many spinners as CPUs would leave none for the owner.
-  const uint32_t Max = maxSpinners();
-  if (Spinners.N.load(std::memory_order_relaxed) >= Max)
-    return SpinEnd::Crowded;
-  if (Spinners.N.fetch_add(1, std::memory_order_relaxed) >= Max) {
-    Spinners.N.fetch_sub(1, std::memory_order_relaxed);
-    return SpinEnd::Crowded;
-  }
-  const uint32_t Stored = M.SpinBudget.load(std::memory_order_relaxed);
-  const uint32_t Rounds = spin::budget(Stored, Limit);
-  // Probes back off exponentially, from 1 up to MaxPausesBetweenProbes
-  // pauses apart, until the budget's pauses are spent: each probe pulls the
-  // owner word's line away from the owner, who must fetch it back to
-  // release, and an owner left alone runs many critical sections in a row
-  // with its lines in its own cache.
-  SpinEnd End = SpinEnd::Exhausted;
-  uint64_t Left = uint64_t(Rounds) * spin::PausesPerRound;
-  for (uint32_t Gap = 1; Left && End == SpinEnd::Exhausted;
-       Gap = Gap < MaxPausesBetweenProbes ? 2 * Gap : Gap) {
-    uint64_t Pauses = Gap < Left ? Gap : Left;
-    Left -= Pauses;
-    if (!pauseUnlessWanted(T, Pauses)) {
-      End = SpinEnd::Stopped;
-    } else if (takeOrCancelDeflation(T, M)) {
-      End = SpinEnd::Taken;
-    } else if (Gap >= spin::PausesPerRound) {
-      // The owner's state, once the probes are far enough apart for the
-      // check to cost little next to them.
-      OwnerActivity Owner = ownerActivity(M);
-      if (Owner == OwnerActivity::Stopped)
-        End = SpinEnd::Stopped;
-      else if (Owner == OwnerActivity::Waking)
-        End = SpinEnd::Waking;
-    }
-  }
-  Spinners.N.fetch_sub(1, std::memory_order_relaxed);
-  // A spin cut short says nothing about how long owners hold M.
-  if (End == SpinEnd::Taken || End == SpinEnd::Exhausted) {
-    uint32_t Next = spin::adapt(Stored, End == SpinEnd::Taken, Limit);
-    if (Next != Stored)
-      M.SpinBudget.store(Next, std::memory_order_relaxed);
-  }
-  return End;
-}
-
-/// How many times a contender yields its CPU to an owner that needs one
-/// before it parks.
-static constexpr uint32_t MaxYields = 4;
-
-/// Yields the CPU while the owner needs one more than `T` does: true once
-/// `T` owns `M`, false when it should park.
-static bool yieldToOwner(jitlock_thread &T, Monitor &M) {
-  for (uint32_t Y = 0; Y < MaxYields; ++Y) {
-    sched_yield();
-    if (takeOrCancelDeflation(T, M))
-      return true;
-    if (pollArmed(T) || ownerActivity(M) == OwnerActivity::Stopped)
-      return false;
-  }
-  return false;
-}
-
-/// Waits for `M`, which `T` found taken, without parking, as long as that
-/// can pay: spins while the owner runs and a CPU is to spare, yields while
-/// the owner needs a CPU. True once `T` owns `M`; false when `T` should
-/// park. `T` is counted in `M.Contentions`.
-static bool spinToEnter(jitlock_thread &T, Monitor &M) {
-  const uint32_t Limit = Config.spin_limit;
-  if (Limit == 0)
-    return false;
-  SpinEnd End;
-  switch (ownerActivity(M)) {
-  case OwnerActivity::Stopped:
-    return false;
-  case OwnerActivity::Waking:
-    End = SpinEnd::Waking;
-    break;
-  case OwnerActivity::Running:
-    End = spinProbes(T, M, Limit);
-    break;
-  }
-  if (End == SpinEnd::Crowded || End == SpinEnd::Waking)
-    return yieldToOwner(T, M);
-  return End == SpinEnd::Taken;
-}
-
 /// Spins, then queues, until `T` owns `M`, in which `T` is counted in
 /// `M.Contentions` (A4), and takes the count back.
-static void enterCounted(jitlock_thread &T, Monitor &M) {
+void enterCounted(jitlock_thread &T, Monitor &M) {
   // Most critical sections end sooner than a park would: spin first.
   if (!takeOrCancelDeflation(T, M) && !spinToEnter(T, M))
     enterQueued(T, M);
@@ -998,7 +687,7 @@ void wakeSuccessor(Monitor &M) {
 }
 
 /// Releases a monitor whose last hold `Self` gives up.
-static void releaseMonitor(Monitor &M) {
+void releaseMonitor(Monitor &M) {
   if (releaseFindsQueued(M))
     wakeSuccessor(M);
 }
@@ -1044,7 +733,7 @@ void unlockUnlisted(jitlock_thread &T, void *Obj) {
 // Inlined into the C entry point below, where the interpreter's common case
 // (E5 or E4) then costs one call.
 /// The misuse of an inflation that found the index region full.
-static int outOfMonitors(jitlock_thread &T, void *Obj, Caller From) {
+int outOfMonitors(jitlock_thread &T, void *Obj, Caller From) {
   return misuse(JITLOCK_ENOMEM, &T, Obj,
                 "no monitor left: the index storage's monitor_capacity "
                 "monitors are all in use, even after a deflation",
@@ -1180,6 +869,8 @@ static int outOfMonitors(jitlock_thread &T, void *Obj, Caller From) {
   return JITLOCK_OK;
 }
 
+int exitObject(jitlock_thread &T, void *Obj) { return exit(T, Obj); }
+
 } // namespace jitlock
 
 // The C entry points of the two hottest operations: interpreters call these
@@ -1218,321 +909,3 @@ int jitlock_rt_monitor_exit_queued_slow(jitlock_thread *Self, void *Obj) {
   jitlock::exitQueued(*Self, Obj);
   return JITLOCK_OK;
 }
-
-namespace jitlock {
-
-//===----------------------------------------------------------------------===//
-// Wait and notify
-//===----------------------------------------------------------------------===//
-
-/// The monitor of an object `T` owns, inflating a fast lock; null if `T`
-/// does not own it.
-static Monitor *ownedMonitorForWait(jitlock_thread &T, void *Obj,
-                                    bool &OutOfMonitors) {
-  uint64_t H = loadStableHeader(Obj);
-  if (!isFastLocked(H) && !reservation::reservedTo(T, H))
-    return monitorOwnedBy(T, Obj, H);
-  if (!LockStack(T).contains(Obj))
-    return nullptr;
-  Monitor *M = inflateOwned(T, Obj);
-  OutOfMonitors = !M;
-  return M;
-}
-
-int wait(jitlock_thread &T, void *Obj, bool Timed, uint64_t TimeoutNs) {
-  bool OutOfMonitors = false;
-  Monitor *M = ownedMonitorForWait(T, Obj, OutOfMonitors);
-  if (OutOfMonitors)
-    return outOfMonitors(T, Obj, Caller::Api);
-  if (!M)
-    return misuse(JITLOCK_ENOT_OWNER, &T, Obj, "wait without owning");
-  bump(T.Stats.Waits);
-
-  uint64_t Deadline = 0;
-  if (Timed) {
-    uint64_t Now = monotonicNowNs();
-    Deadline = TimeoutNs > UINT64_MAX - Now ? UINT64_MAX : Now + TimeoutNs;
-  }
-
-  QueueNode &Node = T.Node;
-  M->QueueLock.lock();
-  // W1: interrupted before the wait, it ends here, holding M throughout.
-  T.WaitingOn.store(M, std::memory_order_seq_cst);
-  if (T.Interrupted.load(std::memory_order_seq_cst)) {
-    T.WaitingOn.store(nullptr, std::memory_order_relaxed);
-    T.Interrupted.store(0, std::memory_order_relaxed);
-    M->QueueLock.unlock();
-    return JITLOCK_EINTERRUPTED;
-  }
-  Node.Thread = &T;
-  Node.Wakeup.store(QueueNode::Sleep, std::memory_order_relaxed);
-  Node.Losses = 0;
-  Node.HandoffWanted = false;
-  M->append(QueueNode::WaitSet, Node);
-  M->QueueLock.unlock();
-
-  uint64_t SavedRecursions = M->Recursions.load(std::memory_order_relaxed);
-  setRecursions(*M, 0);
-  releaseMonitor(*M);
-
-  // A notify moves the node to the entry queue without waking it; the first
-  // wake-up comes from an exit, exactly as for a thread that queued to enter.
-  // Marked blocked throughout: from the notify on, this thread waits to
-  // enter, and the deadlock finder must see it.
-  markBlocked(T, M);
-  int Status = JITLOCK_OK;
-  bool Counted = false;
-  for (;;) {
-    uint32_t Wake = Node.Wakeup.load(std::memory_order_acquire);
-    bool Expired = false;
-    if (Wake == QueueNode::Sleep) {
-      if (parkBlocked(T, Node.Wakeup, QueueNode::Sleep, Timed ? Deadline : 0))
-        continue;
-      Expired = true;
-    } else if (Wake != QueueNode::Interrupted) {
-      break; // Notified, and woken in the entry queue by an exit.
-    }
-    // W3.
-    M->QueueLock.lock();
-    if (T.WaitingOn.load(std::memory_order_relaxed) == M) {
-      if (T.Interrupted.load(std::memory_order_relaxed)) {
-        T.Interrupted.store(0, std::memory_order_relaxed);
-        Status = JITLOCK_EINTERRUPTED;
-      } else if (Expired) {
-        Status = JITLOCK_ETIMEDOUT;
-      }
-    }
-    if (Status != JITLOCK_OK) {
-      // Counted (A4) before it leaves the wait set, which kept M from being
-      // deflated: M stays the object's, and re-entering it needs no new
-      // monitor (none may be left, with index storage).
-      Counted = M->Contentions.fetch_add(1, std::memory_order_acq_rel) >= 0;
-      if (!Counted)
-        M->Contentions.fetch_sub(1, std::memory_order_relaxed);
-      M->unlink(Node);
-      T.WaitingOn.store(nullptr, std::memory_order_relaxed);
-    } else if (Node.Wakeup.load(std::memory_order_relaxed) ==
-               QueueNode::Interrupted) {
-      // Poked after a notify moved it (or by an interrupt whose flag it has
-      // consumed since): exits store their wake-ups under this lock.
-      Node.Wakeup.store(QueueNode::Sleep, std::memory_order_relaxed);
-    }
-    bool Notified = T.WaitingOn.load(std::memory_order_relaxed) != M;
-    M->QueueLock.unlock();
-    if (Status != JITLOCK_OK)
-      break;
-    // Notified before the deadline: the monitor is on its way.
-    if (Notified)
-      Timed = false;
-  }
-  if (Status != JITLOCK_OK) {
-    markUnblocked(T);
-    if (Counted)
-      enterCounted(T, *M);
-    else
-      M = enterInflated(T, Obj);
-  } else {
-    waitInEntryQueue(T, *M);
-    markUnblocked(T);
-  }
-  setRecursions(*M, SavedRecursions);
-  return Status;
-}
-
-int notify(jitlock_thread &T, void *Obj, bool All) {
-  uint64_t H = loadStableHeader(Obj);
-  // A fast-locked (or reserved) object has no monitor, hence no waiters.
-  if ((isFastLocked(H) || reservation::reservedTo(T, H)) &&
-      LockStack(T).contains(Obj))
-    return JITLOCK_OK;
-  Monitor *M = monitorOwnedBy(T, Obj, H);
-  if (!M)
-    return misuse(JITLOCK_ENOT_OWNER, &T, Obj, "notify without owning");
-  bump(T.Stats.Notifies);
-  M->QueueLock.lock();
-  while (QueueNode *Waiter = M->WaitHead) { // W2
-    M->unlink(*Waiter);
-    Waiter->Thread->WaitingOn.store(nullptr, std::memory_order_relaxed);
-    M->append(QueueNode::EntryQueue, *Waiter);
-    if (!All)
-      break;
-  }
-  // The moved waiters count in EntryCount, which T's own exit reads.
-  M->QueueLock.unlock();
-  return JITLOCK_OK;
-}
-
-void interrupt(jitlock_thread &T) {
-  T.Interrupted.store(1, std::memory_order_seq_cst); // I1
-  for (;;) {
-    Monitor *M = T.WaitingOn.load(std::memory_order_seq_cst);
-    if (!M)
-      return;
-    // Monitors are type-stable, and freed only by a shutdown, which needs
-    // `T` detached: M's lock is one even if M was deflated since.
-    M->QueueLock.lock(); // I2
-    if (T.WaitingOn.load(std::memory_order_relaxed) != M) {
-      M->QueueLock.unlock();
-      continue;
-    }
-    bool Poke =
-        T.Interrupted.load(std::memory_order_relaxed) &&
-        T.Node.Wakeup.load(std::memory_order_relaxed) == QueueNode::Sleep;
-    if (Poke)
-      T.Node.Wakeup.store(QueueNode::Interrupted, std::memory_order_release);
-    M->QueueLock.unlock();
-    // `T` cannot leave the wait call (and reuse its node) before it took the
-    // lock after this store, and it stays attached meanwhile: the caller
-    // holds the thread registry.
-    if (Poke)
-      wakeAll(T.Node.Wakeup);
-    return;
-  }
-}
-
-//===----------------------------------------------------------------------===//
-// Identity hash
-//===----------------------------------------------------------------------===//
-
-static std::atomic<uint64_t> GlobalHashState{0x9e3779b97f4a7c15u};
-
-static uint64_t nextHash(jitlock_thread *T) {
-  // xorshift64*, per thread when we have one; never 0 within hash_bits.
-  uint64_t X;
-  if (T) {
-    X = T->HashState ? T->HashState : (T->Id * 0x9e3779b97f4a7c15u) | 1;
-    X ^= X >> 12;
-    X ^= X << 25;
-    X ^= X >> 27;
-    T->HashState = X;
-  } else {
-    X = GlobalHashState.fetch_add(0x9e3779b97f4a7c15u,
-                                  std::memory_order_relaxed);
-  }
-  uint64_t Hash = (X * 0x2545f4914f6cdd1du) >> (64 - Config.hash_bits);
-  return Hash ? Hash : 1;
-}
-
-std::atomic<IdentityHashHook> IdentityHashTestHook{nullptr};
-
-static void runIdentityHashHook(IdentityHashStage Stage, void *Obj) {
-  if (IdentityHashHook Hook =
-          IdentityHashTestHook.load(std::memory_order_relaxed))
-    Hook(Stage, Obj);
-}
-
-namespace {
-/// Backs off while a deflation restores a header, as a caller that no
-/// handshake covers cannot help it.
-void waitForHeaderChange(unsigned &Round) {
-  if (++Round < 64)
-    spinPause();
-  else
-    sched_yield();
-}
-} // namespace
-
-uint64_t identityHash(jitlock_thread *T, void *Obj) {
-  if (Config.hash_bits == 0)
-    return 0;
-  auto Header = headerOf(Obj);
-  for (unsigned Round = 0;;) {
-    uint64_t H = loadStableHeader(Obj);
-    // Table storage: the header keeps the hash, installed before inflation.
-    if (hasMonitor(H) && storage::isTable())
-      return hashOf(H);
-    if (hasMonitor(H)) {
-      runIdentityHashHook(IdentityHashStage::MonitorLoaded, Obj);
-      // The unlocked header lives in the monitor while inflated. The caller
-      // may not be covered by handshakes (it may be unattached, or native):
-      // M may have been deflated and reused for another object since the
-      // header load, so whatever is read of it is checked (A6's readers).
-      MonitorRead Read(Obj, H);
-      std::atomic<uint64_t> &Displaced = Read.monitor().DisplacedHeader;
-      uint64_t D = Displaced.load(std::memory_order_relaxed);
-      runIdentityHashHook(IdentityHashStage::DisplacedLoaded, Obj);
-      if (!Read.validate())
-        continue;
-      if (uint64_t Hash = hashOf(D))
-        return Hash;
-      // Sealed by a deflater (A5): install in the restored header.
-      if (!isUnlocked(D)) {
-        waitForHeaderChange(Round);
-        continue;
-      }
-      uint64_t New = nextHash(T);
-      // If M was reused since the check, this CAS may land on another
-      // object's identical unhashed word: the check after it says so, and
-      // that object keeps a hash nobody has seen yet, while this one starts
-      // over.
-      if (Displaced.compare_exchange_strong(D, withHash(D, New),
-                                            std::memory_order_acq_rel) &&
-          Read.validate())
-        return New;
-      continue;
-    }
-    if (uint64_t Hash = hashOf(H))
-      return Hash;
-    // Unlocked or fast-locked: the hash bits are ours to set in place. A
-    // racing fast lock or inflation makes this CAS (or theirs) retry.
-    uint64_t New = nextHash(T);
-    if (Header.compare_exchange_strong(H, withHash(H, New),
-                                       std::memory_order_acq_rel))
-      return New;
-  }
-}
-
-uint64_t peekHash(const void *Obj) {
-  if (Config.hash_bits == 0)
-    return 0;
-  for (unsigned Round = 0;;) {
-    // Not waiting out the embedder's 11: a collector may peek meanwhile.
-    uint64_t H = headerOf(Obj).load(std::memory_order_acquire);
-    if (!hasMonitor(H) || storage::isTable())
-      return hashOf(H);
-    MonitorRead Read(Obj, H);
-    uint64_t D = Read.monitor().DisplacedHeader.load(std::memory_order_relaxed);
-    if (Read.validate())
-      return hashOf(D);
-    waitForHeaderChange(Round);
-  }
-}
-
-//===----------------------------------------------------------------------===//
-// Whole-thread operations
-//===----------------------------------------------------------------------===//
-
-bool holdsAnyLock(jitlock_thread &T) {
-  if (!LockStack(T).isEmpty())
-    return true;
-  bool Owns = false;
-  forEachMonitor([&](Monitor &M) { Owns |= M.isOwnedBy(T); });
-  return Owns;
-}
-
-unsigned releaseAllLocks(jitlock_thread &T) {
-  unsigned Released = 0;
-  LockStack LS(T);
-  // Innermost first, as the frames would have.
-  while (!LS.isEmpty()) {
-    exit(T, LS.top());
-    ++Released;
-  }
-  // Monitors: collect under the registry lock, release outside it, since a
-  // release may take queue locks and wake threads.
-  for (;;) {
-    Monitor *Owned = nullptr;
-    forEachMonitor([&](Monitor &M) {
-      if (!Owned && M.isOwnedBy(T))
-        Owned = &M;
-    });
-    if (!Owned)
-      break;
-    setRecursions(*Owned, 0);
-    releaseMonitor(*Owned);
-    ++Released;
-  }
-  return Released;
-}
-
-} // namespace jitlock

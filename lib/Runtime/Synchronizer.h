@@ -183,6 +183,51 @@ bool holdsAnyLock(jitlock_thread &T);
 /// monitor (the thread's storage goes away when it exits).
 void waitForOwnerPeeks();
 
+// Shared by the synchronizer's files: Synchronizer.cpp (enter, exit, the
+// entry queue), Inflation.cpp, Spin.cpp, WaitNotify.cpp, IdentityHash.cpp and
+// ThreadLocks.cpp.
+
+/// Sets `M`'s recursion count; only its owner (or a thread acting for it).
+inline void setRecursions(Monitor &M, uint64_t Value) {
+  M.Recursions.store(Value, std::memory_order_relaxed);
+}
+
+/// The next identity hash, from `T`'s generator or, with no thread, the
+/// global one; never 0.
+uint64_t nextHash(jitlock_thread *T);
+
+/// takeFreeMonitor, or, finding a deflater's marker, cancel its deflation
+/// (A4); only while `T` is counted in `M.Contentions`.
+bool takeOrCancelDeflation(jitlock_thread &T, Monitor &M);
+
+/// Waits for `M` without parking while that can pay ("Parking and
+/// fairness"): true once `T` owns `M`, false when `T` should park. `T` is
+/// counted in `M.Contentions`.
+bool spinToEnter(jitlock_thread &T, Monitor &M);
+
+/// Spins, then queues, until `T` owns `M`, in which `T` is counted (A4), and
+/// takes the count back.
+void enterCounted(jitlock_thread &T, Monitor &M);
+
+/// Sleeps in `M`'s entry queue, where `T.Node` already is, until `T` owns
+/// `M`.
+void waitInEntryQueue(jitlock_thread &T, Monitor &M);
+
+/// Publishes that `T` sleeps on `M`, or no longer does, for the deadlock
+/// finder.
+void markBlocked(jitlock_thread &T, Monitor *M);
+void markUnblocked(jitlock_thread &T);
+
+/// Releases a monitor whose last hold its owner gives up (N3, then XQ).
+void releaseMonitor(Monitor &M);
+
+/// The misuse of an inflation that found the index region full.
+int outOfMonitors(jitlock_thread &T, void *Obj, Caller From);
+
+/// The runtime's monitor exit of `Obj` for `T` (X1-X4, N1-N3), without the
+/// C entry point's argument checks.
+int exitObject(jitlock_thread &T, void *Obj);
+
 // Deflation (Deflation.cpp).
 
 /// A5: gives `Obj` its header back from `M`, whose deflation has won (A3),

@@ -69,7 +69,7 @@ struct QueueNode {
     Granted = 1, ///< An exiting owner handed this thread the monitor.
     Compete = 2, ///< The monitor was freed; try to take it.
     /// An interrupter found the thread in a wait set: it looks, under the
-    /// queue lock, whether it is still there (wait in Synchronizer.cpp).
+    /// queue lock, whether it is still there (wait in WaitNotify.cpp).
     Interrupted = 3
   };
   std::atomic<uint32_t> Wakeup{Sleep};
