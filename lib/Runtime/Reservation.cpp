@@ -192,8 +192,12 @@ int revoke(jitlock_thread &T, void *Obj, uint64_t H) {
                   "from inside a handshake operation, which cannot revoke "
                   "the reservation");
   Revocation R{Obj, Index};
+#ifdef JITLOCK_MUTATE_R3 // scripts/mutate.sh: no handshake, Holder runs on
+  revokeInHandshake(&R, Holder);
+#else
   // False: the thread detached meanwhile; the caller's next look sees it.
   handshakeWith(Holder, revokeInHandshake, &R);
+#endif
   return JITLOCK_OK;
 }
 

@@ -821,9 +821,16 @@ int outOfMonitors(jitlock_thread &T, void *Obj, Caller From) {
   auto Header = headerOf(Obj);
   // X1-X4, as the inline path does them.
   if (LS.top() == Obj) {
+#ifdef JITLOCK_MUTATE_R4 // scripts/mutate.sh: the model's seeded bug 9
+    uint64_t Early = Header.load(std::memory_order_relaxed);
+    LS.pop(Obj);
+    if (reservation::exitReserved(T, Early))
+      return JITLOCK_OK;
+#else
     LS.pop(Obj);
     if (LS.top() == Obj)
       return JITLOCK_OK;
+#endif
     uint64_t H = Header.load(std::memory_order_relaxed);
     if (reservation::exitReserved(T, H)) // R4, after the pop and X3.
       return JITLOCK_OK;
