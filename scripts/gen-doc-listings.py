@@ -6,12 +6,14 @@ A listing is the block between
 and
     <!-- /listing -->
 COMMAND runs in a shell in the repository root with $PLUGIN (the pass
-plugin), $OPT and $LLC set; its standard output, minus assembler directives
-that only add noise (.cfi_*, .file, .ident, .section .note*), becomes a
-fenced ```asm block. Without --update, exit 1 if any listing differs from
-what its command prints now (a hand-edited or stale listing).
+plugin), $OPT, $LLC and every NAME=VALUE argument set (the build passes
+EMITTER_LISTING, docs/listings/emitter-listing.cpp built); its standard
+output, minus assembler directives that only add noise (.cfi_*, .file,
+.ident, .section .note*), becomes a fenced ```asm block. Without
+--update, exit 1 if any listing differs from what its command prints now
+(a hand-edited or stale listing).
 
-usage: gen-doc-listings.py [--update] ROOT PLUGIN [OPT [LLC]]"""
+usage: gen-doc-listings.py [--update] ROOT PLUGIN [OPT [LLC]] [NAME=VALUE]..."""
 import glob
 import os
 import re
@@ -32,14 +34,15 @@ def render(cmd, env, root):
 
 def main(argv):
     update = "--update" in argv
-    args = [a for a in argv if a != "--update"]
+    extra = dict(a.split("=", 1) for a in argv if "=" in a)
+    args = [a for a in argv if a != "--update" and "=" not in a]
     if len(args) < 2:
         print(__doc__)
         return 2
     root = os.path.abspath(args[0])
     env = dict(os.environ, PLUGIN=os.path.abspath(args[1]),
                OPT=args[2] if len(args) > 2 else "opt-19",
-               LLC=args[3] if len(args) > 3 else "llc-19")
+               LLC=args[3] if len(args) > 3 else "llc-19", **extra)
     stale = 0
     for md in sorted(glob.glob(os.path.join(root, "docs", "*.md"))):
         text = open(md, encoding="utf-8").read()

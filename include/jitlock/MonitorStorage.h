@@ -21,8 +21,8 @@ namespace jitlock {
 
 /// How an inflated header (tag 10) names its monitor, and so how the inline
 /// monitor paths (M1, N2) find it. One enumerator per line of
-/// MonitorStorage.def; the encodings are stated in
-/// lib/Runtime/MonitorStorage.h.
+/// MonitorStorage.def; the encodings are stated at jitlock_rt_layout's
+/// monitor_storage (jitlock_rt.h).
 enum class MonitorStorage {
 #define JITLOCK_MONITOR_STORAGE(Enumerator, Name, CValue, Fields, Help)        \
   Enumerator = CValue,

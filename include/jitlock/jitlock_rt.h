@@ -236,16 +236,12 @@ typedef enum jitlock_inflated_exit {
   JITLOCK_EXIT_FENCE = 2
 } jitlock_inflated_exit;
 
+/* How an inflated header names its monitor; each encoding is stated at
+ * jitlock_rt_layout's monitor_storage. */
 typedef enum jitlock_monitor_storage {
-  /* The header holds the monitor's address, tag 10. */
-  JITLOCK_MONITORS_POINTER = 0,
-  /* The header holds a 32-bit monitor index, tag 10; monitors live in one
-   * address-stable region (see jitlock_rt_layout). */
-  JITLOCK_MONITORS_INDEX = 1,
-  /* The header keeps its upper bits (hash, embedder bits) and only its tag
-   * becomes 10; a side table maps the object to its monitor, with a small
-   * per-thread cache in front of it that inline code probes. */
-  JITLOCK_MONITORS_TABLE = 2
+  JITLOCK_MONITORS_POINTER = 0, /* the monitor's address */
+  JITLOCK_MONITORS_INDEX = 1,   /* a monitor index into one region */
+  JITLOCK_MONITORS_TABLE = 2    /* a side table keyed by the hash */
 } jitlock_monitor_storage;
 
 typedef enum jitlock_locking_mode {
@@ -948,25 +944,36 @@ typedef struct jitlock_rt_layout {
    * (bit 0, so a one-byte load and test is enough). */
   uint32_t poll_word_offset;
   uint64_t poll_armed_bit;
-  /* Monitor storage (jitlock_monitor_storage), and what inline code needs to
-   * find a monitor from a header h whose tag is monitor_value:
-   *   pointer: monitor = h - monitor_value.
-   *   index:   monitor = base + (h >> monitor_index_shift) * monitor_stride,
+  /* Monitor storage (jitlock_monitor_storage): how a header h whose tag is
+   * monitor_value names its monitor, and how inline code finds it. This is
+   * the one statement of the encodings; the runtime's storage code and the
+   * front ends refer to it.
+   *   pointer: h = monitor address | monitor_value, so
+   *            monitor = h - monitor_value. The unlocked header (hash and
+   *            embedder bits included) is kept in the monitor ("displaced")
+   *            until deflation writes it back.
+   *   index:   h = index << monitor_index_shift | monitor_value, and
+   *            monitor = base + (h >> monitor_index_shift) * monitor_stride,
    *            where base is the uintptr_t at thread + monitor_base_offset
    *            (on the lock stack top's cache line; the same for every
    *            thread, written at attach, 0 under the other strategies).
-   *            Index 0 names no monitor.
-   *   table:   the thread's monitor cache is monitor_cache_entries entries
-   *            of 16 bytes at thread + monitor_cache_offset (a cache line of
-   *            its own), each {void *object; monitor *}, object 0 when
-   *            empty, most recently used first. Inline code compares obj
-   *            with the first monitor_cache_probes entries' objects and
-   *            takes that entry's monitor; on a miss it calls the runtime,
-   *            which fills the cache. Only the thread itself (and
-   *            handshakes run for it) writes its cache. An entry may name a
-   *            monitor deflated since; its owner word is then neither 0
-   *            nor any thread, so M1, N2 and N3 go to the runtime as for
-   *            any deflation.
+   *            The monitors live in one address range reserved at configure
+   *            and committed on demand, so they never move. Index 0 names
+   *            no monitor. The header is displaced as for pointer.
+   *   table:   h keeps every bit but its tag (hash and embedder bits stay;
+   *            nothing is displaced); a side table keyed by the identity
+   *            hash, which every object gets before it is inflated, maps
+   *            the object to its monitor. The thread's monitor cache is
+   *            monitor_cache_entries entries of 16 bytes at thread +
+   *            monitor_cache_offset (a cache line of its own), each
+   *            {void *object; monitor *}, object 0 when empty, most
+   *            recently used first. Inline code compares obj with the first
+   *            monitor_cache_probes entries' objects and takes that entry's
+   *            monitor; on a miss it calls the runtime, which fills the
+   *            cache. Only the thread itself (and handshakes run for it)
+   *            writes its cache. An entry may name a monitor deflated
+   *            since; its owner word is then neither 0 nor any thread, so
+   *            M1, N2 and N3 go to the runtime as for any deflation.
    * Every strategy's fields are filled whichever one the runtime uses, so
    * that code can be generated for any (the fingerprint names only the one
    * compiled in). */

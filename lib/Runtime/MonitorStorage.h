@@ -1,19 +1,11 @@
 //===- MonitorStorage.h - How an inflated header names its monitor -*- C++ -*-//
 //
 // The one interface between an inflated header (tag 10) and its monitor,
-// for the three strategies of jitlock_monitor_storage. The rules are stated
-// in ObjectHeader.h and in the protocol comment's "Storage" paragraph
-// (Synchronizer.cpp); the layout fields inline code uses are in jitlock_rt.h.
-//
-//   pointer  header = monitor address | 10.
-//   index    header = index << MonitorIndexShift | 10; the monitor is
-//            region base + index * sizeof(Monitor), in one address range
-//            reserved at configure and committed on demand, so monitors
-//            never move. Index 0 names no monitor.
-//   table    header = the object's header with tag 10 (hash and embedder
-//            bits stay); a side table maps the object to its monitor,
-//            keyed by the identity hash, which every object gets before it
-//            is inflated. A per-thread cache sits in front of it.
+// for the three strategies of jitlock_monitor_storage. Each encoding is
+// stated once, at jitlock_rt_layout's monitor_storage (jitlock_rt.h); the
+// rules of the transitions are in the protocol comment's "Storage"
+// paragraph (Synchronizer.cpp). MonitorIndexShift (ObjectHeader.h) and
+// sizeof(Monitor) are the layout's monitor_index_shift and monitor_stride.
 //
 // Table protocol. The header and the table entry change in this order:
 // inflation CASes the header to 10 and then inserts the entry (publish);

@@ -3,17 +3,9 @@
 // An object's 64-bit header word, at Config.header_offset from the object:
 //
 //   bits [1:0]  01 unlocked, 00 fast-locked, 10 monitor, 11 the embedder's
-//   monitor     tag 10: the header names a monitor, as the configured
-//               storage (jitlock_monitor_storage) says:
-//                 pointer  the rest of the word is the monitor's address;
-//                 index    the rest is the monitor's index in the monitor
-//                          region (header = index << MonitorIndexShift | 10);
-//                 table    the word keeps its bits (hash included) and a
-//                          side table maps the object to the monitor.
-//               Pointer and index keep the unlocked header in the monitor
-//               ("displaced") until deflation writes it back, hash and
-//               embedder bits included; table needs no displaced header,
-//               since every object gets its hash before it is inflated.
+//   monitor     tag 10: the header names a monitor, in the configured
+//               storage's encoding (stated once, at jitlock_rt_layout's
+//               monitor_storage in jitlock/jitlock_rt.h)
 //   hash        Config.hash_bits bits at Config.hash_shift; 0 means none
 //   the rest    the embedder's; no transition changes them
 //

@@ -723,82 +723,49 @@ bool validBangOperands(const StackBangOperands &Ops) {
   return true;
 }
 
-GlueArgs bangArgs(const StackBangOperands &Ops, uint32_t Extra,
-                  const RuntimeEntries &RT) {
-  GlueArgs Args{RT.StackBang, Ops.Thread, Gp(), Ops.Scratch0, Ops.Scratch1};
-  Args.StackBang = true;
-  Args.Extra = Extra;
-  return Args;
-}
+/// AArch64's instructions for the shared stack bang (Common/StackBang.h).
+class BangEmitter : public Emitter {
+public:
+  BangEmitter(A64::Assembler &A, const StackBangOperands &Ops)
+      : Emitter(A), Ops(Ops) {}
+
+  bool valid() const { return usableAssembler(A) && validBangOperands(Ops); }
+  // Step Scratch0 down from sp through the offsets (nearest first); each
+  // store commits (or faults on) its page. Stores, not loads, as on x86_64.
+  void touch(uint32_t Off) {
+    subImm(Ops.Scratch0, Below ? Ops.Scratch0 : Gp(A64::sp), Off - Below,
+           Ops.Scratch1);
+    ok(A.str(A64::wzr, A64::ptr(Ops.Scratch0)));
+    Below = Off;
+  }
+  // With no extra bytes sp itself is compared (cmp's extended form takes
+  // sp).
+  void compareNeed(const jitlock_rt_layout &L, uint32_t Extra) {
+    const Gp Need = Extra ? Ops.Scratch0 : Gp(A64::sp);
+    if (Extra)
+      subImm(Ops.Scratch0, A64::sp, Extra, Ops.Scratch1);
+    load(Ops.Scratch1, Ops.Thread, L.stack_watermark_offset, Ops.Scratch1);
+    ok(A.cmp(Need, Ops.Scratch1));
+  }
+  void branchIfRoom(const Label &To) { ok(A.b_hi(To)); }
+  void branchIfShort(const Label &To) { ok(A.b_ls(To)); }
+  void slowCall(uint32_t Extra, const RuntimeEntries &RT, const Label *Back) {
+    GlueArgs Args{RT.StackBang, Ops.Thread, Gp(), Ops.Scratch0, Ops.Scratch1};
+    Args.StackBang = true;
+    Args.Extra = Extra;
+    glue(Args);
+    if (Back)
+      ok(A.b(*Back));
+  }
+
+private:
+  const StackBangOperands &Ops;
+  uint32_t Below = 0; // the offset Scratch0 is at, below sp (0: not set)
+};
 
 } // namespace
 
-Error emitStackBang(A64::Assembler &A, const jitlock_rt_layout &L,
-                    const StackBangOperands &Ops, uint32_t ExtraBytes,
-                    BangMode Bang, SlowPathMode Mode, SlowPathLabels *Labels,
-                    const RuntimeEntries &RT) {
-  if (!usableAssembler(A) || !validBangOperands(Ops) ||
-      !stackbang::isValidBang(L, ExtraBytes, Bang) ||
-      !stackbang::isValidSlowPathMode(Mode))
-    return kErrorInvalidArgument;
-  const Gp S0 = Ops.Scratch0, S1 = Ops.Scratch1;
-  Emitter W(A);
-  if (Bang == BangMode::None)
-    return kErrorOk;
-  if (Bang == BangMode::Always) {
-    // Step S0 down from sp through the offsets; each store commits (or
-    // faults on) its page. Stores, not loads, as on x86_64.
-    uint32_t Prev = 0;
-    for (uint32_t Off : stackbang::alwaysOffsets(L, ExtraBytes)) {
-      W.subImm(S0, Prev ? S0 : Gp(A64::sp), Off - Prev, S1);
-      W.ok(A.str(A64::wzr, A64::ptr(S0)));
-      Prev = Off;
-    }
-    return W.error();
-  }
-
-  // Watermark.
-  if (Mode == SlowPathMode::OutOfLine && !RT.StackBang)
-    return kErrorInvalidArgument;
-  Label Slow, Done;
-  if (Error Err = sequenceLabels(A, Mode, Labels, Slow, Done))
-    return Err;
-  // need = sp - ExtraBytes; need > watermark (unsigned): room, skip. With
-  // no extra bytes sp itself is compared (cmp's extended form takes sp).
-  const int64_t WatermarkOff = L.stack_watermark_offset;
-  if (ExtraBytes == 0) {
-    W.load(S1, Ops.Thread, WatermarkOff, S1);
-    W.ok(A.cmp(A64::sp, S1));
-  } else {
-    W.subImm(S0, A64::sp, ExtraBytes, S1);
-    W.load(S1, Ops.Thread, WatermarkOff, S1);
-    W.ok(A.cmp(S0, S1));
-  }
-  if (Mode == SlowPathMode::OutOfLine) {
-    // The common case branches over the glue, which falls through to Done.
-    W.ok(A.b_hi(Done));
-    W.ok(A.bind(Slow));
-    W.glue(bangArgs(Ops, ExtraBytes, RT));
-  } else {
-    W.ok(A.b_ls(Slow));
-  }
-  W.ok(A.bind(Done));
-  return W.error();
-}
-
-Error emitStackBangSlowCall(A64::Assembler &A, const StackBangOperands &Ops,
-                            uint32_t ExtraBytes, const SlowPathLabels &Labels,
-                            const RuntimeEntries &RT) {
-  if (!usableAssembler(A) || !validBangOperands(Ops) ||
-      ExtraBytes > INT32_MAX || !RT.StackBang ||
-      !slowCallLabelsUsable(*A.code(), Labels))
-    return kErrorInvalidArgument;
-  Emitter E(A);
-  E.ok(A.bind(Labels.Slow));
-  E.glue(bangArgs(Ops, ExtraBytes, RT));
-  E.ok(A.b(Labels.Done));
-  return E.error();
-}
+JITLOCK_DEFINE_STACK_BANG_ENTRY_POINTS(A64::Assembler)
 
 //===----------------------------------------------------------------------===//
 // Safepoint polls

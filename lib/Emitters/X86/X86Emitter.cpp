@@ -638,8 +638,9 @@ Error emitSlowCall(x86::Assembler &A, bool Enter, const MonitorOperands &Ops,
 // Stack banging
 //===----------------------------------------------------------------------===//
 
-static bool validBangOperands(const BaseEmitter &A,
-                              const StackBangOperands &Ops) {
+namespace {
+
+bool validBangOperands(const BaseEmitter &A, const StackBangOperands &Ops) {
   if (!attachedFor(A, Arch::kX64))
     return false;
   for (const x86::Gp *R : {&Ops.Thread, &Ops.Scratch})
@@ -648,66 +649,42 @@ static bool validBangOperands(const BaseEmitter &A,
   return Ops.Thread.id() != Ops.Scratch.id();
 }
 
-Error emitStackBang(x86::Assembler &A, const jitlock_rt_layout &L,
-                    const StackBangOperands &Ops, uint32_t ExtraBytes,
-                    BangMode Bang, SlowPathMode Mode, SlowPathLabels *Labels,
-                    const RuntimeEntries &RT) {
-  if (!validBangOperands(A, Ops) ||
-      !stackbang::isValidBang(L, ExtraBytes, Bang) ||
-      !stackbang::isValidSlowPathMode(Mode))
-    return kErrorInvalidArgument;
-  Emitter E(A);
-  if (Bang == BangMode::None)
-    return kErrorOk;
-  if (Bang == BangMode::Always) {
-    // Stores, not loads: a read of a never-touched page may be served from
-    // the zero page without committing it. The value stored is irrelevant.
-    for (uint32_t Off : stackbang::alwaysOffsets(L, ExtraBytes))
-      E.ok(A.mov(x86::dword_ptr(x86::rsp, -int32_t(Off)), Ops.Scratch.r32()));
-    return E.error();
+/// x86_64's instructions for the shared stack bang (Common/StackBang.h).
+class BangEmitter : public Emitter {
+public:
+  BangEmitter(x86::Assembler &A, const StackBangOperands &Ops)
+      : Emitter(A), Ops(Ops) {}
+
+  bool valid() const { return validBangOperands(A, Ops); }
+  // Stores, not loads: a read of a never-touched page may be served from
+  // the zero page without committing it. The value stored is irrelevant.
+  void touch(uint32_t Off) {
+    ok(A.mov(x86::dword_ptr(x86::rsp, -int32_t(Off)), Ops.Scratch.r32()));
+  }
+  void compareNeed(const jitlock_rt_layout &L, uint32_t Extra) {
+    const x86::Mem Watermark =
+        x86::qword_ptr(Ops.Thread, int32_t(L.stack_watermark_offset));
+    if (Extra == 0) {
+      ok(A.cmp(x86::rsp, Watermark));
+      return;
+    }
+    ok(A.lea(Ops.Scratch, x86::ptr(x86::rsp, -int32_t(Extra))));
+    ok(A.cmp(Ops.Scratch, Watermark));
+  }
+  void branchIfRoom(const Label &To) { ok(A.ja(To)); }
+  void branchIfShort(const Label &To) { ok(A.jbe(To)); }
+  void slowCall(uint32_t Extra, const RuntimeEntries &RT, const Label *Back) {
+    glue(RT.StackBang, {Ops.Thread, x86::Gp(), true, int32_t(Extra)},
+         Back ? *Back : Label());
   }
 
-  // Watermark.
-  if (Mode == SlowPathMode::OutOfLine && !RT.StackBang)
-    return kErrorInvalidArgument;
-  Label Slow, Done;
-  if (Error Err = sequenceLabels(A, Mode, Labels, Slow, Done))
-    return Err;
-  const x86::Mem Watermark =
-      x86::qword_ptr(Ops.Thread, int32_t(L.stack_watermark_offset));
-  // need = rsp - ExtraBytes; need > watermark (unsigned): room, skip.
-  if (ExtraBytes == 0) {
-    E.ok(A.cmp(x86::rsp, Watermark));
-  } else {
-    E.ok(A.lea(Ops.Scratch, x86::ptr(x86::rsp, -int32_t(ExtraBytes))));
-    E.ok(A.cmp(Ops.Scratch, Watermark));
-  }
-  if (Mode == SlowPathMode::OutOfLine) {
-    // The common case jumps over the glue, which falls through to Done.
-    E.ok(A.ja(Done));
-    E.ok(A.bind(Slow));
-    E.glue(RT.StackBang, {Ops.Thread, x86::Gp(), true, int32_t(ExtraBytes)},
-           Label());
-  } else {
-    E.ok(A.jbe(Slow));
-  }
-  E.ok(A.bind(Done));
-  return E.error();
-}
+private:
+  const StackBangOperands &Ops;
+};
 
-Error emitStackBangSlowCall(x86::Assembler &A, const StackBangOperands &Ops,
-                            uint32_t ExtraBytes, const SlowPathLabels &Labels,
-                            const RuntimeEntries &RT) {
-  if (!validBangOperands(A, Ops) || ExtraBytes > INT32_MAX || !RT.StackBang)
-    return kErrorInvalidArgument;
-  if (!slowCallLabelsUsable(*A.code(), Labels))
-    return kErrorInvalidArgument;
-  Emitter E(A);
-  E.ok(A.bind(Labels.Slow));
-  E.glue(RT.StackBang, {Ops.Thread, x86::Gp(), true, int32_t(ExtraBytes)},
-         Labels.Done);
-  return E.error();
-}
+} // namespace
+
+JITLOCK_DEFINE_STACK_BANG_ENTRY_POINTS(x86::Assembler)
 
 //===----------------------------------------------------------------------===//
 // Safepoint polls

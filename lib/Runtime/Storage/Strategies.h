@@ -2,8 +2,9 @@
 //
 // One namespace per line of jitlock/MonitorStorage.def, each implemented
 // whole by the file of its name in this directory. MonitorStorage.cpp
-// dispatches to them on the configured storage; the encodings and the
-// table's protocol are stated in MonitorStorage.h. A fourth storage adds a
+// dispatches to them on the configured storage; the encodings are stated
+// at jitlock_rt_layout's monitor_storage (jitlock_rt.h), the table's
+// protocol in MonitorStorage.h. A fourth storage adds a
 // namespace here, a file beside these and a case to each switch of
 // MonitorStorage.cpp (-Wswitch names the switches it misses).
 //
