@@ -20,7 +20,7 @@ run_timeout=${JITLOCK_MUTATION_TIMEOUT:-300}
 log=$build/mutate-build.log
 runlog=$build/mutate-run.log
 
-all=(J2 ABORT_XQ A5_SEAL A6 HANDOFF MC1 XR)
+all=(J2 ABORT_XQ A5_SEAL A6 HANDOFF MC1 XR R3 R4)
 declare -A step=(
   [J2]="J2: the joiner's barrier (membarrier or fence)"
   [ABORT_XQ]="the deflater's XQ after an abort"
@@ -29,6 +29,8 @@ declare -A step=(
   [HANDOFF]="XQ's direct handoff to a head that lost too often"
   [MC1]="MC1: a parked enterer keeps its monitor without the old header"
   [XR]="XR: recovery's XQ sweep of free monitors with threads queued"
+  [R3]="R3: the revocation's handshake with the reserving thread"
+  [R4]="R4: the reserved exit's header load after the pop and X3"
 )
 # The suites each mutation runs, in order, as binary[:gtest filter]; the
 # first failure kills it. StepWindow first, where the step has a test there:
@@ -41,6 +43,8 @@ declare -A suites=(
   [HANDOFF]="RuntimeStepWindowTest:*Handoff* RuntimeHandoffTest"
   [MC1]="RuntimeMovingCollectorTest"
   [XR]="StackBangRecoveryTest"
+  [R3]="RuntimeReservationTest:*WaitsForTheHoldersPoll*"
+  [R4]="RuntimeReservationTest:*Stress*"
 )
 # Every suite runs under each monitor storage (JITLOCK_TEST_MONITORS).
 storages=(pointer index table)

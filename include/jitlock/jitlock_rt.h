@@ -208,6 +208,12 @@ typedef struct jitlock_rt_config {
    * Defaults 0 and 0. */
   uint32_t reserve_shift;
   uint32_t reserve_bits;
+  /* Reserved locking's policy: after this many revocations of its
+   * reservations (each one a handshake that stopped it), a thread stops
+   * reserving: its own reserved objects are revoked with the last one, and
+   * it takes reservable objects by fast locking from then on. 0: no limit
+   * (the behaviour before the field existed). Default 64. */
+  uint32_t reserve_revoke_limit;
 } jitlock_rt_config;
 
 typedef enum jitlock_safepoint_timeout_action {
@@ -509,7 +515,11 @@ typedef enum jitlock_lock_state {
   JITLOCK_STATE_UNLOCKED = 0,
   JITLOCK_STATE_FAST = 1,     /* fast-locked: on some thread's lock stack */
   JITLOCK_STATE_INFLATED = 2, /* has a monitor (owned or not) */
-  JITLOCK_STATE_EMBEDDER = 3  /* low bits 11: owned by the embedder */
+  JITLOCK_STATE_EMBEDDER = 3, /* low bits 11: owned by the embedder */
+  /* Reserved to a thread (JITLOCK_LOCKING_RESERVED only): owner is that
+   * thread while the object is on its lock stack (holds: its entries),
+   * else null. */
+  JITLOCK_STATE_RESERVED = 4
 } jitlock_lock_state;
 
 typedef struct jitlock_lock_info {
@@ -824,6 +834,31 @@ typedef struct jitlock_rt_stats {
 /* Sums the counters of every attached thread and of detached ones. The sum
  * is a snapshot; counters of running threads may advance during it. */
 void jitlock_rt_get_stats(jitlock_rt_stats *stats);
+
+/* Reserved locking's counters (JITLOCK_LOCKING_RESERVED), summed over
+ * threads as jitlock_rt_get_stats sums; all 0 in the other modes. In a struct
+ * of its own, with a size, so that jitlock_rt_stats keeps its layout. */
+typedef struct jitlock_reservation_stats {
+  /* The size of the caller's struct (see "Versions and struct sizes"). */
+  uint32_t struct_size;
+  uint32_t reserved0;
+  uint64_t reservations; /* objects reserved by the runtime (R2) */
+  uint64_t
+      reserved_enters;     /* enters of a reserved object by the runtime (R1) */
+  uint64_t reserved_exits; /* exits of a reserved object by the runtime (R4) */
+  /* Revocations (R3), by what the reserving thread did with the object: */
+  uint64_t revocations_held;     /* held: fast-locked or inflated for it */
+  uint64_t revocations_unheld;   /* not held: unlocked, not reservable */
+  uint64_t revocations_detached; /* its thread had detached: no handshake */
+  /* Threads that reached reserve_revoke_limit and stopped reserving. */
+  uint64_t threads_stopped;
+} jitlock_reservation_stats;
+
+/* Fills the first stats->struct_size bytes of `stats` (set it first, to
+ * sizeof(jitlock_reservation_stats) for this header), as
+ * jitlock_rt_fill_layout does: JITLOCK_EINVAL for a null pointer or a size
+ * it refuses. */
+int jitlock_rt_fill_reservation_stats(jitlock_reservation_stats *stats);
 
 /* The monitor storage's figures (see jitlock_monitor_storage); a snapshot. */
 typedef struct jitlock_monitor_stats {

@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "Synchronizer.h"
 
+#include "Reservation.h"
+
 namespace jitlock {
 
 using namespace header;
@@ -54,6 +56,7 @@ static Inflated installMonitor(jitlock_thread &T, void *Obj, uint64_t &H,
 }
 
 Monitor *inflateOwned(jitlock_thread &T, void *Obj) {
+  reservation::revokeOwn(T, Obj);
   LockStack LS(T);
   uint64_t H = loadStableHeader(Obj);
   for (;;) {

@@ -10,6 +10,7 @@
 #include "Monitor.h"
 #include "MonitorStorage.h"
 #include "ObjectHeader.h"
+#include "Reservation.h"
 #include "Safepoint.h"
 #include "StackGuard.h"
 #include "Synchronizer.h"
@@ -40,6 +41,11 @@ static jitlock_thread *scanLockStacks(const void *Obj, uint64_t *Holds) {
 static bool inspectOnce(const void *Obj, jitlock_lock_info *Info) {
   *Info = jitlock_lock_info{};
   uint64_t H = headerOf(Obj).load(std::memory_order_acquire);
+  if (reservation::isReserved(H)) {
+    Info->state = JITLOCK_STATE_RESERVED;
+    Info->owner = reservation::holderOf(Obj, H, &Info->holds);
+    return true;
+  }
   if (header::isUnlocked(H)) {
     Info->state = JITLOCK_STATE_UNLOCKED;
     return true;

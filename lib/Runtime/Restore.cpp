@@ -35,6 +35,7 @@
 
 #include "ObjectHeader.h"
 #include "Parker.h"
+#include "Reservation.h"
 #include "Synchronizer.h"
 
 #include <vector>
@@ -351,6 +352,13 @@ int jitlock_rt_restore_locks(jitlock_thread *Owner,
     return misuse(JITLOCK_ENOMEM, Owner, nullptr,
                   "restore-locks: not enough free monitors for the frame "
                   "(index storage's monitor_capacity)");
+  // Only held reservations stay: the steps below fast-lock or inflate what
+  // the owner does not hold.
+  for (size_t I = 0; I != Count && reservation::enabled(); ++I)
+    if (int Err = reservation::revokeUnlessHeld(*Owner, Entries[I].obj)) {
+      releaseReservation();
+      return Err;
+    }
   Restorer R(*Owner, /*OnBehalf=*/currentThread() != Owner);
   int Status = R.run(Entries, Count,
                      /*Youngest=*/!(Flags & JITLOCK_RELOCK_NOT_YOUNGEST));

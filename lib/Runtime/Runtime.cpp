@@ -10,6 +10,7 @@
 #include "ExitBarrier.h"
 #include "Monitor.h"
 #include "MonitorStorage.h"
+#include "Reservation.h"
 #include "Safepoint.h"
 #include "StackGuard.h"
 #include "Synchronizer.h"
@@ -53,7 +54,8 @@ static constexpr jitlock_rt_config DefaultConfig = {
     /*safepoint_timeout_ms=*/0,
     /*safepoint_timeout_action=*/JITLOCK_SAFEPOINT_TIMEOUT_REPORT,
     /*reserve_shift=*/0,
-    /*reserve_bits=*/0};
+    /*reserve_bits=*/0,
+    /*reserve_revoke_limit=*/64};
 jitlock_rt_config Config = DefaultConfig;
 
 /// The required fields, those the config had before it had a size: no
@@ -234,6 +236,9 @@ static void addCounters(ThreadStats &To, const ThreadStats &From) {
   Add(To.Notifies, From.Notifies);
   Add(To.CacheHits, From.CacheHits);
   Add(To.CacheMisses, From.CacheMisses);
+  Add(To.Reservations, From.Reservations);
+  Add(To.ReservedEnters, From.ReservedEnters);
+  Add(To.ReservedExits, From.ReservedExits);
 }
 
 /// Empties the lock stack. A detached thread's stack reads as full (with no
@@ -258,7 +263,8 @@ static void resetThread(jitlock_thread &T) {
        {&T.Stats.FastLocks, &T.Stats.RecursiveLocks, &T.Stats.MonitorEnters,
         &T.Stats.Inflations, &T.Stats.ContendedEnters, &T.Stats.Parks,
         &T.Stats.SlowPathCalls, &T.Stats.Waits, &T.Stats.Notifies,
-        &T.Stats.CacheHits, &T.Stats.CacheMisses})
+        &T.Stats.CacheHits, &T.Stats.CacheMisses, &T.Stats.Reservations,
+        &T.Stats.ReservedEnters, &T.Stats.ReservedExits})
     C->store(0, std::memory_order_relaxed);
 }
 
@@ -271,6 +277,7 @@ static void detachLocked(jitlock_thread &T) {
   T.MonitorBase = 0;
   // Its index is never handed out again: headers still reserved to it are
   // reserved to a thread that is gone, which any contender may revoke.
+  reservation::threadDetached(T);
   T.ReserveTag = ~uint64_t(0);
   std::atomic_ref<void *>(T.UserData).store(nullptr, std::memory_order_relaxed);
   T.Attached = 0;
@@ -565,6 +572,7 @@ jitlock_thread *jitlock_rt_attach(void) {
   resetThread(T);
   T.Id = NextThreadId++;
   T.ReserveTag = takeReserveTag();
+  reservation::threadAttached(T);
   T.HashState = 0;
   T.MonitorBase = storage::regionBase();
   T.UserData = nullptr;
@@ -690,14 +698,17 @@ uint64_t jitlock_rt_identity_hash(jitlock_thread *Self, void *Obj) {
 // Statistics
 //===----------------------------------------------------------------------===//
 
+/// Every thread's counters, attached and detached, added into `Sum`.
+static void sumStats(ThreadStats &Sum) {
+  RegistryGuard Guard;
+  addCounters(Sum, RetiredStats);
+  for (jitlock_thread *T : Threads)
+    addCounters(Sum, T->Stats);
+}
+
 void jitlock_rt_get_stats(jitlock_rt_stats *Out) {
   ThreadStats Sum;
-  {
-    RegistryGuard Guard;
-    addCounters(Sum, RetiredStats);
-    for (jitlock_thread *T : Threads)
-      addCounters(Sum, T->Stats);
-  }
+  sumStats(Sum);
   auto Get = [](const std::atomic<uint64_t> &C) {
     return C.load(std::memory_order_relaxed);
   };
@@ -706,6 +717,20 @@ void jitlock_rt_get_stats(jitlock_rt_stats *Out) {
                           Get(Sum.ContendedEnters), Get(Sum.Parks),
                           Get(Sum.SlowPathCalls),   Get(Sum.Waits),
                           Get(Sum.Notifies),        monitorsAlive()};
+}
+
+int jitlock_rt_fill_reservation_stats(jitlock_reservation_stats *Out) {
+  jitlock_reservation_stats S = reservation::revocationStats();
+  S.struct_size = sizeof(S);
+  {
+    ThreadStats Sum;
+    sumStats(Sum);
+    S.reservations = Sum.Reservations.load(std::memory_order_relaxed);
+    S.reserved_enters = Sum.ReservedEnters.load(std::memory_order_relaxed);
+    S.reserved_exits = Sum.ReservedExits.load(std::memory_order_relaxed);
+  }
+  return fillCallerStruct("jitlock_reservation_stats", Out, sizeof(S), &S,
+                          sizeof(S));
 }
 
 int jitlock_rt_fill_monitor_stats(jitlock_monitor_stats *Out) {
@@ -728,10 +753,7 @@ int jitlock_rt_fill_monitor_stats(jitlock_monitor_stats *Out) {
   }
   {
     ThreadStats Sum;
-    RegistryGuard Guard;
-    addCounters(Sum, RetiredStats);
-    for (jitlock_thread *T : Threads)
-      addCounters(Sum, T->Stats);
+    sumStats(Sum);
     S.cache_hits = Sum.CacheHits.load(std::memory_order_relaxed);
     S.cache_misses = Sum.CacheMisses.load(std::memory_order_relaxed);
   }

@@ -655,6 +655,10 @@ static bool runHandshake(jitlock_thread *Target, jitlock_handshake_fn Fn,
   return TargetFound;
 }
 
+bool handshakeWith(jitlock_thread *Target, jitlock_handshake_fn Fn, void *Arg) {
+  return runHandshake(Target, Fn, Arg);
+}
+
 /// Handshakes with `Target`, or with every attached thread when null.
 static int handshake(jitlock_thread *Target, jitlock_handshake_fn Fn,
                      void *Arg) {

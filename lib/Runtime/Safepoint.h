@@ -59,6 +59,11 @@ bool holdsSafepoint();
 /// operation: it may start no other VM operation then.
 bool inHandshake();
 
+/// A handshake with `Target` (K1-K5) for the runtime's own operations;
+/// false, with `Fn` not run, when `Target` is not attached. The caller must
+/// not be inside a handshake (inHandshake) unless it holds a safepoint.
+bool handshakeWith(jitlock_thread *Target, jitlock_handshake_fn Fn, void *Arg);
+
 /// What VM operations the calling thread is inside, for a guarded call to
 /// put back after a stack overflow abandoned frames.
 struct OperationMarks {

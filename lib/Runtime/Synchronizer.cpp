@@ -243,12 +243,80 @@
 // handshake, which empties every thread's cache before m can be reused; the
 // runtime accepts a cache entry only for a monitor of obj that no deflation
 // has won (A3), and looks the table up otherwise.
+// Reserved locking (Config.locking_mode == JITLOCK_LOCKING_RESERVED;
+// Reservation.cpp). The header's reservation field F (the layout's
+// reserve_shift and reserve_bits) is read only while the lock bits are 01:
+// 0 not reservable, all ones reservable, else the index of the thread it is
+// reserved to. A thread's tag is 01 | its index in F, or ~0 once it may not
+// reserve; "reserved to T" is (h & reserve_mask) == T.tag. The steps carry
+// the names of verification/locking.pml (-DRESERVE=1):
+//   R1  owner enter, after E1-E2: if h is reserved to self: push obj; done.
+//       No atomic, and no header write: the lock stack alone says held.
+//       Entries may be non-adjacent (A B A): R1 pushes without inflating.
+//   R2  first lock: if h is 01 with F all ones and self's tag is not ~0:
+//       CAS h -> (h with F = self's index), acquire, keeping every other
+//       bit; on success push obj. A thread that may not reserve takes a
+//       reservable object by E5 (in the runtime), F kept, so that its exit
+//       makes it reservable again. The inline E5 of this mode expects
+//       (h & reserve_mask) == 01 (F == 0) and sends every other header to
+//       enter().
+//   R3  revocation, by a contender that finds h reserved to another thread
+//       r: a handshake with r (Safepoint.cpp, K1-K5; it runs whatever r
+//       does, at r's poll or while r is parked, blocked or native), whose
+//       operation, while h is still reserved to r (else it does nothing),
+//       CASes h (a hash install may race; the CAS keeps the other bits):
+//         R3a obj on r's lock stack, entries adjacent: -> 00 with F = 0,
+//             fast-locked by r;
+//         R3b on it, not adjacent (A B A): -> 00 with F = 0, then inflated
+//             with an anonymous owner before r runs again (a fast lock must
+//             be adjacent, or r's X4 would unlock obj at the inner exit
+//             while the outer entry still holds it: the model's finding);
+//             r fixes the owner at its next operation on obj;
+//         R3c not on it: -> 01 with F = 0, never reserved again.
+//       Then the contender starts over at E1 (E5, or inflation, as today).
+//       The operation counts a revocation for r; at
+//       Config.reserve_revoke_limit (0: none) it sets r's tag to ~0 and
+//       revokes, by R3a-R3b, every object on r's lock stack still reserved
+//       to r. A header reserved to an index whose thread detached (indices
+//       are never reused; detach needs an empty lock stack) is unheld: the
+//       contender CASes it to 01, F = 0, with no handshake; so does a thread
+//       for an unheld header reserved to its own index once its tag is ~0.
+//       A contender inside a handshake operation cannot request one: its
+//       enter fails with JITLOCK_ESTATE.
+//   R4  owner exit: X1-X3, then h = load header; if h is reserved to self:
+//       done (no atomic). Else X4. An exit of obj below the top (the
+//       unstructured exit) does the same check before it removes the entry.
+//       The load comes after the pop and X3: a revocation that fast-locked
+//       a twice-held obj must not send the inner exit to X4 (seeded bug 9).
+//   revokeOwn: before the owner inflates its own reserved obj (wait, a full
+//       lock stack, restore-locks moving a hold into a monitor), it CASes h ->
+//       00 with F = 0 itself, with no handshake: nobody else writes a reserved
+//       header's lock bits, and the CAS only loses to a hash install.
+// A reserved header elsewhere: an identity hash is a CAS of the whole word
+// that keeps F (the owner never writes a reserved header, so it loses
+// nothing). Inflation never starts from a reserved header: every path that
+// would take a 01 header (E5, H1, enterInflated, restore-locks' acquire)
+// runs R3 or revokeOwn first, so a displaced header, and the header
+// deflation's A5 writes back, has F 0 or all ones; deflation itself is
+// unchanged. jitlock_rt_restore_locks revokes each listed object reserved to
+// another thread (R3), or to the owner and not held (R3c), before it
+// starts; one the owner holds reserved is a lock stack entry like a fast
+// lock, and an inflation of it runs revokeOwn. Stack-overflow recovery
+// releases holds through the normal exit, hence R4. Owner queries: a
+// reserved header reads JITLOCK_STATE_RESERVED; its owner is the reserving
+// thread if obj is on that thread's lock stack (holds: its entries), else
+// none. jitlock_rt_holds_lock and jitlock_rt_lock_stack read lock stacks as
+// always, and the GC roots are the lock stack slots and monitors as always:
+// a reserved, unheld object is no root. The three monitor storages see no
+// reserved header: pointer and index keep F in the displaced header, table
+// in the header itself (tag 10), and both are 0 or all ones.
 // The runtime's side, by file: this one has enter and exit, the entry queue
 // with its parking and direct handoff (XQ), and N3; Inflation.cpp the
 // inflations (contention with an anonymous owner, non-adjacent re-entry, a
 // full lock stack, wait, H1) and the anonymous owner fix-up; Spin.cpp the
 // spinning; WaitNotify.cpp wait, notify and interrupt; IdentityHash.cpp the
-// identity hash; ThreadLocks.cpp the operations on all of a thread's locks.
+// identity hash; ThreadLocks.cpp the operations on all of a thread's locks;
+// Reservation.cpp reserved locking's R2, R3 and revokeOwn.
 //
 // Parking and fairness: an enterer spins briefly, then joins the monitor's
 // FIFO entry queue. The spin (Spin.cpp) adapts (AdaptiveSpin.h): each monitor
@@ -283,6 +351,7 @@
 #include "MonitorStorage.h"
 #include "ObjectHeader.h"
 #include "Parker.h"
+#include "Reservation.h"
 #include "Safepoint.h"
 
 #include <sched.h>
@@ -540,6 +609,11 @@ Monitor *enterInflated(jitlock_thread &T, void *Obj) {
     }
     Inflated Result;
     Monitor *M = nullptr;
+    if (reservation::isReserved(H)) { // R3 before H1 takes the header.
+      if (reservation::revoke(T, Obj, H) != JITLOCK_OK)
+        sched_yield();
+      continue;
+    }
     if (isUnlocked(H)) {
       Result = inflateUnlocked(T, Obj, H, M);
       if (Result == Inflated::Installed)
@@ -665,6 +739,19 @@ int outOfMonitors(jitlock_thread &T, void *Obj, Caller From) {
         return outOfMonitors(T, LS.at(0), From);
       continue;
     }
+    if (reservation::enabled()) {
+      int Status = JITLOCK_OK;
+      switch (reservation::enter(T, Obj, H, Status)) {
+      case reservation::EnterStep::Entered: // R1, R2
+        return JITLOCK_OK;
+      case reservation::EnterStep::StartOver: // R3
+        continue;
+      case reservation::EnterStep::Failed:
+        return Status;
+      case reservation::EnterStep::Lightweight:
+        break;
+      }
+    }
     if (hasMonitor(H)) { // E3
       Monitor *M = monitorOfHeader(Obj, H);
       if (M && enterMonitor(T, *M, Obj)) {
@@ -721,10 +808,19 @@ int outOfMonitors(jitlock_thread &T, void *Obj, Caller From) {
   auto Header = headerOf(Obj);
   // X1-X4, as the inline path does them.
   if (LS.top() == Obj) {
+#ifdef JITLOCK_MUTATE_R4 // scripts/mutate.sh: the model's seeded bug 9
+    uint64_t Early = Header.load(std::memory_order_relaxed);
+    LS.pop(Obj);
+    if (reservation::exitReserved(T, Early))
+      return JITLOCK_OK;
+#else
     LS.pop(Obj);
     if (LS.top() == Obj)
       return JITLOCK_OK;
+#endif
     uint64_t H = Header.load(std::memory_order_relaxed);
+    if (reservation::exitReserved(T, H)) // R4, after the pop and X3.
+      return JITLOCK_OK;
     if (isFastLocked(H) &&
         Header.compare_exchange_strong(H, withLockBits(H, UnlockedValue),
                                        std::memory_order_release,
@@ -742,6 +838,10 @@ int outOfMonitors(jitlock_thread &T, void *Obj, Caller From) {
     }
     for (;;) {
       uint64_t H = loadStableHeader(Obj);
+      if (reservation::exitReserved(T, H)) { // R4
+        LS.removeAt(unsigned(I));
+        return JITLOCK_OK;
+      }
       if (!isFastLocked(H))
         break;
       LS.removeAt(unsigned(I));

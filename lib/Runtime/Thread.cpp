@@ -1,6 +1,7 @@
 //===- Thread.cpp - Thread storage, the lock stack, the thread registry ---===//
 #include "Thread.h"
 #include "Arch/Arch.h"
+#include "Reservation.h"
 
 #include <cstring>
 
@@ -85,6 +86,16 @@ unsigned LockStack::removeAll(const void *Obj) {
   return Size - Kept;
 }
 
+/// Whether `Obj`'s entries on `T`'s lock stack may be apart: reserved to
+/// `T` (R1 pushes around other objects), or inflated by the revocation that
+/// found them so (R3b).
+static bool reservedApart(const jitlock_thread &T, const void *Obj) {
+  if (!reservation::enabled())
+    return false;
+  uint64_t H = headerOf(Obj).load(std::memory_order_relaxed);
+  return reservation::reservedTo(T, H) || header::hasMonitor(H);
+}
+
 void LockStack::validate() const {
   uint32_t Top = topOffset();
   JITLOCK_ASSERT(Top >= baseOffset() && Top <= endOffset(), "E5",
@@ -96,8 +107,9 @@ void LockStack::validate() const {
   for (unsigned I = 0; I != Size; ++I) {
     void *Entry = at(int(I));
     JITLOCK_ASSERT(Entry, "E5", "null entry below the lock stack top");
-    // An object seen before must be the entry just below (recursion, E4).
-    if (I == 0 || at(int(I - 1)) == Entry)
+    // An object seen before must be the entry just below (recursion, E4),
+    // unless it is reserved to T (R1) or was inflated by a revocation (R3b).
+    if (I == 0 || at(int(I - 1)) == Entry || reservedApart(T, Entry))
       continue;
     for (unsigned J = 0; J + 1 < I; ++J)
       JITLOCK_ASSERT(at(int(J)) != Entry, "E4",

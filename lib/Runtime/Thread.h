@@ -96,6 +96,8 @@ struct ThreadStats {
   /// Table storage: the runtime's own lookups that its monitor cache
   /// answered, and those that went to the table.
   std::atomic<uint64_t> CacheHits{0}, CacheMisses{0};
+  /// Reserved locking: R2, R1 and R4 taken by the runtime (Reservation.h).
+  std::atomic<uint64_t> Reservations{0}, ReservedEnters{0}, ReservedExits{0};
 };
 
 inline void bump(std::atomic<uint64_t> &Counter) {

@@ -9,6 +9,7 @@
 #include "Synchronizer.h"
 
 #include "Parker.h"
+#include "Reservation.h"
 #include "Safepoint.h"
 
 namespace jitlock {
@@ -24,7 +25,7 @@ using namespace header;
 static Monitor *ownedMonitorForWait(jitlock_thread &T, void *Obj,
                                     bool &OutOfMonitors) {
   uint64_t H = loadStableHeader(Obj);
-  if (!isFastLocked(H))
+  if (!isFastLocked(H) && !reservation::reservedTo(T, H))
     return monitorOwnedBy(T, Obj, H);
   if (!LockStack(T).contains(Obj))
     return nullptr;
@@ -135,8 +136,9 @@ int wait(jitlock_thread &T, void *Obj, bool Timed, uint64_t TimeoutNs) {
 
 int notify(jitlock_thread &T, void *Obj, bool All) {
   uint64_t H = loadStableHeader(Obj);
-  // A fast-locked object has no monitor, hence no waiters.
-  if (isFastLocked(H) && LockStack(T).contains(Obj))
+  // A fast-locked (or reserved) object has no monitor, hence no waiters.
+  if ((isFastLocked(H) || reservation::reservedTo(T, H)) &&
+      LockStack(T).contains(Obj))
     return JITLOCK_OK;
   Monitor *M = monitorOwnedBy(T, Obj, H);
   if (!M)
