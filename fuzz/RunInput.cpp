@@ -38,6 +38,7 @@
 #include "llvm/TargetParser/Host.h"
 
 #include <cstdlib>
+#include <iterator>
 #include <string>
 
 using namespace llvm;
@@ -52,7 +53,7 @@ enum class Pipeline {
   Lower,
   /// The default O2 pipeline of a PassBuilder with registerPasses.
   DefaultO2,
-  /// Some of the five passes alone, in pipeline text.
+  /// Some of the six passes alone, in pipeline text.
   Separate,
   /// The default O1 or O3 pipeline.
   DefaultOther,
@@ -69,9 +70,9 @@ struct Options {
   bool Twice;
   /// Give the PassBuilder a target machine for the host (as a JIT does).
   bool HostMachine;
-  /// Which of the five passes `Separate` runs (bit 0 jitlock-verify ...
-  /// bit 4 jitlock-lower-thread); 0 runs all five in reverse order. Bit 0
-  /// also picks O3 over O1 for `DefaultOther`.
+  /// Which of the six passes `Separate` runs (bit 0 jitlock-verify ...
+  /// bit 4 jitlock-lower-thread, bit 5 jitlock-place-polls); 0 runs all six
+  /// in reverse order. Bit 0 also picks O3 over O1 for `DefaultOther`.
   unsigned PassMask;
   /// The parameters, "thread=call;inline;..." (maybe bad ones).
   std::string Params;
@@ -84,7 +85,7 @@ Options decodeOptions(const uint8_t *B) {
   O.Twice = B[0] & 8;
   O.HostMachine = B[0] & 16;
   O.Generated = B[0] & GeneratedBit;
-  O.PassMask = B[4] >> 1 & 31;
+  O.PassMask = B[4] >> 1 & 63;
   // Bad parameter values only when asked for, so that most inputs get as
   // far as the lowerings.
   bool Bad = B[4] & 1;
@@ -202,18 +203,22 @@ TargetMachine *hostMachine() {
 
 /// The pipeline text of `Separate`.
 std::string separatePipeline(const Options &O) {
-  static const char *const Passes[] = {
-      "jitlock-verify", "jitlock-lower-stack-bang", "jitlock-lower-monitors",
-      "jitlock-lower-safepoints", "jitlock-lower-thread"};
+  // In pipeline order, each with its bit of the mask (jitlock-place-polls
+  // came last, so that the older inputs keep their pipelines).
+  static const std::pair<const char *, unsigned> Passes[] = {
+      {"jitlock-verify", 0},           {"jitlock-lower-stack-bang", 1},
+      {"jitlock-lower-monitors", 2},   {"jitlock-place-polls", 5},
+      {"jitlock-lower-safepoints", 3}, {"jitlock-lower-thread", 4}};
+  constexpr unsigned NumPasses = std::size(Passes);
   auto WithParams = [&](unsigned I) {
-    std::string Name = Passes[I];
+    std::string Name = Passes[I].first;
     return I == 0 || O.Params.empty() ? Name : Name + "<" + O.Params + ">";
   };
-  SmallVector<std::string, 5> Chosen;
-  for (unsigned I = 0; I < 5; ++I)
+  SmallVector<std::string, NumPasses> Chosen;
+  for (unsigned I = 0; I < NumPasses; ++I)
     if (O.PassMask == 0)
-      Chosen.push_back(WithParams(4 - I));
-    else if (O.PassMask >> I & 1)
+      Chosen.push_back(WithParams(NumPasses - 1 - I));
+    else if (O.PassMask >> Passes[I].second & 1)
       Chosen.push_back(WithParams(I));
   return join(Chosen, ",");
 }

@@ -37,14 +37,18 @@ import sys
 from benchjson import canonical_name
 
 SHAPE_PATHS = {
-    "simple": ["llvm", "asmjit", "runtime", "heavy", "pthread"],
-    "recursive": ["llvm", "asmjit", "runtime", "heavy"],
-    "serial": ["llvm", "asmjit", "runtime", "heavy"],
+    "simple": ["llvm", "asmjit", "runtime", "heavy", "pthread", "reserved",
+               "reserved-asmjit"],
+    "recursive": ["llvm", "asmjit", "runtime", "heavy", "reserved",
+                  "reserved-asmjit"],
+    "serial": ["llvm", "asmjit", "runtime", "heavy", "reserved",
+               "reserved-asmjit"],
     "inflated": ["llvm", "asmjit", "runtime"],
     # The inflated monitor under index and table monitor storage.
     "inflated-index": ["llvm", "asmjit", "runtime"],
     "inflated-table": ["llvm", "asmjit", "runtime"],
-    "churn": ["llvm", "asmjit", "runtime", "heavy", "pthread", "alloc"],
+    "churn": ["llvm", "asmjit", "runtime", "heavy", "pthread", "alloc",
+              "reserved", "reserved-asmjit"],
     "contended2": ["llvm", "asmjit", "runtime", "heavy", "pthread"],
     "contended4": ["llvm", "asmjit", "runtime", "heavy", "pthread"],
     "contended8": ["llvm", "asmjit", "runtime", "heavy", "pthread"],
@@ -169,7 +173,8 @@ def check(doc):
                     f"{name}: inflations_per_pair is {inflations!r}: the heavy "
                     "path must inflate every object"
                 )
-            if name in ("churn/llvm", "churn/asmjit", "churn/runtime") and inflations:
+            if name in ("churn/llvm", "churn/asmjit", "churn/runtime",
+                        "churn/reserved", "churn/reserved-asmjit") and inflations:
                 problems.append(
                     f"{name}: inflations_per_pair is {inflations!r}: "
                     "lightweight locking must not inflate single-threaded"

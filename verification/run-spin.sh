@@ -15,7 +15,7 @@
 #   --spin PATH     the spin executable (default: spin)
 #   --cc PATH       the C compiler for the verifier (default: $CC, else cc)
 #   --shortest      a seeded bug's search goes on for the shortest
-#                   counterexample (slower; the trails of docs/model.md);
+#                   counterexample (slower);
 #                   by default it stops at the first
 #
 # Configurations (README.md says what each covers):

@@ -79,6 +79,11 @@ enum class LockingMode {
   /// runtime runs in JITLOCK_LOCKING_HEAVY. Code lowered in either mode is
   /// correct on a runtime in either mode.
   Heavy,
+  /// Lightweight, plus lock reservation (R1, R4): the reserving thread
+  /// enters and exits with no atomic instruction; the fast lock's CAS takes
+  /// only a header whose reservation field is 0. Needs a layout with the
+  /// field (the runtime in JITLOCK_LOCKING_RESERVED).
+  Reserved,
 };
 
 /// Which safepoint polls the lowering emits.
@@ -133,6 +138,12 @@ struct LoweringConfig {
   /// count; default from the runtime layout's monitor_exit. Store code runs
   /// only on a runtime whose exit is store (it is in the layout stamp).
   std::optional<InflatedExit> Exit;
+  /// The header's reservation field (locking=reserved): reserve_bits bits at
+  /// reserve_shift; default the runtime layout's, which has them only when
+  /// the runtime runs JITLOCK_LOCKING_RESERVED. Set, they stand for such a
+  /// runtime's layout (and stamp), as header-offset stands for its own.
+  std::optional<uint32_t> ReserveShift;
+  std::optional<uint32_t> ReserveBits;
 
   /// The configuration of a JIT that links the runtime: TLS mode with this
   /// process's offset, and the runtime's layout.
@@ -141,7 +152,7 @@ struct LoweringConfig {
   /// Parses `jitlock-lower` pipeline parameters, e.g.
   /// "thread=tls;tls-offset=-320;capacity=8;header-offset=0;inline;
   /// bang=watermark;locking=lightweight;polls=explicit;monitors=pointer;
-  /// exit=store".
+  /// exit=store;reserve-shift=40;reserve-bits=16".
   static llvm::Expected<LoweringConfig> parse(llvm::StringRef Params);
   /// Parses `jitlock-elide` pipeline parameters: empty, or
   /// "coarsen-limit=N", "allocators=name1;name2" (the rest of the text is
@@ -333,10 +344,27 @@ struct LowerMonitorsPass : llvm::PassInfoMixin<LowerMonitorsPass> {
   LoweringConfig Config;
 };
 
+/// Places jitlock.safepoint.poll() calls at returns and on loop back-edges,
+/// by the rule in lib/Passes/PlacePolls.cpp, in each function not placed
+/// already (PollsPlacedAttr).
+struct PlacePollsPass : llvm::PassInfoMixin<PlacePollsPass> {
+  /// When an instance places polls, for its place in a pipeline: Always,
+  /// whatever the poll mode (what pipeline text asks for); AutoOnly, only
+  /// for polls=auto, from the configuration or the module flag (the
+  /// instance addLoweringPasses and the default pipelines run).
+  enum class Scope { Always, AutoOnly };
+  explicit PlacePollsPass(LoweringConfig C = {}, Scope S = Scope::Always)
+      : Only(S), Config(std::move(C)) {}
+  llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
+  static bool isRequired() { return true; }
+  Scope Only;
+  LoweringConfig Config;
+};
+
 /// Lowers jitlock.safepoint.poll() to the inline poll (a test of the
 /// thread's poll word, calling jitlock_rt_safepoint_poll when it is armed);
-/// with polls=auto it first places polls at returns and on back-edges, and
-/// with polls=none it removes them.
+/// with polls=none it removes them. It places none: jitlock-place-polls
+/// does, before it, for polls=auto.
 struct LowerSafepointsPass : llvm::PassInfoMixin<LowerSafepointsPass> {
   explicit LowerSafepointsPass(LoweringConfig C = {}) : Config(std::move(C)) {}
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
@@ -368,13 +396,14 @@ struct LowerThreadPass : llvm::PassInfoMixin<LowerThreadPass> {
 };
 
 /// Adds verify + deopt-state + lower-stack-bang + lower-monitors +
-/// lower-safepoints + lower-thread to `MPM`.
+/// place-polls (polls=auto only) + lower-safepoints + lower-thread to `MPM`.
 void addLoweringPasses(llvm::ModulePassManager &MPM,
                        const LoweringConfig &Config);
 
 /// Registers the pipeline names (jitlock-lower<...>, jitlock-verify,
 /// jitlock-elide<...>, jitlock-deopt-state, jitlock-lower-stack-bang,
-/// jitlock-lower-monitors, jitlock-lower-safepoints, jitlock-lower-thread)
+/// jitlock-lower-monitors, jitlock-place-polls, jitlock-lower-safepoints,
+/// jitlock-lower-thread)
 /// and adds the lowering to the start of the default pipelines
 /// (PipelineStartEP), after jitlock-elide at O2 and O3 unless
 /// `Config.Elide` is false.
@@ -397,13 +426,14 @@ inline constexpr const char *StackBangAttr = "jitlock-stack-bang";
 /// more than any thread stack).
 inline constexpr uint64_t MaxStackBangExtra = uint64_t(1) << 30;
 
-/// The function attribute polls=auto adds to each function it placed polls
-/// in, so that lowering the output again places none twice.
+/// The function attribute jitlock-place-polls adds to each function it
+/// placed polls in, so that lowering the output again places none twice.
 inline constexpr const char *PollsPlacedAttr = "jitlock-polls-placed";
 
 /// Whether `I` may reach a safepoint poll: a poll, or a call to anything but
-/// an intrinsic or the runtime's other entry points. polls=auto places polls
-/// by this rule, and a loop none of whose instructions may poll never polls.
+/// an intrinsic or the runtime's other entry points. jitlock-place-polls
+/// places polls by this rule, and a loop none of whose instructions may poll
+/// never polls.
 bool mayPoll(const llvm::Instruction &I);
 
 /// "pointer", "index", "table", and its inverse.

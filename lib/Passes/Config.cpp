@@ -90,6 +90,12 @@ Expected<LoweringConfig> LoweringConfig::parse(StringRef Params) {
     } else if (Key == "capacity") {
       if (Error E = NeedInt(C.Capacity, 1, INT32_MAX))
         return std::move(E);
+    } else if (Key == "reserve-shift") {
+      if (Error E = NeedInt(C.ReserveShift, 0, 63))
+        return std::move(E);
+    } else if (Key == "reserve-bits") {
+      if (Error E = NeedInt(C.ReserveBits, 0, 64))
+        return std::move(E);
     } else if (Key == "inline" || Key == "no-inline") {
       if (!Value.empty())
         return configError("'" + Key + "' takes no value");
@@ -106,8 +112,9 @@ Expected<LoweringConfig> LoweringConfig::parse(StringRef Params) {
 #include "jitlock/LoweringModes.def"
       return configError("unknown jitlock-lower parameter '" + Key +
                          "' (expected " + Keys +
-                         "tls-offset, header-offset, capacity, inline, "
-                         "no-inline or monitors)");
+                         "tls-offset, header-offset, capacity, "
+                         "reserve-shift, reserve-bits, inline, no-inline or "
+                         "monitors)");
     }
   }
   return C;
@@ -173,6 +180,60 @@ static Expected<std::optional<T>> pickMode(const Module &M,
     return FromModule.takeError();
   return pickOne<T>(ModeTraits<T>::Flag, Explicit.*ModeTraits<T>::Field,
                     *FromModule, [](T V) { return modeName(V).str(); });
+}
+
+/// The reservation field of the layout `L`: the runtime's, or the explicit
+/// configuration's or module flags' reserve-shift and reserve-bits, which
+/// stand for a runtime in JITLOCK_LOCKING_RESERVED (checked as it checks
+/// them) when this one is not.
+static Error resolveReservation(const Module &M, const LoweringConfig &Explicit,
+                                jitlock_rt_layout &L) {
+  auto Num = [](int64_t V) { return std::to_string(V); };
+  std::optional<int64_t> Field[2];
+  const char *Names[2] = {"reserve-shift", "reserve-bits"};
+  std::optional<uint32_t> Given[2] = {Explicit.ReserveShift,
+                                      Explicit.ReserveBits};
+  for (int I = 0; I != 2; ++I) {
+    auto Flag = intFlag(M, Names[I]);
+    if (!Flag)
+      return Flag.takeError();
+    auto Picked = pickOne<int64_t>(
+        Names[I], Given[I] ? std::optional<int64_t>(*Given[I]) : std::nullopt,
+        *Flag, Num);
+    if (!Picked)
+      return Picked.takeError();
+    Field[I] = *Picked;
+  }
+  auto [Shift, Bits] = std::pair(Field[0], Field[1]);
+  if (!Shift && !Bits)
+    return Error::success();
+  if (!Shift || !Bits)
+    return configError("reserve-shift and reserve-bits go together: the "
+                       "reservation field needs both");
+  if (L.reserve_bits != 0) {
+    if (*Shift != L.reserve_shift || *Bits != L.reserve_bits)
+      return configError(formatv(
+          "conflicting configuration: reserve-shift={0};reserve-bits={1}, "
+          "but the runtime's reservation field is {2} bits at bit {3}",
+          *Shift, *Bits, L.reserve_bits, L.reserve_shift));
+    return Error::success();
+  }
+  bool OverlapsHash = L.hash_bits != 0 && *Shift < L.hash_shift + L.hash_bits &&
+                      L.hash_shift < *Shift + *Bits;
+  if (*Bits < 2 || *Bits > 32 || *Shift < 2 || *Shift + *Bits > 64 ||
+      OverlapsHash)
+    return configError(formatv(
+        "reserve-shift={0};reserve-bits={1}: the reservation field needs 2 to "
+        "32 bits within bits [2,64), clear of the hash field ({2} bits at "
+        "bit {3})",
+        *Shift, *Bits, L.hash_bits, L.hash_shift));
+  uint64_t Ones = ~uint64_t(0) >> (64 - *Bits);
+  L.locking_mode = JITLOCK_LOCKING_RESERVED;
+  L.reserve_shift = uint32_t(*Shift);
+  L.reserve_bits = uint32_t(*Bits);
+  L.reservable_value = Ones << *Shift;
+  L.reserve_mask = L.lock_mask | L.reservable_value;
+  return Error::success();
 }
 
 Expected<ResolvedConfig> resolveConfig(const Module &M,
@@ -249,13 +310,31 @@ Expected<ResolvedConfig> resolveConfig(const Module &M,
     return Bang.takeError();
   R.Bang = Bang->value_or(BangMode::Watermark);
 
-  // The locking mode: the runtime's unless asked otherwise.
+  // The locking mode: the runtime's unless asked otherwise. A layout with a
+  // reservation field needs the reserved fast paths (or heavy's, which
+  // leave every header but a monitor's to the runtime): the lightweight ones
+  // would CAS a header reserved to another thread to fast-locked.
+  if (Error E = resolveReservation(M, Explicit, R.Layout))
+    return std::move(E);
   auto Locking = pickMode<LockingMode>(M, Explicit);
   if (!Locking)
     return Locking.takeError();
-  R.Locking = Locking->value_or(R.Layout.locking_mode == JITLOCK_LOCKING_HEAVY
-                                    ? LockingMode::Heavy
-                                    : LockingMode::Lightweight);
+  R.Locking =
+      Locking->value_or(R.Layout.reserve_bits != 0 ? LockingMode::Reserved
+                        : R.Layout.locking_mode == JITLOCK_LOCKING_HEAVY
+                            ? LockingMode::Heavy
+                            : LockingMode::Lightweight);
+  if (R.Locking == LockingMode::Reserved && R.Layout.reserve_bits == 0)
+    return configError(
+        "locking=reserved needs the layout's reservation field, which is "
+        "empty: the runtime is not in JITLOCK_LOCKING_RESERVED (pass "
+        "reserve-shift=N;reserve-bits=N for one that is)");
+  if (R.Locking == LockingMode::Lightweight && R.Layout.reserve_bits != 0)
+    return configError(formatv(
+        "locking=lightweight against a layout with a reservation field ({0} "
+        "bits at bit {1}): its fast lock would take objects reserved to "
+        "other threads; lower with locking=reserved",
+        R.Layout.reserve_bits, R.Layout.reserve_shift));
 
   // The safepoint polls: the frontend's unless asked otherwise.
   auto Polls = pickMode<PollMode>(M, Explicit);

@@ -37,6 +37,9 @@ inline constexpr llvm::StringLiteral MonitorExitName = "jitlock.monitor.exit";
 inline constexpr llvm::StringLiteral ThreadName = "jitlock.thread";
 inline constexpr llvm::StringLiteral SafepointPollName =
     "jitlock.safepoint.poll";
+/// The runtime's poll, P2 of the inline poll (lib/Runtime/Safepoint.cpp).
+inline constexpr llvm::StringLiteral RuntimePollName =
+    "jitlock_rt_safepoint_poll";
 /// The markers jitlock-elide leaves where it removed a monitor enter or exit
 /// (same signature); jitlock-deopt-state reads and deletes them.
 inline constexpr llvm::StringLiteral MonitorElidedEnterName =

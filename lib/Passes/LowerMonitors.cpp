@@ -11,6 +11,15 @@
 // M1, anything else to the runtime. The exit is the same in both modes,
 // since it handles every state.
 //
+// With locking=reserved (the layout's reserve_mask and the thread's tag at
+// reserve_tag_offset, see jitlock_rt_layout) the enter tests R1 right after
+// E2: a header reserved to this thread is pushed, no atomic. Otherwise the
+// lightweight path, whose E5 CASes only a header with the field 0; a
+// reservable one (R2) or one reserved to another thread (R3) goes to the
+// runtime. The exit adds R4 after X3: a header still reserved to this
+// thread needs nothing more; a revoked one (fast-locked by the revocation)
+// takes X4.
+//
 // The monitor storage (monitors=pointer|index|table, jitlock_rt_layout's
 // monitor_storage) changes only the first step of M1 and N2, how the
 // monitor m is found from a header whose tag is 10:
@@ -58,6 +67,8 @@ using namespace llvm;
 STATISTIC(NumEntersInlined, "Monitor enters lowered to inline fast paths");
 STATISTIC(NumExitsInlined, "Monitor exits lowered to inline fast paths");
 STATISTIC(NumRuntimeCalls, "Monitor operations lowered to runtime calls only");
+STATISTIC(NumReservedInlined,
+          "Monitor enters and exits lowered with reservation (R1, R4)");
 
 namespace jitlock {
 namespace {
@@ -66,7 +77,8 @@ class MonitorLowering {
 public:
   MonitorLowering(Module &M, const ResolvedConfig &C)
       : M(M), Ctx(M.getContext()), L(C.Layout),
-        Heavy(C.Locking == LockingMode::Heavy), Storage(C.Monitors),
+        Heavy(C.Locking == LockingMode::Heavy),
+        Reserved(C.Locking == LockingMode::Reserved), Storage(C.Monitors),
         Exit(C.Exit), I8(Type::getInt8Ty(Ctx)), I32(Type::getInt32Ty(Ctx)),
         I64(Type::getInt64Ty(Ctx)), Ptr(PointerType::getUnqual(Ctx)) {
     MDBuilder MDB(Ctx);
@@ -86,6 +98,8 @@ private:
   struct FastLockBlocks {
     BasicBlock *CheckTop = nullptr, *Cas = nullptr, *Push = nullptr,
                *Inflated = nullptr;
+    /// Reserved locking: R1's push, and E5's test of the field.
+    BasicBlock *ReservedPush = nullptr, *Unreserved = nullptr;
   };
   FastLockBlocks createFastLockBlocks(Function *F, BasicBlock *Done);
   /// E3-E5 and the push, from the header `H` and the lock-stack top `Top`
@@ -96,6 +110,26 @@ private:
                       Value *Thread, Value *HeaderAddr, Value *H,
                       Value *TopAddr, Value *Top, BasicBlock *Slow,
                       BasicBlock *Done);
+  /// Pushes `Obj` on the lock stack whose top `Top` (not full) is at
+  /// `TopAddr`, at `Slot` (thread + top). Only this thread writes its lock
+  /// stack, so plain stores suffice; they are relaxed atomics for the racy
+  /// readers.
+  void emitPush(IRBuilder<> &B, Value *Obj, Value *Slot, Value *TopAddr,
+                Value *Top) {
+    storeRelaxed(B, Obj, Slot);
+    storeRelaxed(B, B.CreateAdd(Top, B.getInt32(8), "jitlock.top.next"),
+                 TopAddr);
+  }
+  /// R1 and R4's test: header `H` is reserved to this thread, unlocked.
+  /// The thread's tag is ~0 while it may not reserve, which no masked
+  /// header equals.
+  Value *isReservedToSelf(IRBuilder<> &B, Value *H, Value *Thread) {
+    Value *Tag = loadRelaxed(
+        B, I64, byteAddr(B, Thread, L.reserve_tag_offset, "jitlock.tag.addr"),
+        "jitlock.tag");
+    return B.CreateICmpEQ(B.CreateAnd(H, L.reserve_mask, "jitlock.reserve"),
+                          Tag, "jitlock.reserved.to.self");
+  }
   /// Header `H` holds a monitor: its low bits are exactly 10.
   Value *isMonitor(IRBuilder<> &B, Value *H) {
     return B.CreateICmpEQ(B.CreateAnd(H, L.lock_mask),
@@ -205,6 +239,9 @@ private:
   const jitlock_rt_layout &L;
   /// Heavy locking: enters take no fast lock, and exits expect a monitor.
   bool Heavy;
+  /// Reserved locking: R1 ahead of the fast lock, R4 ahead of X4, and E5
+  /// only for a header whose reservation field is 0.
+  bool Reserved;
   MonitorStorage Storage;
   InflatedExit Exit;
   Type *I8, *I32, *I64;
@@ -251,6 +288,17 @@ void MonitorLowering::lowerEnter(CallBase &CB) {
                                 "jitlock.stack.full");
   branch(B, Full, Slow, CheckHeader, Unlikely);
   B.SetInsertPoint(CheckHeader);
+  if (Reserved) {
+    // R1: reserved to this thread: push, no atomic.
+    branch(B, isReservedToSelf(B, H, Thread), Fast.ReservedPush,
+           Fast.Unreserved, Likely);
+    B.SetInsertPoint(Fast.ReservedPush);
+    emitPush(B, Obj,
+             byteAddr(B, Thread, B.CreateZExt(Top, I64), "jitlock.slot"),
+             TopAddr, Top);
+    B.CreateBr(Done);
+    B.SetInsertPoint(Fast.Unreserved);
+  }
   // Heavy: no fast lock. A monitor (exactly 10) takes M1 below; every other
   // state goes to the runtime, which inflates.
   Value *IsMonitor = Heavy ? isMonitor(B, H)
@@ -299,6 +347,7 @@ void MonitorLowering::lowerEnter(CallBase &CB) {
 
   CB.eraseFromParent();
   ++NumEntersInlined;
+  NumReservedInlined += Reserved;
 }
 
 MonitorLowering::FastLockBlocks
@@ -308,6 +357,10 @@ MonitorLowering::createFastLockBlocks(Function *F, BasicBlock *Done) {
   Fast.Cas = newBlock(F, "jitlock.enter.cas", Done);
   Fast.Push = newBlock(F, "jitlock.enter.push", Done);
   Fast.Inflated = newBlock(F, "jitlock.enter.inflated", Done);
+  if (Reserved) {
+    Fast.ReservedPush = newBlock(F, "jitlock.enter.reserved", Fast.CheckTop);
+    Fast.Unreserved = newBlock(F, "jitlock.enter.unreserved", Fast.CheckTop);
+  }
   return Fast;
 }
 
@@ -327,7 +380,21 @@ Value *MonitorLowering::emitFastLock(IRBuilder<> &B, const FastLockBlocks &Fast,
   Value *TopEntry = loadRelaxed(B, Ptr, byteAddr(B, Slot, -8, "jitlock.prev"),
                                 "jitlock.top.entry");
   Value *IsRecursive = B.CreateICmpEQ(TopEntry, Obj, "jitlock.recursive");
-  B.CreateCondBr(IsRecursive, Fast.Push, Fast.Cas);
+  if (Reserved) {
+    // E5 takes only a header whose field is 0: one reservable (R2), or
+    // reserved to another thread (R3), goes to the runtime.
+    BasicBlock *NotRecursive =
+        newBlock(B.GetInsertBlock()->getParent(), "jitlock.enter.not.recursive",
+                 Fast.Cas);
+    B.CreateCondBr(IsRecursive, Fast.Push, NotRecursive);
+    B.SetInsertPoint(NotRecursive);
+    Value *Unreserved =
+        B.CreateICmpEQ(B.CreateAnd(H, L.reserve_mask, "jitlock.reserve"),
+                       B.getInt64(L.unlocked_value), "jitlock.unreserved");
+    branch(B, Unreserved, Fast.Cas, Slow, Likely);
+  } else {
+    B.CreateCondBr(IsRecursive, Fast.Push, Fast.Cas);
+  }
 
   // E5: CAS 01 -> 00. Acquire: this is the acquisition, and the critical
   // section must not move above it. Failure needs no ordering: we retry in
@@ -339,11 +406,8 @@ Value *MonitorLowering::emitFastLock(IRBuilder<> &B, const FastLockBlocks &Fast,
                     "jitlock.cas");
   branch(B, B.CreateExtractValue(Pair, 1), Fast.Push, Slow, Likely);
 
-  // Push: only this thread writes its lock stack, so plain stores suffice;
-  // they are relaxed atomics for the racy readers.
   B.SetInsertPoint(Fast.Push);
-  storeRelaxed(B, Obj, Slot);
-  storeRelaxed(B, B.CreateAdd(Top, B.getInt32(8), "jitlock.top.next"), TopAddr);
+  emitPush(B, Obj, Slot, TopAddr, Top);
   B.CreateBr(Done);
 
   // Bit 1 was set: only a monitor (exactly 10) goes on to M1.
@@ -394,6 +458,14 @@ void MonitorLowering::lowerExit(CallBase &CB) {
   // to the next thread that acquires.
   B.SetInsertPoint(Unlock);
   Value *H = loadRelaxed(B, I64, HeaderAddr, "jitlock.header");
+  if (Reserved) {
+    // R4: after the pop and X3, still reserved to this thread: done, no
+    // atomic. Revoked while held (fast-locked now), or fast-locked all
+    // along: X4.
+    BasicBlock *Revoked = newBlock(F, "jitlock.exit.unreserved", Cas);
+    branch(B, isReservedToSelf(B, H, Thread), Done, Revoked, Likely);
+    B.SetInsertPoint(Revoked);
+  }
   Value *IsFast = B.CreateICmpEQ(B.CreateAnd(H, L.lock_mask),
                                  B.getInt64(L.locked_value), "jitlock.is.fast");
   branch(B, IsFast, Cas, Restore, Likely);
@@ -476,6 +548,7 @@ void MonitorLowering::lowerExit(CallBase &CB) {
 
   CB.eraseFromParent();
   ++NumExitsInlined;
+  NumReservedInlined += Reserved;
 }
 
 MonitorLowering::MonitorRef MonitorLowering::findMonitor(
@@ -643,6 +716,9 @@ PreservedAnalyses LowerMonitorsPass::run(Module &M,
       if (Enter && Resolved->Locking == LockingMode::Heavy)
         R << " (heavy locking: the monitor path only; no fast lock, no "
              "lock-stack push)";
+      if (Resolved->Locking == LockingMode::Reserved)
+        R << " (reserved locking: the reserving thread's path has no "
+             "atomic)";
       if (Resolved->Monitors == MonitorStorage::Index)
         R << " (monitors=index: the monitor at the thread's monitor base "
              "plus the header's index times "

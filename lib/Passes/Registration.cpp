@@ -36,7 +36,8 @@ void addLoweringPasses(ModulePassManager &MPM, const LoweringConfig &Config) {
   MPM.addPass(LowerStackBangPass(Config));
   MPM.addPass(LowerMonitorsPass(Config));
   // After the monitors, whose slow calls it then knows not to poll; before
-  // lower-thread, which materializes the thread its polls request.
+  // lower-thread, which materializes the thread the polls request.
+  MPM.addPass(PlacePollsPass(Config, PlacePollsPass::Scope::AutoOnly));
   MPM.addPass(LowerSafepointsPass(Config));
   MPM.addPass(LowerThreadPass(Config));
 }
@@ -101,6 +102,7 @@ void registerPasses(PassBuilder &PB, const LoweringConfig &Config) {
     MPM.addPass(
         LowerStackBangPass(Config, LowerStackBangPass::Scope::ArgModeOnly));
     MPM.addPass(LowerMonitorsPass(Config));
+    MPM.addPass(PlacePollsPass(Config, PlacePollsPass::Scope::AutoOnly));
     MPM.addPass(LowerSafepointsPass(Config));
     // Unsplit coroutines wait for the instance at the end, after
     // CoroSplit: see LowerThreadPass::Coroutines.

@@ -72,12 +72,11 @@ namespace jitlock {
 void restoreHeader(Monitor &M, void *Obj) {
   // A5. Seal: a hash install that read the unsealed word fails its CAS and
   // starts over from the object's header, where the hash then goes.
-  uint64_t D = M.DisplacedHeader.load(std::memory_order_acquire);
+  uint64_t D = M.displacedHeaderAcquire();
 #ifndef JITLOCK_MUTATE_A5_SEAL // scripts/mutate.sh
   while (header::isUnlocked(D) &&
-         !M.DisplacedHeader.compare_exchange_weak(
-             D, header::withLockBits(D, header::LockedValue),
-             std::memory_order_acq_rel, std::memory_order_acquire)) {
+         !M.trySealDisplacedHeader(
+             D, header::withLockBits(D, header::LockedValue))) {
   }
 #endif
   runDeflationHook(DeflationStage::Sealed, M);
@@ -99,12 +98,10 @@ static void runDeflationHook(DeflationStage Stage, Monitor &M) {
 /// unless an enterer cancelled the deflation by taking it (A4), in which
 /// case the deflater takes back the contention that enterer added for it.
 static void abortDeflation(Monitor &M) {
-  uintptr_t Marker = owner::DeflaterMarker;
-  if (!M.Owner.compare_exchange_strong(Marker, 0, std::memory_order_release,
-                                       std::memory_order_relaxed)) {
+  if (!M.tryUnmarkDeflating()) {
     // Release, against the enterer's acq_rel A4 count: the take-back cannot
     // come before that count ("Abort:" in Synchronizer.cpp).
-    M.Contentions.fetch_sub(1, std::memory_order_release);
+    M.removeContention();
     Cancelled.fetch_add(1, std::memory_order_relaxed);
     return;
   }
@@ -112,7 +109,7 @@ static void abortDeflation(Monitor &M) {
   // queue to us. The fence pairs with J2, as an exit's barrier does.
   std::atomic_thread_fence(std::memory_order_seq_cst);
 #ifndef JITLOCK_MUTATE_ABORT_XQ // scripts/mutate.sh
-  if (M.EntryCount.load(std::memory_order_relaxed) != 0)
+  if (M.entryCount() != 0)
     wakeSuccessor(M);
 #endif
 }
@@ -122,30 +119,22 @@ static void abortDeflation(Monitor &M) {
 static bool deflateIfIdle(Monitor &M) {
   // A1: only a monitor nobody owns or fixes. One that threads are queued
   // on is not idle, whoever owns it: left alone without a CAS.
-  if (M.EntryCount.load(std::memory_order_relaxed) != 0)
+  if (M.entryCount() != 0)
     return false;
   runDeflationHook(DeflationStage::Checked, M);
-  uintptr_t Free = 0;
-  if (!M.Owner.compare_exchange_strong(Free, owner::DeflaterMarker,
-                                       std::memory_order_acquire,
-                                       std::memory_order_relaxed))
+  if (!M.tryMarkDeflating())
     return false;
   runDeflationHook(DeflationStage::OwnerMarked, M);
   // A2: nobody counted, queued or waiting. No queue lock is needed: only an
   // owner joins the wait set, before it releases M, which A1 acquired; and
   // nobody joins the entry queue uncounted while the owner is the marker.
-  if (M.EntryCount.load(std::memory_order_relaxed) ||
-      M.WaitCount.load(std::memory_order_relaxed) ||
-      M.Recursions.load(std::memory_order_relaxed) != 0 ||
-      M.Contentions.load(std::memory_order_relaxed) != 0) {
+  if (M.entryCount() || M.waitCount() || M.recursions() != 0 ||
+      M.contentions() != 0) {
     abortDeflation(M);
     return false;
   }
   // A3: the decision. From here no enterer can take M.
-  int32_t None = 0;
-  if (!M.Contentions.compare_exchange_strong(None, Monitor::DeflatedContentions,
-                                             std::memory_order_acq_rel,
-                                             std::memory_order_relaxed)) {
+  if (!M.tryDecideDeflation()) {
     abortDeflation(M);
     return false;
   }

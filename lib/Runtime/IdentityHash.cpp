@@ -75,8 +75,8 @@ uint64_t identityHash(jitlock_thread *T, void *Obj) {
       // M may have been deflated and reused for another object since the
       // header load, so whatever is read of it is checked (A6's readers).
       MonitorRead Read(Obj, H);
-      std::atomic<uint64_t> &Displaced = Read.monitor().DisplacedHeader;
-      uint64_t D = Displaced.load(std::memory_order_relaxed);
+      Monitor &M = Read.monitor();
+      uint64_t D = M.displacedHeader();
       runIdentityHashHook(IdentityHashStage::DisplacedLoaded, Obj);
       if (!Read.validate())
         continue;
@@ -92,9 +92,7 @@ uint64_t identityHash(jitlock_thread *T, void *Obj) {
       // object's identical unhashed word: the check after it says so, and
       // that object keeps a hash nobody has seen yet, while this one starts
       // over.
-      if (Displaced.compare_exchange_strong(D, withHash(D, New),
-                                            std::memory_order_acq_rel) &&
-          Read.validate())
+      if (M.tryInstallHash(D, withHash(D, New)) && Read.validate())
         return New;
       continue;
     }
@@ -118,7 +116,7 @@ uint64_t peekHash(const void *Obj) {
     if (!hasMonitor(H) || storage::isTable())
       return hashOf(H);
     MonitorRead Read(Obj, H);
-    uint64_t D = Read.monitor().DisplacedHeader.load(std::memory_order_relaxed);
+    uint64_t D = Read.monitor().displacedHeader();
     if (Read.validate())
       return hashOf(D);
     waitForHeaderChange(Round);

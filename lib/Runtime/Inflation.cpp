@@ -60,10 +60,8 @@ Monitor *inflateOwned(jitlock_thread &T, void *Obj) {
     if (Monitor *M = monitorOfHeader(Obj, H)) {
       // A contender inflated it with an anonymous owner: that owner is T.
       unsigned Holds = LS.removeAll(Obj);
-      setRecursions(*M, Holds ? Holds - 1 : 0);
-      // Nobody else writes an anonymous owner word: enterers CAS it only
-      // from 0 or DEFLATER.
-      M->Owner.exchange(owner::encode(&T), std::memory_order_acq_rel);
+      M->setRecursions(Holds ? Holds - 1 : 0);
+      M->setOwnerFromAnonymous(T);
       return M;
     }
     unsigned Holds = LS.count(Obj);
@@ -104,7 +102,7 @@ Monitor *monitorOwnedBy(jitlock_thread &T, void *Obj, uint64_t H) {
   Monitor *M = monitorOfHeader(Obj, H);
   if (!M)
     return nullptr;
-  uintptr_t Holder = M->Owner.load(std::memory_order_acquire);
+  uintptr_t Holder = M->ownerAcquire();
   if (Holder == owner::encode(&T))
     return M;
   if (Holder == owner::AnonymousOwner && LockStack(T).contains(Obj))

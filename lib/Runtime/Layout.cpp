@@ -54,8 +54,8 @@ static void fillWholeLayout(jitlock_rt_layout *L, const jitlock_rt_config &C,
   L->lock_stack_sentinel_offset = offsetof(jitlock_thread, LockStackSentinel);
   L->lock_stack_sentinel = reinterpret_cast<uint64_t>(LockStackSentinel);
   L->monitor_size = sizeof(Monitor);
-  L->monitor_owner_offset = offsetof(Monitor, Owner);
-  L->monitor_recursions_offset = offsetof(Monitor, Recursions);
+  L->monitor_owner_offset = Monitor::ownerOffset();
+  L->monitor_recursions_offset = Monitor::recursionsOffset();
   L->monitor_anonymous_owner = owner::AnonymousOwner;
   L->monitor_queued_bit = 0;
   L->cache_line_size = CacheLine;
@@ -73,7 +73,7 @@ static void fillWholeLayout(jitlock_rt_layout *L, const jitlock_rt_config &C,
   L->monitor_cache_offset = offsetof(jitlock_thread, MonitorCache);
   L->monitor_cache_entries = MonitorCacheEntries;
   L->monitor_cache_probes = MonitorCacheProbes;
-  L->monitor_entry_count_offset = offsetof(Monitor, EntryCount);
+  L->monitor_entry_count_offset = Monitor::entryCountOffset();
   L->monitor_exit = Exit;
   if (C.locking_mode == JITLOCK_LOCKING_RESERVED) {
     uint64_t Field = (~uint64_t(0) >> (64 - C.reserve_bits)) << C.reserve_shift;
@@ -369,6 +369,9 @@ void jitlock_rt_print_layout(FILE *Out) {
           L.monitor_cache_entries, L.monitor_cache_offset,
           L.monitor_cache_offset / L.cache_line_size, L.monitor_cache_probes);
 
+  // Monitor has private fields (offsetof: Monitor.h says why it holds).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winvalid-offsetof"
   static const FieldRow MonitorRows[] = {
       FIELD(Monitor, Object, "inflater"),
       FIELD(Monitor, DisplacedHeader, "inflater, hash installers"),
@@ -386,6 +389,7 @@ void jitlock_rt_print_layout(FILE *Out) {
       FIELD(Monitor, WaitCount, "queue lock holders"),
       FIELD(Monitor, Contentions, "contending enterers, deflaters"),
   };
+#pragma GCC diagnostic pop
   printStruct(Out, "Monitor", sizeof(Monitor), alignof(Monitor), MonitorRows,
               sizeof(MonitorRows) / sizeof(MonitorRows[0]));
   fprintf(Out,

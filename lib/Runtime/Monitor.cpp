@@ -314,21 +314,20 @@ static Monitor *takeFree(uint64_t &EpochSeen) {
   return M;
 }
 
-/// Makes the free monitor `M` the one for `Object`.
-static void prepare(Monitor *M, void *Object, uint64_t DisplacedHeader,
-                    uintptr_t OwnerWord, uint64_t Recursions) {
+void Monitor::prepareFor(void *NewObject, uint64_t Displaced,
+                         uintptr_t OwnerWord, uint64_t Holds) {
   // Its queues are empty: only idle or never-published monitors are freed.
   // Odd generation while the identity changes: a reader that no handshake
   // covers (Synchronizer.cpp) sees the change.
-  uint64_t Gen = M->Generation.load(std::memory_order_relaxed);
-  M->Generation.store(Gen + 1, std::memory_order_relaxed);
+  uint64_t Gen = Generation.load(std::memory_order_relaxed);
+  Generation.store(Gen + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
-  M->setObject(Object);
-  M->DisplacedHeader.store(DisplacedHeader, std::memory_order_relaxed);
-  M->Recursions.store(Recursions, std::memory_order_relaxed);
-  M->Contentions.store(0, std::memory_order_relaxed);
-  M->Owner.store(OwnerWord, std::memory_order_relaxed);
-  M->Generation.store(Gen + 2, std::memory_order_release);
+  setObject(NewObject);
+  DisplacedHeader.store(Displaced, std::memory_order_relaxed);
+  Recursions.store(Holds, std::memory_order_relaxed);
+  Contentions.store(0, std::memory_order_relaxed);
+  Owner.store(OwnerWord, std::memory_order_relaxed);
+  Generation.store(Gen + 2, std::memory_order_release);
 }
 
 Monitor *newMonitor(void *Object, uint64_t DisplacedHeader, uintptr_t OwnerWord,
@@ -347,7 +346,7 @@ Monitor *newMonitor(void *Object, uint64_t DisplacedHeader, uintptr_t OwnerWord,
     if (!deflateForSpace(Epoch))
       return nullptr;
   }
-  prepare(M, Object, DisplacedHeader, OwnerWord, Recursions);
+  M->prepareFor(Object, DisplacedHeader, OwnerWord, Recursions);
   // Counted before it is pushed, so that an unlink never counts it first.
   // Sequentially consistent, as the deflation thread's store of the trigger
   // and its load of the count: one of the two sees the other.
@@ -415,7 +414,7 @@ void discardMonitor(Monitor *M) {
     Prev = It;
   unlinkLocked(M, M->RegistryNext.load(std::memory_order_relaxed), Prev, 1);
   // A reader holding a stale pointer sees the marker and starts over.
-  M->Owner.store(owner::DeflaterMarker, std::memory_order_relaxed);
+  M->markDiscarded();
   // Never published: reusable at once, by this thread if it is attached.
   advanceFreeEpoch();
   if (jitlock_thread *T = currentThread()) {
@@ -557,10 +556,9 @@ void freeAllMonitors(bool WriteBack) {
     // Give the object back its unlocked header, hash included, once any
     // transient embedder state (11) has passed.
     if (WriteBack)
-      storage::unpublish(*M, M->Object,
-                         header::withLockBits(
-                             M->DisplacedHeader.load(std::memory_order_relaxed),
-                             header::UnlockedValue));
+      storage::unpublish(
+          *M, M->Object,
+          header::withLockBits(M->displacedHeader(), header::UnlockedValue));
     destroyMonitor(M);
     LiveMonitors.fetch_sub(1, std::memory_order_relaxed);
   }
@@ -583,7 +581,7 @@ void jitlock::Monitor::validate(const jitlock_thread &Self) const {
                  "M1", "owner word is neither 0, a marker nor a thread");
   if (Word != owner::encode(&Self))
     return;
-  void *Obj = object();
+  [[maybe_unused]] void *Obj = object();
   JITLOCK_ASSERT(Obj, "M1", "an owned monitor names no object");
   JITLOCK_ASSERT(!LockStack(const_cast<jitlock_thread &>(Self)).contains(Obj),
                  "E3", "an owned monitor's object is also on the lock stack");

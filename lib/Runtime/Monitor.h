@@ -38,6 +38,7 @@
 #include "Thread.h"
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 namespace jitlock {
@@ -109,11 +110,199 @@ public:
   /// Whether `T` owns it. Exact for the caller's own thread; for another
   /// thread, a snapshot.
   bool isOwnedBy(const jitlock_thread &T) const {
-    return Owner.load(std::memory_order_acquire) == owner::encode(&T);
+    return ownerAcquire() == owner::encode(&T);
   }
+
+  // The words several threads write (the displaced header and the
+  // generation of line 0, line 1, the counts and the spin budget of line 2)
+  // are private: these operations are the only ways to them, each with the
+  // memory order its protocol step needs.
+
+  /// The displaced header, relaxed: for a reader that validates what it
+  /// read afterwards (MonitorRead), holds the registry lock, or keys the
+  /// table by its hash.
+  uint64_t displacedHeader() const {
+    return DisplacedHeader.load(std::memory_order_relaxed);
+  }
+  /// The displaced header, acquire: A5 reads what a hash install wrote.
+  uint64_t displacedHeaderAcquire() const {
+    return DisplacedHeader.load(std::memory_order_acquire);
+  }
+  /// A hash install while inflated: CAS `Expected` -> `Hashed`, acq_rel.
+  /// Fails once a deflater sealed the word (A5) or a hash went in first;
+  /// `Expected` is then the word found.
+  bool tryInstallHash(uint64_t &Expected, uint64_t Hashed) {
+    return DisplacedHeader.compare_exchange_strong(Expected, Hashed,
+                                                   std::memory_order_acq_rel);
+  }
+  /// A5's seal: CAS `Expected` -> `Sealed` (lock bits 00), acq_rel, weak
+  /// (the caller loops); `Expected` is then the word found.
+  bool trySealDisplacedHeader(uint64_t &Expected, uint64_t Sealed) {
+    return DisplacedHeader.compare_exchange_weak(
+        Expected, Sealed, std::memory_order_acq_rel, std::memory_order_acquire);
+  }
+
+  /// The generation, acquire: a MonitorRead's first look, before the fields
+  /// it reads (A6's readers).
+  uint64_t generationAcquire() const {
+    return Generation.load(std::memory_order_acquire);
+  }
+  /// The generation, relaxed: a MonitorRead's second look, after its fence.
+  uint64_t generationRaw() const {
+    return Generation.load(std::memory_order_relaxed);
+  }
+
+  /// How long the next contended enter spins, in rounds (AdaptiveSpin.h),
+  /// relaxed: a lost update only makes one guess worse.
+  uint32_t spinBudget() const {
+    return SpinBudget.load(std::memory_order_relaxed);
+  }
+  void setSpinBudget(uint32_t Rounds) {
+    SpinBudget.store(Rounds, std::memory_order_relaxed);
+  }
+
+  /// The owner word, relaxed: a snapshot, which a CAS, the queue lock or a
+  /// later acquire orders (M1, N2, J3, XQ).
+  uintptr_t ownerRaw() const { return Owner.load(std::memory_order_relaxed); }
+  /// The owner word, acquire: for a reader that goes on to read what the
+  /// owner wrote before it took the monitor (queries, the owner's exit).
+  uintptr_t ownerAcquire() const {
+    return Owner.load(std::memory_order_acquire);
+  }
+  /// The owner word, seq_cst: a spinner's second look before it reads the
+  /// owner's thread, against the fence of waitForOwnerPeeks.
+  uintptr_t ownerForPeek() const {
+    return Owner.load(std::memory_order_seq_cst);
+  }
+  /// M1: CAS 0 -> `Self`, acquire (the lock acquisition), tested first so
+  /// that a taken monitor's line is not written.
+  bool tryTakeOwner(const jitlock_thread &Self) {
+    uintptr_t Free = 0;
+    return Owner.load(std::memory_order_relaxed) == 0 &&
+           Owner.compare_exchange_strong(Free, owner::encode(&Self),
+                                         std::memory_order_acquire,
+                                         std::memory_order_relaxed);
+  }
+  /// A4: cancels a deflation between A1 and its abort, CAS DEFLATER ->
+  /// `Self`, acquire, tested first like tryTakeOwner.
+  bool tryCancelDeflation(const jitlock_thread &Self) {
+    uintptr_t Marker = owner::DeflaterMarker;
+    return Owner.load(std::memory_order_relaxed) == Marker &&
+           Owner.compare_exchange_strong(Marker, owner::encode(&Self),
+                                         std::memory_order_acquire,
+                                         std::memory_order_relaxed);
+  }
+  /// XQ's direct handoff: CAS 0 -> `Heir`, acq_rel (the heir takes over
+  /// from the last owner's release).
+  bool tryHandOff(const jitlock_thread &Heir) {
+    uintptr_t Free = 0;
+    return Owner.compare_exchange_strong(Free, owner::encode(&Heir),
+                                         std::memory_order_acq_rel,
+                                         std::memory_order_relaxed);
+  }
+  /// The fast-lock owner fixes an anonymous owner to itself, acq_rel. Nobody
+  /// else writes an anonymous owner word: enterers CAS it only from 0 or
+  /// DEFLATER.
+  void setOwnerFromAnonymous(const jitlock_thread &Self) {
+    Owner.exchange(owner::encode(&Self), std::memory_order_acq_rel);
+  }
+  /// N3: the release store of 0; the critical section's writes go before it.
+  void releaseOwner() { Owner.store(0, std::memory_order_release); }
+  /// A1: CAS 0 -> DEFLATER, acquire.
+  bool tryMarkDeflating() {
+    uintptr_t Free = 0;
+    return Owner.compare_exchange_strong(Free, owner::DeflaterMarker,
+                                         std::memory_order_acquire,
+                                         std::memory_order_relaxed);
+  }
+  /// The deflater's abort: CAS DEFLATER -> 0, release. False when an
+  /// enterer cancelled the deflation (A4) and owns the monitor.
+  bool tryUnmarkDeflating() {
+    uintptr_t Marker = owner::DeflaterMarker;
+    return Owner.compare_exchange_strong(Marker, 0, std::memory_order_release,
+                                         std::memory_order_relaxed);
+  }
+  /// A monitor that was never published goes back to the free list with
+  /// the marker, so that a stale reader starts over from the header.
+  void markDiscarded() {
+    Owner.store(owner::DeflaterMarker, std::memory_order_relaxed);
+  }
+
+  /// Holds minus one, relaxed: only the owner writes it (M2, N2); a
+  /// deflater reads it after its A1 acquire (A2), a query as a snapshot.
+  uint64_t recursions() const {
+    return Recursions.load(std::memory_order_relaxed);
+  }
+  /// The owner sets its count: inflation, wait's save and restore, N2's
+  /// decrement, release-all.
+  void setRecursions(uint64_t Value) {
+    Recursions.store(Value, std::memory_order_relaxed);
+  }
+  /// M2: one more hold, a plain (relaxed) load and store.
+  void incRecursions() { setRecursions(recursions() + 1); }
+
+  /// Threads in the entry queue, relaxed: exits (N3, XQ) and deflaters (A1,
+  /// A2) read it without the queue lock; append and unlink write it under
+  /// the lock.
+  uint32_t entryCount() const {
+    return EntryCount.load(std::memory_order_relaxed);
+  }
+  /// Threads in the wait set, as entryCount.
+  uint32_t waitCount() const {
+    return WaitCount.load(std::memory_order_relaxed);
+  }
+
+  /// A4: an enterer counts itself, acq_rel (against A3's CAS); returns the
+  /// count before, negative once a deflation has won (A3).
+  int32_t addContention() {
+    return Contentions.fetch_add(1, std::memory_order_acq_rel);
+  }
+  /// A4: the enterer takes its count back once it owns the monitor or
+  /// gives up on it, release: nothing it did since the count floats below.
+  void removeContention() {
+    Contentions.fetch_sub(1, std::memory_order_release);
+  }
+  /// A4: takes back a count that found a deflation won (A3): nothing to
+  /// order, the monitor is not taken.
+  void undoContention() { Contentions.fetch_sub(1, std::memory_order_relaxed); }
+  /// A4: the one more contention a canceller adds for the deflater's abort
+  /// to take back (removeContention).
+  void addCancelContention() {
+    Contentions.fetch_add(1, std::memory_order_relaxed);
+  }
+  /// The count, relaxed: a deflater's A2 (after A1's acquire), a
+  /// MonitorRead's check between its fences.
+  int32_t contentions() const {
+    return Contentions.load(std::memory_order_relaxed);
+  }
+  /// Whether a deflation has won (A3), acquire: a table cache hit trusts
+  /// the monitor only otherwise.
+  bool deflationWon() const {
+    return Contentions.load(std::memory_order_acquire) < 0;
+  }
+  /// A3: the decision, CAS 0 -> DeflatedContentions, acq_rel. Fails once an
+  /// enterer has counted itself (A4).
+  bool tryDecideDeflation() {
+    int32_t None = 0;
+    return Contentions.compare_exchange_strong(None, DeflatedContentions,
+                                               std::memory_order_acq_rel,
+                                               std::memory_order_relaxed);
+  }
+
+  /// Makes this free monitor the one for `Object`: a new generation around
+  /// the identity's change, for the readers MonitorRead serves.
+  void prepareFor(void *NewObject, uint64_t Displaced, uintptr_t OwnerWord,
+                  uint64_t Holds);
+
+  /// The layout's offsets of the words inline code reads (Layout.cpp).
+  static size_t ownerOffset();
+  static size_t recursionsOffset();
+  static size_t entryCountOffset();
 
   // Line 0.
   void *Object;
+
+private:
   /// The object's header in unlocked form; hash installs CAS it while the
   /// object is inflated. A deflater seals it (lock bits 00, A5) just before
   /// writing it back, which sends hash installs to the object's header.
@@ -123,6 +312,8 @@ public:
   /// Object and DisplacedHeader). Readers that no handshake covers check it
   /// to tell this object's monitor from the same storage reused for another.
   std::atomic<uint64_t> Generation{0};
+
+public:
   /// The next monitor of the registry while registered (pushed with a CAS,
   /// unlinked under the registry lock), of its free batch while free.
   std::atomic<Monitor *> RegistryNext{nullptr};
@@ -130,6 +321,7 @@ public:
   Monitor *NextFreeBatch = nullptr;
 
   // Line 1.
+private:
   alignas(CacheLine) std::atomic<uintptr_t> Owner;
   /// Holds minus one. Written only by the owner.
   std::atomic<uint64_t> Recursions;
@@ -137,32 +329,48 @@ public:
   /// read by exits without it.
   std::atomic<uint32_t> EntryCount{0};
 
+public:
   // Line 2: guarded by QueueLock, counts readable without it.
   alignas(CacheLine) SpinLock QueueLock;
   QueueNode *EntryHead = nullptr, *EntryTail = nullptr;
   QueueNode *WaitHead = nullptr, *WaitTail = nullptr;
+
+private:
   std::atomic<uint32_t> WaitCount{0};
   /// Enterers between their A4 count and their acquisition, plus one per
   /// deflation cancelled and not yet noticed by its deflater; negative
   /// (DeflatedContentions and up) once a deflation has won.
   std::atomic<int32_t> Contentions{0};
 
+public:
   /// Appends to / unlinks from one of the two queues; QueueLock held.
   void append(QueueNode::Where Q, QueueNode &N);
   void unlink(QueueNode &N);
 
-  /// One more hold by the owner, the only thread that writes the count.
-  void addRecursion() {
-    Recursions.store(Recursions.load(std::memory_order_relaxed) + 1,
-                     std::memory_order_relaxed);
-  }
-
+private:
   /// Line 2 still: how long the next contended enter spins before it
   /// parks, in rounds (AdaptiveSpin.h), written by contending enterers.
   /// Relaxed: a lost update only makes one guess worse. A reused monitor keeps
   /// its previous object's budget, which spin::budget clamps.
   std::atomic<uint32_t> SpinBudget{spin::InitialBudget};
+
+  // Its table prints every field's offset, private ones included.
+  friend void ::jitlock_rt_print_layout(FILE *Out);
 };
+
+// offsetof on a class with private members is conditionally supported:
+// clang and GCC give the offset, and Monitor has no virtual function or
+// base that would make it differ.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winvalid-offsetof"
+inline size_t Monitor::ownerOffset() { return offsetof(Monitor, Owner); }
+inline size_t Monitor::recursionsOffset() {
+  return offsetof(Monitor, Recursions);
+}
+inline size_t Monitor::entryCountOffset() {
+  return offsetof(Monitor, EntryCount);
+}
+#pragma GCC diagnostic pop
 
 /// Every live monitor, for GC roots, owner scans, deflation and shutdown.
 /// newMonitor registers a monitor before its address can be published in a

@@ -34,7 +34,8 @@ inline constexpr uint64_t UnlockedValue = 0b01;
 inline constexpr uint64_t LockedValue = 0b00;
 inline constexpr uint64_t MonitorValue = 0b10;
 inline constexpr uint64_t EmbedderValue = 0b11;
-/// Index storage: header = monitor index << MonitorIndexShift | 10.
+/// The index storage's shift, the layout's monitor_index_shift (the encoding
+/// is stated at jitlock_rt_layout's monitor_storage).
 inline constexpr uint32_t MonitorIndexShift = 2;
 
 inline bool isUnlocked(uint64_t H) { return (H & LockMask) == UnlockedValue; }

@@ -65,16 +65,16 @@ static bool inspectOnce(const void *Obj, jitlock_lock_info *Info) {
   if (!Read.found())
     return false;
   Monitor &M = Read.monitor();
-  Info->entry_queued = M.EntryCount.load(std::memory_order_relaxed);
-  Info->waiting = M.WaitCount.load(std::memory_order_relaxed);
-  uintptr_t Holder = M.Owner.load(std::memory_order_acquire);
+  Info->entry_queued = M.entryCount();
+  Info->waiting = M.waitCount();
+  uintptr_t Holder = M.ownerAcquire();
   if (Holder == owner::AnonymousOwner) {
     Info->anonymous_owner = 1;
     Info->owner = scanLockStacks(Obj, &Info->holds);
   } else if (jitlock_thread *Owner = owner::threadOf(Holder)) {
     // A deflater's marker reads as unowned: the monitor was idle.
     Info->owner = Owner;
-    Info->holds = M.Recursions.load(std::memory_order_relaxed) + 1;
+    Info->holds = M.recursions() + 1;
   }
   return Read.validate();
 }
@@ -114,8 +114,7 @@ int jitlock_rt_holds_lock(const jitlock_thread *T, const void *Obj) {
     if (!header::hasMonitor(H))
       return 0;
     MonitorRead Read(Obj, H);
-    uintptr_t Holder =
-        Read.found() ? Read.monitor().Owner.load(std::memory_order_acquire) : 0;
+    uintptr_t Holder = Read.found() ? Read.monitor().ownerAcquire() : 0;
     if (Read.validate() || Try == 15)
       return Holder == owner::encode(T);
   }
@@ -159,7 +158,7 @@ static bool inEntryQueue(jitlock_thread &T, Monitor &M) {
 /// The thread that owns `M`, resolving an anonymous owner through the lock
 /// stacks. Registry lock held.
 static jitlock_thread *holderOf(Monitor &M) {
-  uintptr_t Holder = M.Owner.load(std::memory_order_acquire);
+  uintptr_t Holder = M.ownerAcquire();
   if (Holder == owner::AnonymousOwner) {
     jitlock_thread *Found = nullptr;
     for (size_t I = 0, E = detail::attachedThreadCount(); I != E && !Found; ++I)
@@ -281,7 +280,7 @@ void jitlock_rt_enumerate_roots(jitlock_root_fn Fn, void *Ctx) {
   forEachMonitor([](Monitor &M) { Monitors.push_back(&M); });
   for (size_t I = 0; I < Monitors.size(); ++I)
     Fn(Ctx, &Monitors[I]->Object, JITLOCK_ROOT_MONITOR,
-       owner::threadOf(Monitors[I]->Owner.load(std::memory_order_relaxed)));
+       owner::threadOf(Monitors[I]->ownerRaw()));
   VisitingRoots = false;
   // The table is keyed by object address: a moving collector moved keys.
   if (storage::isTable())

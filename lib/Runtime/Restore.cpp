@@ -204,7 +204,7 @@ void Restorer::addFastHold(void *Obj) {
     Monitor *M = monitorOwnedBy(Owner, Obj, loadStableHeader(Obj));
     if (M && !LS.contains(Obj)) {
       // Inflated already (here or before): the monitor counts the hold.
-      M->addRecursion();
+      M->incRecursions();
       return;
     }
     if (LS.isFull()) {
@@ -216,7 +216,7 @@ void Restorer::addFastHold(void *Obj) {
       return;
     }
     // Non-adjacent: the order cannot be expressed on the lock stack.
-    inflateOwned(Owner, Obj)->addRecursion();
+    inflateOwned(Owner, Obj)->incRecursions();
     return;
   }
 }
@@ -234,7 +234,7 @@ void Restorer::addMonitorHold(void *Obj) {
                                        : monitorOwnedBy(Owner, Obj, H);
   if (LS.contains(Obj))
     M = inflateOwned(Owner, Obj);
-  M->addRecursion();
+  M->incRecursions();
 }
 
 /// Finds where the owner holds each entry's object, before any park, then

@@ -73,15 +73,14 @@ enum class OwnerActivity {
 /// OwnerPeeks count that a thread leaving the runtime waits out
 /// (waitForOwnerPeeks); a thread that leaves owns no monitor.
 static OwnerActivity ownerActivity(Monitor &M) {
-  jitlock_thread *Owner =
-      owner::threadOf(M.Owner.load(std::memory_order_relaxed));
+  jitlock_thread *Owner = owner::threadOf(M.ownerRaw());
   if (!Owner)
     return OwnerActivity::Running;
   // Seq_cst with the leaving thread's fence: either it sees this peek and
   // waits, or this load sees its release of M.
   OwnerPeeks.N.fetch_add(1, std::memory_order_seq_cst);
   uint32_t State = JITLOCK_THREAD_MANAGED, Wake = QueueNode::Sleep;
-  if (owner::threadOf(M.Owner.load(std::memory_order_seq_cst)) == Owner) {
+  if (owner::threadOf(M.ownerForPeek()) == Owner) {
     // Acquire: it reads one of the owner's own State stores (attach makes
     // the first, before the owner can take M), which orders this read after
     // the owner's thread set up its storage.
@@ -151,7 +150,7 @@ static SpinEnd spinProbes(jitlock_thread &T, Monitor &M, uint32_t Limit) {
     Spinners.N.fetch_sub(1, std::memory_order_relaxed);
     return SpinEnd::Crowded;
   }
-  const uint32_t Stored = M.SpinBudget.load(std::memory_order_relaxed);
+  const uint32_t Stored = M.spinBudget();
   const uint32_t Rounds = spin::budget(Stored, Limit);
   // Probes back off exponentially, from 1 up to MaxPausesBetweenProbes
   // pauses apart, until the budget's pauses are spent: each probe pulls the
@@ -183,7 +182,7 @@ static SpinEnd spinProbes(jitlock_thread &T, Monitor &M, uint32_t Limit) {
   if (End == SpinEnd::Taken || End == SpinEnd::Exhausted) {
     uint32_t Next = spin::adapt(Stored, End == SpinEnd::Taken, Limit);
     if (Next != Stored)
-      M.SpinBudget.store(Next, std::memory_order_relaxed);
+      M.setSpinBudget(Next);
   }
   return End;
 }

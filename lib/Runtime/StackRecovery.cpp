@@ -66,8 +66,7 @@ static void collectHolds(jitlock_thread &T, std::vector<HoldCount> &Out,
     forEachMonitor([&](Monitor &M) {
       if (!M.isOwnedBy(T))
         return;
-      Out.push_back(
-          {M.Object, M.Recursions.load(std::memory_order_relaxed) + 1});
+      Out.push_back({M.Object, M.recursions() + 1});
       if (MonitorObjs)
         MonitorObjs->push_back(M.Object);
     });
@@ -162,8 +161,7 @@ static void wakeAbandonedQueues() {
   // Under the registry lock, which keeps each monitor registered, hence not
   // reused, while XQ reads it; a deflater's sweep runs XQ there too.
   forEachMonitor([](Monitor &M) {
-    if (M.EntryCount.load(std::memory_order_relaxed) != 0 &&
-        M.Owner.load(std::memory_order_relaxed) == 0)
+    if (M.entryCount() != 0 && M.ownerRaw() == 0)
       wakeSuccessor(M);
   });
 }

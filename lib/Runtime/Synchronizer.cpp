@@ -345,12 +345,7 @@ Monitor *monitorNamedBy(const void *Obj, uint64_t H) {
 //===----------------------------------------------------------------------===//
 
 bool takeFreeMonitor(jitlock_thread &T, Monitor &M) {
-  // Acquire: taking the monitor is the lock acquisition.
-  uintptr_t Free = 0;
-  return M.Owner.load(std::memory_order_relaxed) == 0 &&
-         M.Owner.compare_exchange_strong(Free, owner::encode(&T),
-                                         std::memory_order_acquire,
-                                         std::memory_order_relaxed);
+  return M.tryTakeOwner(T);
 }
 
 /// How many times a queue head may lose the monitor to barging threads
@@ -420,14 +415,10 @@ void waitInEntryQueue(jitlock_thread &T, Monitor &M) {
 bool takeOrCancelDeflation(jitlock_thread &T, Monitor &M) {
   if (takeFreeMonitor(T, M))
     return true;
-  uintptr_t Marker = owner::DeflaterMarker;
-  if (M.Owner.load(std::memory_order_relaxed) != Marker ||
-      !M.Owner.compare_exchange_strong(Marker, owner::encode(&T),
-                                       std::memory_order_acquire,
-                                       std::memory_order_relaxed))
+  if (!M.tryCancelDeflation(T))
     return false;
   // One for the deflater to take back once its abort notices (A4).
-  M.Contentions.fetch_add(1, std::memory_order_relaxed);
+  M.addCancelContention();
   return true;
 }
 
@@ -457,7 +448,7 @@ static void enterQueued(jitlock_thread &T, Monitor &M) {
   // J3: an exit that released before the barrier may have missed our count
   // and woken nobody. Run its XQ (the head woken may be this thread), so
   // that the queue stays first in line.
-  if (M.Owner.load(std::memory_order_relaxed) == 0)
+  if (M.ownerRaw() == 0)
     wakeSuccessor(M);
   waitInEntryQueue(T, M);
   markUnblocked(T);
@@ -485,7 +476,7 @@ void enterCounted(jitlock_thread &T, Monitor &M) {
   // Most critical sections end sooner than a park would: spin first.
   if (!takeOrCancelDeflation(T, M) && !spinToEnter(T, M))
     enterQueued(T, M);
-  M.Contentions.fetch_sub(1, std::memory_order_release);
+  M.removeContention();
 }
 
 /// The contended part of enterMonitor, counted in `M.Contentions` (A4):
@@ -494,14 +485,14 @@ void enterCounted(jitlock_thread &T, Monitor &M) {
 /// caller starts over. True when `T` owns `M`, whose object may have moved
 /// meanwhile (MC1).
 static bool enterContended(jitlock_thread &T, Monitor &M, void *Obj) {
-  if (M.Contentions.fetch_add(1, std::memory_order_acq_rel) < 0) {
-    M.Contentions.fetch_sub(1, std::memory_order_relaxed);
+  if (M.addContention() < 0) {
+    M.undoContention();
     restoreHeader(M, Obj); // A5, in case the deflater is not there yet.
     return false;
   }
   // MC1: counted, M stays Obj's monitor wherever a collector moves Obj.
   if (!storage::names(Obj, M)) {
-    M.Contentions.fetch_sub(1, std::memory_order_release);
+    M.removeContention();
     return false;
   }
   if (!M.isDeflating())
@@ -513,15 +504,15 @@ static bool enterContended(jitlock_thread &T, Monitor &M, void *Obj) {
 bool enterMonitor(jitlock_thread &T, Monitor &M, void *Obj) {
   // M1, widened to a monitor that is free while threads are queued.
   if (!takeFreeMonitor(T, M)) {
-    uintptr_t Holder = M.Owner.load(std::memory_order_relaxed);
+    uintptr_t Holder = M.ownerRaw();
     // Re-entry of an object a contender inflated: fix the owner first.
     if (Holder == owner::AnonymousOwner && LockStack(T).contains(Obj)) {
-      inflateOwned(T, Obj)->addRecursion();
+      inflateOwned(T, Obj)->incRecursions();
       return true;
     }
     // M2. Only `T` makes itself the owner, so `M` is still Obj's.
     if (Holder == owner::encode(&T)) {
-      M.addRecursion();
+      M.incRecursions();
       return true;
     }
     // MC1: `T` may have slept while `Obj` moved to M.Object, leaving a dead
@@ -566,9 +557,9 @@ Monitor *enterInflated(jitlock_thread &T, void *Obj) {
 
 /// N3 in the runtime: the release store, the exit barrier, the count.
 static bool releaseFindsQueued(Monitor &M) {
-  M.Owner.store(0, std::memory_order_release);
+  M.releaseOwner();
   exitBarrier();
-  return M.EntryCount.load(std::memory_order_relaxed) != 0;
+  return M.entryCount() != 0;
 }
 
 /// XQ: wakes `M`'s queue head, or hands `M` to it, unless `M` has an owner
@@ -579,7 +570,7 @@ static bool releaseFindsQueued(Monitor &M) {
 void wakeSuccessor(Monitor &M) {
   M.QueueLock.lock();
   QueueNode *Heir = M.EntryHead;
-  if (!Heir || M.Owner.load(std::memory_order_relaxed) != 0) {
+  if (!Heir || M.ownerRaw() != 0) {
     M.QueueLock.unlock();
     return;
   }
@@ -592,14 +583,10 @@ void wakeSuccessor(Monitor &M) {
   // may take the monitor meanwhile, which avoids a convoy of handoffs to
   // sleeping threads, and the head stays counted for that owner's exit.
   uint32_t Wake = QueueNode::Compete;
-  uintptr_t Free = 0;
 #ifdef JITLOCK_MUTATE_HANDOFF // scripts/mutate.sh
   Heir->HandoffWanted = false;
 #endif
-  if (Heir->HandoffWanted &&
-      M.Owner.compare_exchange_strong(Free, owner::encode(Heir->Thread),
-                                      std::memory_order_acq_rel,
-                                      std::memory_order_relaxed)) {
+  if (Heir->HandoffWanted && M.tryHandOff(*Heir->Thread)) {
     M.unlink(*Heir);
     Wake = QueueNode::Granted;
   }
@@ -626,14 +613,14 @@ void exitQueued(jitlock_thread &T, void *Obj) {
   // deflation and a new inflation, gets at worst a spurious wake-up.
   uint64_t H = loadStableHeader(Obj);
   if (Monitor *M = monitorOfHeader(Obj, H))
-    if (M->EntryCount.load(std::memory_order_relaxed) != 0)
+    if (M->entryCount() != 0)
       wakeSuccessor(*M);
 }
 
 void exitMonitor(Monitor &M, jitlock_thread &Owner) {
-  uint64_t R = M.Recursions.load(std::memory_order_relaxed);
+  uint64_t R = M.recursions();
   if (R != 0) {
-    setRecursions(M, R - 1);
+    M.setRecursions(R - 1);
     return;
   }
   releaseMonitor(M);
@@ -707,7 +694,7 @@ int outOfMonitors(jitlock_thread &T, void *Obj, Caller From) {
         Monitor *M = inflateOwned(T, Obj);
         if (!M)
           return outOfMonitors(T, Obj, From);
-        M->addRecursion();
+        M->incRecursions();
         return JITLOCK_OK;
       }
       // Another thread holds it, and we cannot know which: inflate with an

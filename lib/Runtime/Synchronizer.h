@@ -50,7 +50,7 @@ class MonitorRead {
 public:
   MonitorRead(const void *Obj, uint64_t H)
       : Obj(Obj), H(H), M(monitorNamedBy(Obj, H)),
-        Gen(M ? M->Generation.load(std::memory_order_acquire) : 1) {}
+        Gen(M ? M->generationAcquire() : 1) {}
 
   /// Whether the header's monitor was found (table storage misses it when
   /// the header changed while the entry was missing: look again).
@@ -68,13 +68,11 @@ public:
     if (!M)
       return false;
     std::atomic_thread_fence(std::memory_order_acquire);
-    if (storage::isTable() &&
-        (M->object() != Obj ||
-         M->Contentions.load(std::memory_order_relaxed) < 0))
+    if (storage::isTable() && (M->object() != Obj || M->contentions() < 0))
       return false;
     std::atomic_thread_fence(std::memory_order_acquire);
     return Gen % 2 == 0 && headerOf(Obj).load(std::memory_order_acquire) == H &&
-           M->Generation.load(std::memory_order_relaxed) == Gen;
+           M->generationRaw() == Gen;
   }
 
 private:
@@ -186,11 +184,6 @@ void waitForOwnerPeeks();
 // Shared by the synchronizer's files: Synchronizer.cpp (enter, exit, the
 // entry queue), Inflation.cpp, Spin.cpp, WaitNotify.cpp, IdentityHash.cpp and
 // ThreadLocks.cpp.
-
-/// Sets `M`'s recursion count; only its owner (or a thread acting for it).
-inline void setRecursions(Monitor &M, uint64_t Value) {
-  M.Recursions.store(Value, std::memory_order_relaxed);
-}
 
 /// The next identity hash, from `T`'s generator or, with no thread, the
 /// global one; never 0.

@@ -40,7 +40,7 @@ unsigned releaseAllLocks(jitlock_thread &T) {
     });
     if (!Owned)
       break;
-    setRecursions(*Owned, 0);
+    Owned->setRecursions(0);
     releaseMonitor(*Owned);
     ++Released;
   }

@@ -65,8 +65,8 @@ int wait(jitlock_thread &T, void *Obj, bool Timed, uint64_t TimeoutNs) {
   M->append(QueueNode::WaitSet, Node);
   M->QueueLock.unlock();
 
-  uint64_t SavedRecursions = M->Recursions.load(std::memory_order_relaxed);
-  setRecursions(*M, 0);
+  uint64_t SavedRecursions = M->recursions();
+  M->setRecursions(0);
   releaseMonitor(*M);
 
   // A notify moves the node to the entry queue without waking it; the first
@@ -100,9 +100,9 @@ int wait(jitlock_thread &T, void *Obj, bool Timed, uint64_t TimeoutNs) {
       // Counted (A4) before it leaves the wait set, which kept M from being
       // deflated: M stays the object's, and re-entering it needs no new
       // monitor (none may be left, with index storage).
-      Counted = M->Contentions.fetch_add(1, std::memory_order_acq_rel) >= 0;
+      Counted = M->addContention() >= 0;
       if (!Counted)
-        M->Contentions.fetch_sub(1, std::memory_order_relaxed);
+        M->undoContention();
       M->unlink(Node);
       T.WaitingOn.store(nullptr, std::memory_order_relaxed);
     } else if (Node.Wakeup.load(std::memory_order_relaxed) ==
@@ -129,7 +129,7 @@ int wait(jitlock_thread &T, void *Obj, bool Timed, uint64_t TimeoutNs) {
     waitInEntryQueue(T, *M);
     markUnblocked(T);
   }
-  setRecursions(*M, SavedRecursions);
+  M->setRecursions(SavedRecursions);
   return Status;
 }
 

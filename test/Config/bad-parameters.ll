@@ -43,7 +43,7 @@ entry:
 }
 
 ; MODE: unknown thread 'fiber'; expected tls|arg|call
-; NAME: unknown jitlock-lower parameter 'lock-stack' (expected thread, bang, locking, polls, exit, tls-offset, header-offset, capacity, inline, no-inline or monitors)
+; NAME: unknown jitlock-lower parameter 'lock-stack' (expected thread, bang, locking, polls, exit, tls-offset, header-offset, capacity, reserve-shift, reserve-bits, inline, no-inline or monitors)
 ; INT: parameter '[[KEY]]' needs an integer, got '[[VAL]]'
 ; FLAG: '[[KEY]]' takes no value
 ; ALIGN: error: jitlock: header-offset must be a multiple of 8

@@ -6,7 +6,7 @@
 ; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so -passes=jitlock-lower \
 ; RUN:   -debug-pass-manager -disable-output %s 2>&1 | FileCheck %s --check-prefix=ONCE
 ; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
-; RUN:   -passes='jitlock-lower-monitors,jitlock-lower-safepoints<polls=auto>,jitlock-lower-thread' \
+; RUN:   -passes='jitlock-lower-monitors,jitlock-place-polls<polls=auto>,jitlock-lower-safepoints<polls=auto>,jitlock-lower-thread' \
 ; RUN:   -debug-pass-manager -disable-output %s 2>&1 | FileCheck %s --check-prefix=ONCE
 ; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
 ; RUN:   -passes='jitlock-lower-monitors,function(instcombine),jitlock-lower-thread' \

@@ -4,11 +4,17 @@
 Each program runs with VM options that make tier 1 speculate and trap (the
 options after `--`). For every program, at least the traps listed below must
 fire, and right after each one every monitor of the frame must be owned by
-the trapping thread. The single-threaded programs run a second time with
---elide=false: the lock state after each trap (the lock stack and each
-monitor's owner) must be the same, since a restored ELIDED lock is a held
-lock like any other; only the record (its kinds, its slots' addresses) may
-differ.
+the trapping thread, at least as many times as the record lists it. The
+DeoptInline* programs trap in inlined callees: some trap must describe the
+inline chain (as many frames as listed below). The single-threaded programs
+run a second time with --elide=false: the lock state after each trap (the
+lock stack and each monitor's owner and holds) must be the same, since a
+restored ELIDED lock is a held lock like any other; only the record (its
+kinds, its slots' addresses) may differ.
+
+DeoptLazy's threads deoptimize lazily (reason dependency) in an order that
+differs from run to run: its traps are compared as a multiset, each trap
+with the lines that follow it.
 """
 import argparse
 import os
@@ -16,13 +22,24 @@ import subprocess
 import sys
 
 # program: (minimum traps, a restored monitor must have been ELIDED,
-#           compare with --elide=false); DeoptRepeated must also end in tier 0
+#           compare with --elide=false, frames some trap must have);
+# DeoptRepeated must also end in tier 0
 PROGRAMS = {
-    'DeoptRepeated': (4, False, True),
-    'DeoptElided': (3, True, True),
-    'DeoptNested': (1, False, True),
-    'DeoptContended': (1, False, False),
+    'DeoptRepeated': (4, False, True, 1),
+    'DeoptElided': (3, True, True, 1),
+    'DeoptNested': (1, False, True, 1),
+    'DeoptContended': (1, False, False, 1),
+    'DeoptInlineSync': (1, True, True, 2),
+    'DeoptInlineLocal': (2, True, True, 2),
+    'DeoptInlineDeep': (1, True, True, 4),
+    'DeoptInlineContended': (1, True, False, 2),
+    'DeoptInlineThrow': (2, True, True, 3),
+    'DeoptLazy': (4, True, True, 1),
 }
+# program: the reason each of its (minimum) traps must have
+REASONS = {'DeoptLazy': 'dependency'}
+# programs whose traps come in any order
+UNORDERED = {'DeoptLazy'}
 PREFIX = 'jitlock-java: deopt: '
 
 
@@ -37,10 +54,37 @@ def deopt_lines(vm, classes, name, vm_args):
             if l.startswith(PREFIX)]
 
 
-def lock_state(lines):
-    """The lines that describe the locks after the restore."""
-    return [l for l in lines
-            if not l.lstrip().startswith(('restored', 'frame'))]
+# The runtime's lock stack capacity (jitlock_rt_get_layout's
+# lock_stack_capacity on the hosts the tests run on).
+LOCK_STACK_CAPACITY = 8
+
+
+def lock_state(lines, unordered=False):
+    """The lines that describe the locks after the restore. With more
+    monitors than the lock stack holds, which of them are inflated depends
+    on the order they were taken, and the restore takes a frame's elided
+    locks after the held ones the code took: only the owners count then.
+    With `unordered`, a sorted list of traps (each trap's lines joined)."""
+    state = []
+    overflow = False
+    for l in lines:
+        s = l.lstrip()
+        if s.startswith('restored'):
+            overflow = s.count(',') + 1 > LOCK_STACK_CAPACITY
+        if s.startswith(('restored', 'frame')):
+            continue
+        if overflow and s.startswith('lock stack'):
+            continue
+        state.append(l)
+    if not unordered:
+        return state
+    traps = []
+    for l in state:
+        if ' reason ' in l or not traps:
+            traps.append(l)
+        else:
+            traps[-1] += '\n  ' + l
+    return sorted(traps)
 
 
 def main():
@@ -51,30 +95,53 @@ def main():
     args = ap.parse_args()
     classes = os.path.join(args.build, 'classes')
     ok = True
-    for name, (min_traps, elided, compare) in PROGRAMS.items():
+    for name, (min_traps, elided, compare, frames) in PROGRAMS.items():
         lines = deopt_lines(args.vm, classes, name, args.vm_args)
         traps = [l for l in lines if ' reason ' in l]
         problems = []
         if len(traps) < min_traps:
             problems.append('%d traps, want at least %d' %
                             (len(traps), min_traps))
+        listed = []
         for l in lines:
-            if l.strip().startswith('monitor ') and not l.endswith(' self'):
-                problems.append('not held after the restore: ' + l.strip())
+            s = l.strip()
+            if s.startswith('restored ['):
+                listed = [m.rsplit(' ', 1)[0]
+                          for m in s[len('restored ['):-1].split(', ') if m]
+            if not s.startswith('monitor '):
+                continue
+            # monitor NAME owner WHO holds N
+            _, obj, _, who, _, holds = s.split(' ')
+            if who != 'self':
+                problems.append('not held after the restore: ' + s)
+            elif int(holds) < listed.count(obj):
+                problems.append('held %s times after the restore, listed %d '
+                                'times: %s' % (holds, listed.count(obj), s))
+        reason = REASONS.get(name)
+        if reason and sum((' reason %s ' % reason) in l
+                          for l in traps) < min_traps:
+            problems.append('fewer than %d traps with reason %s' %
+                            (min_traps, reason))
         if name == 'DeoptRepeated' and not any(
                 l.endswith('stays in tier 0') for l in lines):
             problems.append('the method did not stay in tier 0')
+        if not any(int(l.rsplit(' frames ', 1)[1]) >= frames
+                   for l in traps):
+            problems.append('no trap had %d frames' % frames)
         if elided and not any(l.strip().startswith('restored') and
                               ' elided' in l for l in lines):
             problems.append('no trap restored an elided lock')
         if compare:
             plain = deopt_lines(args.vm, classes, name,
                                 args.vm_args + ['--elide=false'])
-            if lock_state(plain) != lock_state(lines):
+            unordered = name in UNORDERED
+            if lock_state(plain, unordered) != lock_state(lines, unordered):
                 problems.append(
                     'the lock state after the traps differs with '
-                    '--elide=false:\n  ' + '\n  '.join(lock_state(lines)) +
-                    '\nversus\n  ' + '\n  '.join(lock_state(plain)))
+                    '--elide=false:\n  ' +
+                    '\n  '.join(lock_state(lines, unordered)) +
+                    '\nversus\n  ' +
+                    '\n  '.join(lock_state(plain, unordered)))
         for p in problems:
             print('FAIL %s: %s' % (name, p))
         if not problems:

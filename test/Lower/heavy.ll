@@ -130,8 +130,8 @@
 ; REMARK: remark: <unknown>:0:0: monitor exit in 'exit' lowered to an inline fast path{{$}}
 
 ; CONFLICT: error: jitlock: conflicting configuration: locking is lightweight in the pass configuration but heavy in module flag jitlock.locking
-; BADPARAM: unknown locking 'biased'; expected lightweight|heavy
-; BADFLAG:  error: jitlock: module flag jitlock.locking{{.*}}; expected lightweight|heavy
+; BADPARAM: unknown locking 'biased'; expected lightweight|heavy|reserved
+; BADFLAG:  error: jitlock: module flag jitlock.locking{{.*}}; expected lightweight|heavy|reserved
 
 ;--- enter.ll
 declare void @jitlock.monitor.enter(ptr)

@@ -15,7 +15,7 @@
 ; RUN:   -passes='jitlock-lower<polls=auto>' -S %t/plain.ll \
 ; RUN:   | FileCheck %s --check-prefix=AUTO
 ; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
-; RUN:   -passes='jitlock-lower-safepoints<polls=auto>' -S %t/plain.ll \
+; RUN:   -passes='jitlock-place-polls,jitlock-lower-safepoints<polls=auto>' -S %t/plain.ll \
 ; RUN:   | FileCheck %s --check-prefix=AUTO
 ; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
 ; RUN:   -passes='jitlock-lower<polls=none>' -S %t/plain.ll \

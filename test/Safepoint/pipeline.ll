@@ -5,7 +5,7 @@
 ; monitors), and keep the poll inside the loop.
 ;
 ; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
-; RUN:   -passes='jitlock-verify,jitlock-lower-monitors<polls=auto>,jitlock-lower-safepoints<polls=auto>,jitlock-lower-thread<polls=auto>' \
+; RUN:   -passes='jitlock-verify,jitlock-lower-monitors<polls=auto>,jitlock-place-polls<polls=auto>,jitlock-lower-safepoints<polls=auto>,jitlock-lower-thread<polls=auto>' \
 ; RUN:   -S < %s > %t.split.ll
 ; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
 ; RUN:   -passes='jitlock-lower<polls=auto>' -S < %s > %t.whole.ll

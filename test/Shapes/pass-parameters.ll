@@ -26,7 +26,7 @@
 ; THREAD-NOT: {{.}}
 ; POLLS: {{^}}error: jitlock: jitlock-lower-safepoints<polls=sometimes>: unknown polls 'sometimes'; expected none|explicit|auto{{$}}
 ; POLLS-NOT: {{.}}
-; KEY: {{^}}error: jitlock: jitlock-lower<stack=16>: unknown jitlock-lower parameter 'stack' (expected thread, bang, locking, polls, exit, tls-offset, header-offset, capacity, inline, no-inline or monitors){{$}}
+; KEY: {{^}}error: jitlock: jitlock-lower<stack=16>: unknown jitlock-lower parameter 'stack' (expected thread, bang, locking, polls, exit, tls-offset, header-offset, capacity, reserve-shift, reserve-bits, inline, no-inline or monitors){{$}}
 ; KEY-NOT: {{.}}
 
 declare void @jitlock.monitor.enter(ptr)

@@ -196,6 +196,22 @@ void parseCommandLine(int Argc, const char *const *Argv, StringRef Tool,
                    UsageStatus, /*ShowLLVMOptions=*/true);
 }
 
+ToolCommandLine::ToolCommandLine(const Description &D)
+    : Desc(D), CategoryName((D.Tool + " options").str()),
+      Category(CategoryName) {
+  if (D.HasThreadsOption)
+    renameLLVMThreadsOption();
+}
+
+void ToolCommandLine::parse(int Argc, const char *const *Argv) {
+  if (Desc.LowersIR)
+    parseCommandLine(Argc, Argv, Desc.Tool, Desc.Overview, Desc.MoreHelp,
+                     Category, Desc.UsageStatus);
+  else
+    parseCommandLine(Argc, Argv, Desc.Tool, Desc.Overview, Category,
+                     Desc.UsageStatus);
+}
+
 void printStatistics() {
   if (!AreStatisticsEnabled())
     return;

@@ -44,6 +44,44 @@ void parseCommandLine(int Argc, const char *const *Argv, llvm::StringRef Tool,
                       llvm::StringRef Overview,
                       llvm::cl::OptionCategory &ToolCategory, int UsageStatus);
 
+/// A tool's command line, stated once beside the tool's own options: the
+/// tool's name, what --help says of it, and the category those options
+/// name (`cl::cat(CommandLine.Category)`). Define it at namespace scope
+/// before them (static initialization runs in declaration order). main
+/// calls parse() before reading any option.
+class ToolCommandLine {
+public:
+  struct Description {
+    /// "jitlock-demo": its diagnostics, --version and options category.
+    llvm::StringRef Tool;
+    /// The first line of --help.
+    llvm::StringRef Overview;
+    /// Whether --help lists LLVM's options of the lowering pipeline too,
+    /// for a tool that lowers IR in process; without them -h is --help.
+    bool LowersIR = false;
+    /// What --help ends with (LowersIR only); a string that lives as long
+    /// as the program.
+    llvm::StringRef MoreHelp = "";
+    /// The exit status of a bad option.
+    int UsageStatus = 2;
+    /// Whether the tool has a --threads of its own: LLVM's is renamed
+    /// first (renameLLVMThreadsOption).
+    bool HasThreadsOption = false;
+  };
+
+  explicit ToolCommandLine(const Description &D);
+  /// parseCommandLine (below) as the description says.
+  void parse(int Argc, const char *const *Argv);
+
+private:
+  Description Desc;
+  std::string CategoryName;
+
+public:
+  /// "<tool> options": the tool's own, which --help lists.
+  llvm::cl::OptionCategory Category;
+};
+
 /// libLLVM registers an option `threads` of its own, the thread count of
 /// ThinLTO's code generator, which no tool runs. Two options of one name
 /// abort at start-up, so a tool with a --threads renames LLVM's first, in a

@@ -490,12 +490,13 @@ bool dumpSequence(const std::string &Dir, const char *Name, Sequence Seq,
 // The driver
 //===----------------------------------------------------------------------===//
 
-constexpr int ExitUsage = 2;
-
-cl::OptionCategory BaselineCategory("jitlock-baseline options");
-
-[[maybe_unused]] const bool LLVMThreadsRenamed =
-    jitlock::tools::renameLLVMThreadsOption();
+jitlock::tools::ToolCommandLine CommandLine(
+    {.Tool = "jitlock-baseline",
+     .Overview = "A stack-machine bytecode compiled with asmjit and the "
+                 "jitlock emitters, run on several threads on shared "
+                 "objects\n",
+     .HasThreadsOption = true});
+cl::OptionCategory &BaselineCategory = CommandLine.Category;
 
 jitlock::tools::NumberOpt Threads("threads",
                                   cl::desc("Threads, 1 to 256 (default 4)"),
@@ -640,11 +641,7 @@ VmReport runVmThread(std::vector<Object> &Objects, uint64_t Total,
 } // namespace
 
 int main(int argc, char **argv) {
-  jitlock::tools::parseCommandLine(
-      argc, argv, "jitlock-baseline",
-      "A stack-machine bytecode compiled with asmjit and the jitlock "
-      "emitters, run on several threads on shared objects\n",
-      BaselineCategory, ExitUsage);
+  CommandLine.parse(argc, argv);
   if (List) {
     for (const auto &[Name, Text] : builtinPrograms())
       printf("%-10s %s\n", Name.c_str(), Text.c_str());

@@ -84,7 +84,13 @@ asmjit::Error emitKernel(asmjit::x86::Assembler &A, const jitlock_rt_layout &L,
     // The shared allocator: zero the 64 bytes, then the unlocked header.
     for (int32_t Off = 0; Off < 64; Off += 16)
       A.movaps(xmmword_ptr(Cursor, Off), xmm0);
-    A.mov(qword_ptr(Cursor, 0), 1);
+    // Reserved locking: marked reservable, as its embedder would.
+    if (L.reservable_value) {
+      A.mov(rax, L.reservable_value | L.unlocked_value);
+      A.mov(qword_ptr(Cursor, 0), rax);
+    } else {
+      A.mov(qword_ptr(Cursor, 0), 1);
+    }
     if ((E = Monitor(true, Cursor)))
       return E;
     A.add(qword_ptr(Cursor, PayloadOff), 1);

@@ -140,6 +140,14 @@ struct LlvmKernels {
 /// Built by main before any benchmark is registered.
 extern AsmjitKernels *Asmjit;
 extern LlvmKernels *Llvm, *Heavy;
+/// The kernels for reserved locking (<shape>/reserved and
+/// <shape>/reserved-asmjit), lowered and emitted while the runtime was
+/// configured for it with the field below; null, with the reason in
+/// ReservedError, when the runtime refuses it.
+constexpr uint32_t BenchReserveShift = 40, BenchReserveBits = 16;
+extern LlvmKernels *LlvmReserved;
+extern AsmjitKernels *AsmjitReserved;
+extern std::string ReservedError;
 /// The lightweight kernels for each monitor storage (jitlock_monitor_storage
 /// indexes them; pointer's are Llvm and Asmjit), lowered and emitted while
 /// the runtime was configured for it; null for a storage the runtime
@@ -169,8 +177,9 @@ extern Object Objs[2];
 /// The Setup callback of every benchmark run on lightweight locking (and
 /// pointer storage).
 void setupLightweight(const benchmark::State &);
-/// Configures the runtime for locking mode `Mode` and monitor storage
-/// `Storage` unless it is already; detaches the calling thread first, and
+/// Configures the runtime for locking mode `Mode` (with the field above when
+/// it is JITLOCK_LOCKING_RESERVED) and monitor storage `Storage` unless it
+/// is already; detaches the calling thread first, and
 /// shuts the runtime down first when the storage changes.
 int setRuntimeConfig(uint32_t Mode, uint32_t Storage);
 /// "pointer", "index", "table".

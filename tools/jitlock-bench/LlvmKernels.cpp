@@ -19,6 +19,11 @@ bool LlvmKernels::build(jitlock::LockingMode Mode, const char *Name,
   const std::string Token = "JITLOCK_TOP_OFFSET";
   for (size_t At; (At = IR.find(Token)) != std::string::npos;)
     IR.replace(At, Token.size(), std::to_string(L.lock_stack_top_offset));
+  // churn's fresh header: 1, and reservable under reserved locking.
+  const std::string Fresh = "JITLOCK_FRESH_HEADER";
+  for (size_t At; (At = IR.find(Fresh)) != std::string::npos;)
+    IR.replace(At, Fresh.size(),
+               std::to_string(L.unlocked_value | L.reservable_value));
   jitlock::JitOptions Opts = Options;
   Opts.Locking = Mode;
   auto S = jitlock::JitSession::loadBuffer(IR, Name, Opts);

@@ -23,6 +23,9 @@ alignas(64) Object Objs[2];
 LlvmKernels *LlvmFor[3];
 AsmjitKernels *AsmjitFor[3];
 std::string StorageError[3];
+LlvmKernels *LlvmReserved;
+AsmjitKernels *AsmjitReserved;
+std::string ReservedError;
 
 /// The runtime accepts a configuration only while no thread is attached;
 /// every benchmark function detaches before it returns, so this holds
@@ -34,13 +37,20 @@ int setRuntimeConfig(uint32_t Mode, uint32_t Storage) {
     return JITLOCK_OK;
   jitlock_rt_detach();
   // The storage changes only while no monitor is in memory: shutdown frees
-  // them all (every object a run inflated has its header back).
-  if (L.monitor_storage != Storage)
+  // them all (every object a run inflated has its header back). So does the
+  // reservation field, which is part of the layout handed out.
+  const bool FieldChanges = (L.locking_mode == JITLOCK_LOCKING_RESERVED) !=
+                            (Mode == JITLOCK_LOCKING_RESERVED);
+  if (L.monitor_storage != Storage || FieldChanges)
     if (int RC = jitlock_rt_shutdown())
       return RC;
   jitlock_rt_config Cfg = BaseConfig;
   Cfg.locking_mode = Mode;
   Cfg.monitor_storage = Storage;
+  if (Mode == JITLOCK_LOCKING_RESERVED) {
+    Cfg.reserve_shift = BenchReserveShift;
+    Cfg.reserve_bits = BenchReserveBits;
+  }
   return jitlock_rt_configure(&Cfg);
 }
 
@@ -86,6 +96,8 @@ enum class Path {
   Llvm,
   LlvmNoElide,
   Asmjit,
+  Reserved,
+  ReservedAsmjit,
   Runtime,
   Heavy,
   Pthread,
@@ -142,6 +154,10 @@ const char *pathName(Path P) {
     return "llvm-noelide";
   case Path::Asmjit:
     return "asmjit";
+  case Path::Reserved:
+    return "reserved";
+  case Path::ReservedAsmjit:
+    return "reserved-asmjit";
   case Path::Runtime:
     return "runtime";
   case Path::Heavy:
@@ -166,8 +182,12 @@ struct Case {
   KernelFn Fn = nullptr;
   std::string Unavailable; ///< why Fn is null
   uint32_t Storage = JITLOCK_MONITORS_POINTER;
+  bool reserved() const {
+    return P == Path::Reserved || P == Path::ReservedAsmjit;
+  }
   uint32_t Mode() const {
     return P == Path::Heavy ? JITLOCK_LOCKING_HEAVY
+           : reserved()     ? JITLOCK_LOCKING_RESERVED
                             : JITLOCK_LOCKING_LIGHTWEIGHT;
   }
 };
@@ -231,6 +251,18 @@ void runSingle(benchmark::State &St, const Case &C) {
     jitlock_rt_detach();
     return St.SkipWithError("could not inflate the object");
   }
+  // Reserved locking: both objects reserved to this thread, as the
+  // runtime's first lock (R2) leaves them; churn's objects are fresh and
+  // reservable instead (the kernel's allocation marks them).
+  jitlock_rt_layout Layout;
+  jitlock_rt_get_layout(&Layout);
+  if (C.reserved() && C.S != Shape::Churn) {
+    uint64_t Tag;
+    memcpy(&Tag, reinterpret_cast<const char *>(T) + Layout.reserve_tag_offset,
+           sizeof(Tag));
+    for (Object *O : {A, B})
+      O->Header = (O->Header & ~Layout.reserve_mask) | Tag;
+  }
 
   jitlock_rt_stats Before{}, After{};
   jitlock_rt_get_stats(&Before);
@@ -272,9 +304,10 @@ void runSingle(benchmark::State &St, const Case &C) {
   jitlock_rt_get_stats(&End);
   if (Error.empty() && C.S == Shape::Churn && Pairs) {
     // The last object allocated was incremented exactly once, and is
-    // unlocked (deflated, for the heavy path) with its header intact.
+    // unlocked (deflated, for the heavy path) with its header intact, its
+    // reservation field aside.
     const Object &Last = arena()[(Pairs - 1) % ArenaObjects];
-    if (Last.Payload != 1 || Last.Header != 1)
+    if (Last.Payload != 1 || (Last.Header & ~Layout.reservable_value) != 1)
       Error = "the last churn object was not incremented once and unlocked";
   }
   if (Error.empty() && jitlock_rt_detach() != JITLOCK_OK)
@@ -336,15 +369,24 @@ template <uint32_t Storage> void setupStorage(const benchmark::State &) {
   resetShared();
 }
 
-void setupHeavy(const benchmark::State &) {
-  int RC = setRuntimeConfig(JITLOCK_LOCKING_HEAVY, JITLOCK_MONITORS_POINTER);
+/// Pointer storage in locking mode `Mode` (`Name`), which a run checks.
+void setupMode(uint32_t Mode, const char *Name) {
+  int RC = setRuntimeConfig(Mode, JITLOCK_MONITORS_POINTER);
   SetupError = RC == JITLOCK_OK ? ""
-                                : std::string("cannot configure heavy "
-                                              "locking: ") +
-                                      jitlock_rt_status_name(RC);
-  if (RC == JITLOCK_OK && currentLockingMode() != JITLOCK_LOCKING_HEAVY)
-    SetupError = "the runtime did not switch to heavy locking";
+                                : std::string("cannot configure ") + Name +
+                                      " locking: " + jitlock_rt_status_name(RC);
+  if (RC == JITLOCK_OK && currentLockingMode() != Mode)
+    SetupError =
+        std::string("the runtime did not switch to ") + Name + " locking";
   resetShared();
+}
+
+void setupHeavy(const benchmark::State &) {
+  setupMode(JITLOCK_LOCKING_HEAVY, "heavy");
+}
+
+void setupReserved(const benchmark::State &) {
+  setupMode(JITLOCK_LOCKING_RESERVED, "reserved");
 }
 
 void runContended(benchmark::State &St, const Case &C) {
@@ -408,6 +450,14 @@ KernelFn kernelFor(Path P, Kernel K, uint32_t Storage, std::string &Why) {
     return kernelOf(*Heavy, K, Why);
   case Path::Asmjit:
     return kernelOf(*AsmjitFor[Storage], K, Why);
+  case Path::Reserved:
+  case Path::ReservedAsmjit:
+    if (!LlvmReserved || !AsmjitReserved) {
+      Why = ReservedError;
+      return nullptr;
+    }
+    return P == Path::Reserved ? kernelOf(*LlvmReserved, K, Why)
+                               : kernelOf(*AsmjitReserved, K, Why);
   case Path::Runtime:
     return runtimeKernel(K);
   case Path::Pthread:
@@ -450,6 +500,8 @@ void registerMonitorBenchmarks() {
     }
     if (P == Path::Heavy)
       B->Setup(setupHeavy)->Teardown(restoreDefaultConfig);
+    else if (C.reserved())
+      B->Setup(setupReserved)->Teardown(restoreDefaultConfig);
     else if (Storage == JITLOCK_MONITORS_INDEX)
       B->Setup(setupStorage<JITLOCK_MONITORS_INDEX>)
           ->Teardown(restoreDefaultConfig);
@@ -491,6 +543,13 @@ void registerMonitorBenchmarks() {
       Add(S, Path::Pthread, std::string(shapeName(S)) + "/pthread");
     if (S == Shape::Churn)
       Add(S, Path::Alloc, "churn/alloc");
+    // Reserved locking (R1, R4): the object reserved to the benchmark
+    // thread; churn's fresh objects reservable, each reserved by its first
+    // (and only) lock.
+    if (S == Shape::Simple || S == Shape::Recursive || S == Shape::Serial ||
+        S == Shape::Churn)
+      for (Path P : {Path::Reserved, Path::ReservedAsmjit})
+        Add(S, P, std::string(shapeName(S)) + "/" + pathName(P));
   }
   // What lock elision saves: the same temporary-locking method with its
   // allocator recognized (the lock elided at O2) and not.

@@ -362,6 +362,29 @@ int main(int Argc, char **Argv) {
     AsmjitFor[Storage] = new AsmjitKernels;
     AsmjitFor[Storage]->build(SL);
   }
+  // The reserved kernels, lowered and emitted while the runtime is
+  // configured for reservation: both follow its layout's field.
+  {
+    jitlock_rt_config Cfg = BaseConfig;
+    Cfg.locking_mode = JITLOCK_LOCKING_RESERVED;
+    Cfg.reserve_shift = BenchReserveShift;
+    Cfg.reserve_bits = BenchReserveBits;
+    int RC = jitlock_rt_shutdown();
+    if (RC == JITLOCK_OK)
+      RC = jitlock_rt_configure(&Cfg);
+    if (RC != JITLOCK_OK) {
+      ReservedError = std::string("the runtime refuses reserved locking: ") +
+                      jitlock_rt_status_name(RC);
+    } else {
+      jitlock_rt_layout RL;
+      jitlock_rt_get_layout(&RL);
+      LlvmReserved = new LlvmKernels;
+      LlvmReserved->build(jitlock::LockingMode::Reserved,
+                          "shapes.ll (reserved)", RL, Lowering);
+      AsmjitReserved = new AsmjitKernels;
+      AsmjitReserved->build(RL);
+    }
+  }
   // Back to the base storage for the runs: another shutdown.
   int BaseRC = jitlock_rt_shutdown();
   if (BaseRC == JITLOCK_OK)
@@ -373,6 +396,11 @@ int main(int Argc, char **Argv) {
   // The benchmarks that need a missing kernel fail with this message too.
   for (const std::string *E : {&Asmjit->Error, &Llvm->Error, &Heavy->Error})
     if (!E->empty())
+      error() << *E << "\n";
+  for (const std::string *E :
+       {&ReservedError, LlvmReserved ? &LlvmReserved->Error : nullptr,
+        AsmjitReserved ? &AsmjitReserved->Error : nullptr})
+    if (E && !E->empty())
       error() << *E << "\n";
   for (uint32_t Storage : {JITLOCK_MONITORS_INDEX, JITLOCK_MONITORS_TABLE})
     for (const std::string *E :

@@ -111,7 +111,7 @@ loop:
   %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]
   %o = getelementptr inbounds %Object, ptr %a, i64 %i
   call void @llvm.memset.p0.i64(ptr align 64 %o, i8 0, i64 64, i1 false)
-  store i64 1, ptr %o, align 64
+  store i64 JITLOCK_FRESH_HEADER, ptr %o, align 64
   call void @jitlock.monitor.enter(ptr %o)
   %payload = getelementptr inbounds %Object, ptr %o, i64 0, i32 1
   %v = load i64, ptr %payload

@@ -485,10 +485,12 @@ bool verifyAfterShutdown(const World &W, uint64_t Hash) {
 // Command line
 //===----------------------------------------------------------------------===//
 
-cl::OptionCategory DemoCategory("jitlock-demo options");
-
-[[maybe_unused]] const bool LLVMThreadsRenamed =
-    jitlock::tools::renameLLVMThreadsOption();
+jitlock::tools::ToolCommandLine CommandLine(
+    {.Tool = "jitlock-demo",
+     .Overview = "Threads contending, recursing and waiting on shared "
+                 "objects through the jitlock runtime's C ABI\n",
+     .HasThreadsOption = true});
+cl::OptionCategory &DemoCategory = CommandLine.Category;
 
 jitlock::tools::NumberOpt Threads("threads",
                                   cl::desc("Worker threads, 1 to 256 "
@@ -505,15 +507,9 @@ cl::opt<bool> Layout("layout",
                               "first"),
                      cl::cat(DemoCategory));
 
-constexpr int ExitUsage = 2;
-
-/// Parses the command line into `Opts`; bad input exits with ExitUsage.
+/// Parses the command line into `Opts`; bad input exits with status 2.
 Options parseOptions(int Argc, char **Argv) {
-  jitlock::tools::parseCommandLine(
-      Argc, Argv, "jitlock-demo",
-      "Threads contending, recursing and waiting on shared objects through "
-      "the jitlock runtime's C ABI\n",
-      DemoCategory, ExitUsage);
+  CommandLine.parse(Argc, Argv);
   Options Opts;
   Opts.Threads = unsigned(jitlock::tools::numberInRange(Threads, 1, 256));
   Opts.Iterations =

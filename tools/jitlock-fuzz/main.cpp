@@ -40,7 +40,27 @@ namespace {
 
 constexpr int ExitOk = 0, ExitFailure = 1, ExitUsage = 2;
 
-cl::OptionCategory FuzzCategory("jitlock-fuzz options");
+constexpr const char *MoreHelp = R"(
+A configuration: lower=inline|runtime|heavy|heavy-runtime,
+thread=tls|arg|call, opt=jit|O<before>-O<after>, bang=watermark|always|none,
+sp=<safepoint period in us, 0 = none>, threads=N; for AArch64 also
+arch=aarch64,lse=0|1.
+
+EXIT STATUS:
+  0  every run agreed with the model
+  1  a run failed (reproducers written to --out-dir)
+  2  usage error, or a module that cannot be read
+)";
+
+jitlock::tools::ToolCommandLine CommandLine(
+    {.Tool = "jitlock-fuzz",
+     .Overview = "Generates random monitor programs and runs each in "
+                 "several lowering and runtime configurations, comparing "
+                 "them with a model\n",
+     .LowersIR = true,
+     .MoreHelp = MoreHelp,
+     .UsageStatus = ExitUsage});
+cl::OptionCategory &FuzzCategory = CommandLine.Category;
 
 jitlock::tools::NumberOpt Seed("seed", cl::desc("The first seed (default 1)"),
                                cl::value_desc("S"), cl::init(1),
@@ -159,18 +179,6 @@ cl::opt<std::string>
                cl::desc("The cross build's outputs (the harness, the "
                         "runtime, the probe): build/<preset>/aarch64-cross"),
                cl::cat(FuzzCategory));
-
-constexpr const char *MoreHelp = R"(
-A configuration: lower=inline|runtime|heavy|heavy-runtime,
-thread=tls|arg|call, opt=jit|O<before>-O<after>, bang=watermark|always|none,
-sp=<safepoint period in us, 0 = none>, threads=N; for AArch64 also
-arch=aarch64,lse=0|1.
-
-EXIT STATUS:
-  0  every run agreed with the model
-  1  a run failed (reproducers written to --out-dir)
-  2  usage error, or a module that cannot be read
-)";
 
 /// A simple deterministic mix of a seed, for sampling configurations.
 uint64_t mix(uint64_t X) {
@@ -528,11 +536,7 @@ int replay(const std::vector<RunConfig> &Fixed) {
 } // namespace
 
 int main(int Argc, char **Argv) {
-  jitlock::tools::parseCommandLine(
-      Argc, Argv, "jitlock-fuzz",
-      "Generates random monitor programs and runs each in several lowering "
-      "and runtime configurations, comparing them with a model\n",
-      MoreHelp, FuzzCategory, ExitUsage);
+  CommandLine.parse(Argc, Argv);
   if (Programs < 0 || ConfigsPerProgram < 0 || Timeout < 1 ||
       ShrinkTrials < 0 || MaxFunctions < 1 || MaxObjects < 1 || MaxStmts < 1 ||
       MaxRepeat < 1)

@@ -507,9 +507,12 @@ Field *resolveField(Class *C, const std::string &Name) {
 }
 
 Method *selectVirtual(Object *Receiver, Method *M) {
+  return selectVirtualIn(Receiver->Cls, M);
+}
+
+Method *selectVirtualIn(Class *C, Method *M) {
   if (M->Flags & AccPrivate)
     return M;
-  Class *C = Receiver->Cls;
   if (M->VtableIndex >= 0 && !M->Owner->isInterface())
     return C->Vtable[M->VtableIndex];
   auto It = C->Itable.find(M);

@@ -30,6 +30,8 @@ const char *trapReasonName(uint32_t Reason) {
     return "class_check";
   case TrapReason::Unloaded:
     return "unloaded";
+  case TrapReason::Dependency:
+    return "dependency";
   }
   return "unknown";
 }
@@ -134,14 +136,17 @@ void logTrap(VMThread *T, const deopt::DeoptFrame &F,
   for (size_t K = 0; K < Depth && K < 256; ++K)
     S += (K ? ", " : "") + nameOf(F, Stack[K]);
   S += "]\n";
+  // With its owner's hold count: an object the record lists twice (a
+  // nested re-entry) must be held twice.
   for (size_t K = 0; K < F.Monitors.size(); ++K) {
     const jitlock_relock_entry &E = F.Monitors[K];
-    jitlock_thread *Owner = jitlock_rt_owner_of(E.obj);
+    jitlock_lock_info Info;
+    jitlock_rt_inspect(E.obj, &Info);
     S += "jitlock-java: deopt:   monitor " + nameOf(F, E.obj) + " owner " +
-         (Owner == T->Rt ? "self"
-          : Owner        ? "other"
-                         : "none") +
-         "\n";
+         (Info.owner == T->Rt ? "self"
+          : Info.owner        ? "other"
+                              : "none") +
+         " holds " + std::to_string(Info.holds) + "\n";
   }
   errs() << S;
 }
@@ -155,10 +160,15 @@ uint64_t resumeTrap(const deopt::DeoptFrame &F, void *) {
   if (DeoptOpts.Log)
     logTrap(T, F, Frames, Reason);
 
-  // The trap counts against the compiled (outermost) method.
-  Method *Compiled = Frames.front().M;
-  uint32_t Traps = Compiled->Traps.fetch_add(1, std::memory_order_relaxed) + 1;
-  invalidateTier1(Compiled, Traps < DeoptOpts.MaxTraps);
+  // A speculation's trap counts against the compiled (outermost) method.
+  // A lazy deoptimization does not: the code was invalidated already, and
+  // the method's Entry may be newer code by now.
+  if (TrapReason(Reason) != TrapReason::Dependency) {
+    Method *Compiled = Frames.front().M;
+    uint32_t Traps =
+        Compiled->Traps.fetch_add(1, std::memory_order_relaxed) + 1;
+    invalidateTier1(Compiled, Traps < DeoptOpts.MaxTraps);
+  }
 
   Slot Result = 0;
   const Method *Callee = nullptr;

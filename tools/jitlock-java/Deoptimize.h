@@ -1,12 +1,13 @@
 //===- Deoptimize.h - Uncommon traps and resuming in tier 0 -----*- C++ -*-===//
 //
-// Tier 1 compiles a branch side that tier 0's profile never saw taken as an
-// uncommon trap: a call of llvm.experimental.deoptimize whose "deopt" bundle
-// describes the virtual frames of the physical frame (docs/java.md,
-// "Speculation and deoptimization", gives the encoding). jitlock appends the
-// frame's monitors; libjitlock_deopt decodes the record and restores the
-// locks; resumeTrap (Deoptimize.cpp) rebuilds one tier-0 frame per virtual
-// frame and runs them, innermost first, and counts the trap against the
+// Tier 1 compiles a branch side that tier 0's profile never saw taken, and
+// the failure of an inlined call's class check, as an uncommon trap: a call
+// of llvm.experimental.deoptimize whose "deopt" bundle describes the
+// virtual frames of the physical frame, one per method of the inline chain
+// (docs/java.md, "Speculation and deoptimization", gives the encoding). jitlock
+// appends the frame's monitors; libjitlock_deopt decodes the record and
+// restores the locks; resumeTrap (Deoptimize.cpp) rebuilds one tier-0 frame per
+// virtual frame and runs them, innermost first, and counts the trap against the
 // method, which is recompiled without that speculation or, after
 // --tier1-max-traps, stays in tier 0.
 //
@@ -25,6 +26,9 @@ enum class TrapReason : uint32_t {
   UnstableIf = 0, ///< a branch side the profile never saw taken
   ClassCheck = 1, ///< a receiver class the profile never saw
   Unloaded = 2,   ///< a class hierarchy assumption no longer holds
+  /// The code was invalidated (Dependencies.h) while this frame ran it: a
+  /// lazy deoptimization after a call or a poll, not the code's fault.
+  Dependency = 3,
 };
 const char *trapReasonName(uint32_t Reason);
 

@@ -4,6 +4,7 @@
 #include "llvm/Analysis/AssumptionCache.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Instructions.h"
+#include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Transforms/InstCombine/InstCombine.h"
@@ -55,8 +56,7 @@ void unifyPointerCasts(Function &F) {
 
 } // namespace
 
-unsigned inlineBodies(Function &F) {
-  unsigned Inlined = 0;
+bool inlineBodies(Function &F, std::string &Why) {
   SmallPtrSet<Function *, 8> Bodies;
   for (;;) {
     SmallVector<CallBase *, 8> Calls;
@@ -69,22 +69,58 @@ unsigned inlineBodies(Function &F) {
     if (Calls.empty())
       break;
     for (CallBase *CB : Calls) {
-      Bodies.insert(CB->getCalledFunction());
+      Function *Body = CB->getCalledFunction();
+      Bodies.insert(Body);
       InlineFunctionInfo IFI;
-      if (InlineFunction(*CB, IFI).isSuccess())
-        ++Inlined;
+      if (InlineResult R = InlineFunction(*CB, IFI); !R.isSuccess()) {
+        Why = "LLVM could not inline " + Body->getName().str() + ": " +
+              R.getFailureReason();
+        return false;
+      }
     }
   }
   for (Function *Body : Bodies)
     if (Body->use_empty())
       Body->eraseFromParent();
-  if (!Inlined)
-    return 0;
-  // Before the O2 pipeline, whose jitlock passes come first: the slots
-  // become SSA values (an inlined `this` is the caller's object again,
-  // the inttoptr of its ptrtoint folded), each inlined return's "threw"
-  // flag a constant on its path, and the null checks the caller already
-  // made of the same object are folded away.
+  return true;
+}
+
+bool numberVirtualFrames(Function &F) {
+  SmallVector<CallInst *, 8> Traps;
+  for (Instruction &I : instructions(F))
+    if (auto *CI = dyn_cast<CallInst>(&I);
+        CI && CI->getIntrinsicID() == Intrinsic::experimental_deoptimize)
+      Traps.push_back(CI);
+  for (CallInst *CI : Traps) {
+    ArrayRef<Use> Ops = CI->getOperandBundle(LLVMContext::OB_deopt)->Inputs;
+    // Each frame: method, bci, #locals, #stack, #monitors, then its slots.
+    uint32_t Frames = 0;
+    size_t At = 0;
+    while (At + 1 < Ops.size()) {
+      if (At + 6 > Ops.size())
+        return false;
+      auto *NumLocals = dyn_cast<ConstantInt>(Ops[At + 2]);
+      auto *NumStack = dyn_cast<ConstantInt>(Ops[At + 3]);
+      if (!NumLocals || !NumStack)
+        return false;
+      At += 5 + NumLocals->getZExtValue() + NumStack->getZExtValue();
+      ++Frames;
+    }
+    if (At + 1 != Ops.size() || !Frames)
+      return false;
+    SmallVector<Value *, 32> State{
+        ConstantInt::get(Type::getInt32Ty(F.getContext()), Frames)};
+    State.append(Ops.begin(), Ops.end());
+    CallBase *Numbered = CallBase::Create(
+        CI, {OperandBundleDef("deopt", State)}, CI->getIterator());
+    Numbered->takeName(CI);
+    CI->replaceAllUsesWith(Numbered);
+    CI->eraseFromParent();
+  }
+  return true;
+}
+
+void simplifySlots(Function &F) {
   LoopAnalysisManager LAM;
   FunctionAnalysisManager FAM;
   CGSCCAnalysisManager CGAM;
@@ -108,7 +144,6 @@ unsigned inlineBodies(Function &F) {
   FPM.addPass(SimplifyCFGPass());
   FPM.run(F, FAM);
   unifyPointerCasts(F);
-  return Inlined;
 }
 
 } // namespace jitlock::java

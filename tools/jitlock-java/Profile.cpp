@@ -10,6 +10,7 @@ MethodProfile::MethodProfile(size_t CodeLength)
     : Taken(new std::atomic<uint32_t>[CodeLength]()),
       NotTaken(new std::atomic<uint32_t>[CodeLength]()),
       Receivers(new std::atomic<Class *>[2 * CodeLength]()),
+      ReceiverCounts(new std::atomic<uint32_t>[2 * CodeLength]()),
       Megamorphic(new std::atomic<uint32_t>[CodeLength]()), Length(CodeLength) {
 }
 
@@ -37,14 +38,12 @@ void profileReceiver(Method *M, size_t Bci, Class *K) {
   for (unsigned S = 0; S < 2; ++S) {
     std::atomic<Class *> &Seen = P.Receivers[2 * Bci + S];
     Class *Was = Seen.load(std::memory_order_relaxed);
-    if (Was == K)
-      return;
     // An empty entry takes K; a racing thread that takes it first with
     // another class sends K to the next entry.
     if (!Was && Seen.compare_exchange_strong(Was, K, std::memory_order_relaxed))
-      return;
+      Was = K;
     if (Was == K)
-      return;
+      return bump(P.ReceiverCounts[2 * Bci + S]);
   }
   bump(P.Megamorphic[Bci]);
 }
@@ -58,6 +57,28 @@ int alwaysTakenSide(const Method *M, size_t Bci, uint32_t MinCount) {
   if (T + N < std::max<uint64_t>(MinCount, 1) || (T && N))
     return -1;
   return T ? 1 : 0;
+}
+
+Class *monomorphicReceiver(const Method *M, size_t Bci, uint32_t MinCount) {
+  const MethodProfile *P = existingProfile(M);
+  if (!P || Bci >= P->Length ||
+      P->Receivers[2 * Bci + 1].load(std::memory_order_relaxed) ||
+      P->Megamorphic[Bci].load(std::memory_order_relaxed) ||
+      P->ReceiverCounts[2 * Bci].load(std::memory_order_relaxed) <
+          std::max<uint32_t>(MinCount, 1))
+    return nullptr;
+  return P->Receivers[2 * Bci].load(std::memory_order_relaxed);
+}
+
+bool sawOtherReceiver(const Method *M, size_t Bci, const Class *K) {
+  const MethodProfile *P = existingProfile(M);
+  if (!P || Bci >= P->Length)
+    return false;
+  for (unsigned S = 0; S < 2; ++S)
+    if (Class *R = P->Receivers[2 * Bci + S].load(std::memory_order_relaxed);
+        R && R != K)
+      return true;
+  return P->Megamorphic[Bci].load(std::memory_order_relaxed) != 0;
 }
 
 std::string describeProfile(const Method *M) {

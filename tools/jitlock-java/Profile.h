@@ -3,10 +3,12 @@
 // Tier 0 records, per bytecode, how often each conditional branch went
 // either way and which receiver classes each invokevirtual/invokeinterface
 // saw. Tier 1 reads them when it compiles: a branch side never taken becomes
-// an uncommon trap (Deoptimize.h). The counters are racy on purpose: a lost
-// increment only makes a count a little low, and tier 1 reads counts of at
-// least --tier1-trap-min-count, so the interpreter pays a relaxed load and
-// store rather than an atomic read-modify-write on every branch.
+// an uncommon trap (Deoptimize.h), and a call site that saw one receiver
+// class inlines that class's method behind a check that traps. The counters are
+// racy on purpose: a lost increment only makes a count a little low, and tier 1
+// reads counts of at least --tier1-trap-min-count, so the interpreter pays a
+// relaxed load and store rather than an atomic read-modify-write on every
+// branch.
 //
 //===----------------------------------------------------------------------===//
 #ifndef JITLOCK_JAVA_PROFILE_H
@@ -26,9 +28,10 @@ struct MethodProfile {
   explicit MethodProfile(size_t CodeLength);
   /// By bytecode offset; only the offsets of branches and invokes move.
   std::unique_ptr<std::atomic<uint32_t>[]> Taken, NotTaken;
-  /// By bytecode offset: the first two receiver classes an invoke saw, and
-  /// how many calls had a receiver of neither.
-  std::unique_ptr<std::atomic<Class *>[]> Receivers; // 2 per offset
+  /// By bytecode offset: the first two receiver classes an invoke saw, how
+  /// many calls had each, and how many calls had a receiver of neither.
+  std::unique_ptr<std::atomic<Class *>[]> Receivers;       // 2 per offset
+  std::unique_ptr<std::atomic<uint32_t>[]> ReceiverCounts; // 2 per offset
   std::unique_ptr<std::atomic<uint32_t>[]> Megamorphic;
   size_t Length;
 };
@@ -61,6 +64,12 @@ void profileReceiver(Method *M, size_t Bci, Class *K);
 /// least `MinCount` times: 1 taken, 0 fell through; -1 when both were
 /// seen or it ran too rarely to tell.
 int alwaysTakenSide(const Method *M, size_t Bci, uint32_t MinCount);
+
+/// The one receiver class an invoke at `Bci` saw, when it saw it at least
+/// `MinCount` times and no other; else null.
+Class *monomorphicReceiver(const Method *M, size_t Bci, uint32_t MinCount);
+/// Whether an invoke at `Bci` saw a receiver of a class other than K.
+bool sawOtherReceiver(const Method *M, size_t Bci, const Class *K);
 
 /// The profile as text, one line per branch or invoke that ran (-Xlog:jit
 /// and --print-profile).

@@ -7,7 +7,8 @@
 //  * Every local and every operand-stack slot is an i64 alloca, indexed by
 //    the depth the stack has at that bytecode (the same on every path, as
 //    JVMS 4.10 requires); a long takes two slots, its value in the first, as
-//    in tier 0. SROA and mem2reg in the O2 pipeline make them SSA values.
+//    in tier 0. simplifySlots (Inliner.h) makes them SSA values before the
+//    O2 pipeline.
 //  * monitorenter and a synchronized method's entry call
 //    jitlock.monitor.enter, monitorexit and every exit of a synchronized
 //    method jitlock.monitor.exit: the lowering makes them the inline fast
@@ -62,9 +63,6 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
-#include "llvm/Transforms/InstCombine/InstCombine.h"
-#include "llvm/Transforms/Scalar/SROA.h"
-#include "llvm/Transforms/Scalar/SimplifyCFG.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 
 #include <chrono>
@@ -245,6 +243,9 @@ public:
   /// Whether the code has an uncommon trap (then it must be entered
   /// through deoptimizableEntry).
   bool mayTrap() const { return NumTraps != 0; }
+  /// The record of this compilation, which its dependencies invalidate
+  /// (set before run(), on the compiled method's translator).
+  void setCompiledCode(CompiledCode *Code) { Compiled = Code; }
 
 private:
   VMThread *VT; // the compiling thread, for resolution
@@ -290,10 +291,45 @@ private:
     ArrayRef<AllocaInst *> Locals, Stack; // Stack: the slots in use
     unsigned NumMonitors;
   };
+  /// The frames of the inline chain at the current bytecode, outermost
+  /// first; each frame's slots are allocas of its own translator's function.
   std::vector<VirtualFrame> virtualFrames() const;
+  /// Appends the deopt operands of this function's frame (the chain's last)
+  /// to `State`: its header, then its locals and stack.
+  void appendFrameState(SmallVectorImpl<Value *> &State);
   void emitUncommonTrap(TrapReason Reason);
   BasicBlock *trapBlock(TrapReason Reason, int SpAtBytecode);
   void emitBranch(Value *Taken, size_t Target, size_t Next, int SpAtBytecode);
+
+  // Lazy deoptimization (Dependencies.h): a virtual call inlined with no
+  // class check is right only while its code is valid, so the compiled
+  // method checks the code's Invalidated word after each point where other
+  // code may have run, and traps there with the state after that point.
+  CompiledCode *Compiled = nullptr; // the compiled method's translator's
+  CompiledCode *compiledCode() const {
+    return Outer ? Outer->compiledCode() : Compiled;
+  }
+  /// Other code may have run in the current bytecode (a call, a contended
+  /// enter, a class initializer, an allocation), or anywhere in this
+  /// translator's code (for an inline body: its caller checks after it).
+  bool OtherCodeHere = false, OtherCodeAnywhere = false;
+  void ranOtherCode() { OtherCodeHere = OtherCodeAnywhere = true; }
+  /// Whether a virtual call was inlined with no class check.
+  bool Unguarded = false;
+  struct InvalidationCheck {
+    Instruction *Word, *Test;
+    BranchInst *Branch;
+    BasicBlock *Valid, *Trap;
+  };
+  std::vector<InvalidationCheck> Checks;
+  /// In the compiled method's code: traps with reason Dependency, resuming
+  /// at `Bci` with the current locals, Sp stack slots and monitors, when
+  /// the code was invalidated.
+  void checkInvalidated(size_t Bci, int SpThere);
+  void checkInvalidated(size_t Bci) { checkInvalidated(Bci, Sp); }
+  /// After the translation: code with no unchecked inlining needs no
+  /// checks (and no deoptimizable entry), so they go.
+  void dropUnneededChecks();
 
   /// Refuses the method: translation stops at the current bytecode.
   void refuse(const std::string &Reason) {
@@ -457,6 +493,7 @@ private:
         B.CreateICmpEQ(State, B.getInt8(uint8_t(InitState::Initialized))), Done,
         Init);
     B.SetInsertPoint(Init);
+    ranOtherCode(); // the class initializer
     Value *Ok = callHelper(helperInitialize, {Thread, ptr(K)}, B.getInt1Ty());
     B.CreateCondBr(Ok, Done, dispatchBlock());
     B.SetInsertPoint(Done);
@@ -464,6 +501,13 @@ private:
   void poll() {
     B.CreateCall(Mod.getOrInsertFunction(
         SafepointPollName, FunctionType::get(B.getVoidTy(), {}, false)));
+  }
+  /// A backward branch's poll, which may run handshakes: then the check,
+  /// whose trap resumes at the branch's target.
+  void pollAndCheck(size_t Target) {
+    poll();
+    ranOtherCode();
+    checkInvalidated(Target);
   }
   void monitor(const char *Name, Value *Obj) {
     B.CreateCall(Mod.getOrInsertFunction(
@@ -576,9 +620,20 @@ private:
   /// Calls `Target` (its Entry, or its inline body `Inline`) with `Args`,
   /// dispatching a pending exception; the result.
   Value *emitCall(Value *Target, Function *Inline, Value *Args);
-  /// A virtual call of `RM` inlined behind a check of the receiver's class.
-  Value *emitGuardedCall(Value *Recv, Method *RM, Function *Inline,
-                         Value *Args);
+  /// A virtual call of `RM` inlined while RM has one implementation: with
+  /// no class check in the compiled method's code (lazy deoptimization
+  /// keeps it right), behind one in an inline body.
+  Value *emitChaCall(Value *Recv, Method *RM, Function *Inline, Value *Args);
+  /// A virtual call of `RM` that runs `Target`'s inline body `Inline` when
+  /// the receiver's class is `Expected`; another class takes the virtual
+  /// call, or with `Trap` an uncommon trap (TrapReason::ClassCheck).
+  Value *emitGuardedCall(Value *Recv, Method *RM, Class *Expected,
+                         Method *Target, Function *Inline, Value *Args,
+                         bool Trap);
+  /// When the profile saw one receiver class at this invoke of `RM` (and
+  /// speculation is on): that class in `K`, the method it runs in `Target`,
+  /// and its inline body; else null.
+  Function *profiledInlineBody(Method *RM, Class *&K, Method *&Target);
   void emitIntBinary(uint8_t Op);
   void emitLongBinary(uint8_t Op);
   void emitDivision(bool Long, bool Rem);
@@ -616,6 +671,10 @@ BasicBlock *Translator::dispatchBlock() {
     Value *Ex = B.CreateLoad(Ptr, PendingAddr);
     B.CreateStore(ConstantPointerNull::get(Ptr), PendingAddr);
     B.CreateStore(B.CreatePtrToInt(Ex, I64), Stack.at(0));
+    // The exception may be the first instance of its class: the compiled
+    // method checks here, an inline body's caller after it.
+    OtherCodeAnywhere = true;
+    checkInvalidated(H.HandlerPc, 1);
     enqueue(H.HandlerPc, {LocalIds, {-int(H.HandlerPc) - 1}, Held});
     if (failed())
       return Unwind;
@@ -694,6 +753,8 @@ void Translator::emitBody() {
       SyncObj = B.CreateIntToPtr(B.CreateLoad(I64, Locals[0]), Ptr, "this");
     }
     monitor(MonitorEnterName, SyncObj);
+    ranOtherCode(); // a contended enter runs handshakes
+    checkInvalidated(0, 0);
   }
   Unwind = newBlock("unwind");
   // The arguments' ids are below every bytecode's.
@@ -775,8 +836,11 @@ void Translator::run() {
     Held = S.Held;
     Blocks[Pc]->insertInto(F);
     B.SetInsertPoint(Blocks[Pc]);
+    OtherCodeHere = false;
     emitInstruction();
   }
+  if (!failed())
+    dropUnneededChecks();
 }
 
 void Translator::emitIntBinary(uint8_t Op) {
@@ -910,6 +974,8 @@ void Translator::emitInvoke(uint8_t Op, unsigned Index) {
                         "\" because value is null");
     bool Virtual = Op != INVOKESPECIAL;
     Function *Inline = nullptr;
+    Class *K = nullptr;       // the profile's one receiver class
+    Method *Target = nullptr; // what a receiver of K runs
     if (!Virtual && RM->Owner == ObjectClass && RM->Name == "<init>")
       R = nullptr; // Object() does nothing: the new object need not escape
     else if (!Virtual && (RM->VtableIndex < 0 || RM->Owner->isInterface()))
@@ -918,9 +984,16 @@ void Translator::emitInvoke(uint8_t Op, unsigned Index) {
              ((RM->Flags | RM->Owner->Flags) & AccFinal) &&
              (Inline = inlineBody(RM)))
       R = emitCall(ptr(RM), Inline, Args); // nothing can override it
-    else if (Op == INVOKEVIRTUAL && dependOnOneImplementation(RM, root()) &&
+    else if (!Outer && Op == INVOKEVIRTUAL &&
+             dependOnOneImplementation(RM, compiledCode()) &&
              (Inline = inlineBody(RM)))
-      R = emitGuardedCall(Recv, RM, Inline, Args);
+      R = emitChaCall(Recv, RM, Inline, Args); // no check, before a profile's
+    else if (Virtual && (Inline = profiledInlineBody(RM, K, Target)))
+      R = emitGuardedCall(Recv, RM, K, Target, Inline, Args, /*Trap=*/true);
+    else if (Op == INVOKEVIRTUAL &&
+             dependOnOneImplementation(RM, compiledCode()) &&
+             (Inline = inlineBody(RM)))
+      R = emitChaCall(Recv, RM, Inline, Args);
     else
       R = emitCall(selectTarget(Recv, RM, Virtual), nullptr, Args);
   }
@@ -940,8 +1013,13 @@ Value *Translator::selectTarget(Value *Recv, Method *RM, bool Virtual) {
 Value *Translator::emitCall(Value *Target, Function *Inline, Value *Args) {
   if (Inline) {
     // The inline body says whether it threw: after inlining that is a
-    // constant on each of its paths, and no test of Pending stays.
-    Value *Pair = B.CreateCall(Inline, {Thread, Target, Args});
+    // constant on each of its paths, and no test of Pending stays. Its
+    // call carries this frame at the invoke (the arguments popped): LLVM's
+    // inliner puts it before the frames of each trap it inlines.
+    SmallVector<Value *, 32> Caller;
+    appendFrameState(Caller);
+    Value *Pair = B.CreateCall(Inline, {Thread, Target, Args},
+                               {OperandBundleDef("deopt", Caller)});
     Value *R = B.CreateExtractValue(Pair, 0);
     branchToDispatchIf(B.CreateExtractValue(Pair, 1));
     return R;
@@ -951,29 +1029,35 @@ Value *Translator::emitCall(Value *Target, Function *Inline, Value *Args) {
       "entry");
   FunctionType *EntryTy = FunctionType::get(I64, {Ptr, Ptr, Ptr}, false);
   Value *R = B.CreateCall(EntryTy, Entry, {Thread, Target, Args});
+  ranOtherCode();
   checkPending();
   return R;
 }
 
-Value *Translator::emitGuardedCall(Value *Recv, Method *RM, Function *Inline,
-                                   Value *Args) {
-  // A receiver of RM's own class runs RM, whatever is loaded later; any
-  // other takes the virtual call.
+Value *Translator::emitGuardedCall(Value *Recv, Method *RM, Class *Expected,
+                                   Method *Target, Function *Inline,
+                                   Value *Args, bool Trap) {
+  // A receiver of class Expected runs Target, whatever is loaded later.
   Value *Cls =
       B.CreateLoad(Ptr,
                    B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), Recv,
                                                 offsetof(java::Object, Cls)),
                    "class");
-  BasicBlock *Inlined = newBlock("guard.inlined"),
-             *Virtual = newBlock("guard.virtual"),
-             *Join = newBlock("guard.join");
-  B.CreateCondBr(B.CreateICmpEQ(Cls, ptr(RM->Owner)), Inlined, Virtual,
+  BasicBlock *Inlined = newBlock("guard.inlined");
+  // A trap re-executes the invoke, its arguments back on the stack.
+  BasicBlock *Other =
+      Trap ? trapBlock(TrapReason::ClassCheck, Sp + int(RM->ArgSlots))
+           : newBlock("guard.virtual");
+  B.CreateCondBr(B.CreateICmpEQ(Cls, ptr(Expected)), Inlined, Other,
                  MDBuilder(Ctx).createBranchWeights(1000, 1));
   B.SetInsertPoint(Inlined);
-  Value *Fast = emitCall(ptr(RM), Inline, Args);
+  Value *Fast = emitCall(ptr(Target), Inline, Args);
+  if (Trap)
+    return Fast;
   BasicBlock *FastEnd = B.GetInsertBlock();
+  BasicBlock *Join = newBlock("guard.join");
   B.CreateBr(Join);
-  B.SetInsertPoint(Virtual);
+  B.SetInsertPoint(Other);
   Value *Slow = emitCall(selectTarget(Recv, RM, true), nullptr, Args);
   BasicBlock *SlowEnd = B.GetInsertBlock();
   B.CreateBr(Join);
@@ -984,9 +1068,34 @@ Value *Translator::emitGuardedCall(Value *Recv, Method *RM, Function *Inline,
   return R;
 }
 
+/// How many bytes of bytecode a callee may have to be inlined: a hot
+/// callee (called often enough in tier 0 to be compiled on its own) gets
+/// the larger budget, as an optimizing JIT's frequent call sites do, so
+/// that a hot synchronized method such as a buffer's append joins its
+/// caller's code, where jitlock-elide coarsens or elides its lock.
+uint32_t inlineBudget(const Method *RM) {
+  if (!Opts.InlineSize || Opts.HotInlineSize <= Opts.InlineSize)
+    return Opts.InlineSize;
+  uint32_t Calls = RM->Invocations.load(std::memory_order_relaxed);
+  bool Hot = Calls >= Opts.HotCalleeCalls &&
+             Calls >= Opts.InvocationThreshold && Opts.InvocationThreshold;
+  return Hot ? Opts.HotInlineSize : Opts.InlineSize;
+}
+
+Function *Translator::profiledInlineBody(Method *RM, Class *&K,
+                                         Method *&Target) {
+  if (!DeoptOpts.Speculate ||
+      !(K = monomorphicReceiver(M, Pc, DeoptOpts.TrapMinCount)))
+    return nullptr;
+  Target = selectVirtualIn(K, RM);
+  if (!Target || Target->isAbstract())
+    return nullptr;
+  return inlineBody(Target);
+}
+
 Function *Translator::inlineBody(Method *RM) {
   if (Depth >= Opts.InlineDepth || RM->Code.empty() ||
-      RM->Code.size() > Opts.InlineSize)
+      RM->Code.size() > inlineBudget(RM))
     return nullptr;
   for (const Translator *T = this; T; T = T->Outer)
     if (T->M == RM)
@@ -999,6 +1108,10 @@ Function *Translator::inlineBody(Method *RM) {
     Inner.run();
     Body = Inner.F;
     Refused = Inner.why();
+    if (Inner.OtherCodeAnywhere)
+      ranOtherCode();
+    if (Refused.empty())
+      NumTraps += Inner.NumTraps; // its traps are this function's once inlined
   }
   if (Refused.empty())
     return Body;
@@ -1358,6 +1471,7 @@ void Translator::emitInstruction() {
                     B.CreateConstInBoundsGEP1_64(I64, Args, K));
     Value *R = callHelper(helperInvokeDynamic,
                           {Thread, ptr(C), B.getInt32(u2(I + 1)), Args}, I64);
+    ranOtherCode();
     checkPending();
     push(R);
     break;
@@ -1369,6 +1483,7 @@ void Translator::emitInstruction() {
     if (K->isInterface() || (K->Flags & AccAbstract))
       return refuse("instantiates the abstract " + K->javaName());
     Value *O = allocate(K);
+    ranOtherCode(); // its class's first instance, or its initializer
     branchToDispatchIf(B.CreateIsNull(O));
     push(O);
     break;
@@ -1460,6 +1575,7 @@ void Translator::emitInstruction() {
     nullCheck(O, "Cannot enter synchronized block because value is null");
     monitor(MonitorEnterName, O);
     Held.push_back(Id);
+    ranOtherCode(); // a contended enter runs handshakes
     break;
   }
   case MONITOREXIT: {
@@ -1525,7 +1641,7 @@ void Translator::emitInstruction() {
     } else if (Op == GOTO || Op == GOTO_W) {
       Target = size_t(int64_t(Pc) + (Op == GOTO ? s2(I + 1) : s4(I + 1)));
       if (Target <= Pc)
-        poll();
+        pollAndCheck(Target);
       jump(Target);
       return;
     } else {
@@ -1538,37 +1654,52 @@ void Translator::emitInstruction() {
   // Falls through to the next instruction.
   if (Next >= Len)
     return refuse("execution falls off the end of the code");
+  if (OtherCodeHere)
+    checkInvalidated(Next);
   jump(Next);
 }
 
 //===-- Speculation -------------------------------------------------------===//
 
 std::vector<Translator::VirtualFrame> Translator::virtualFrames() const {
-  return {{M, Pc, Locals, ArrayRef<AllocaInst *>(Stack).take_front(Sp),
-           unsigned(Held.size()) + (SyncObj ? 1 : 0)}};
+  // An outer translator is stopped at its invoke of this method, its
+  // arguments popped: the interpreter completes that invoke with this
+  // frame's result. A synchronized method's own monitor is its frame's.
+  std::vector<VirtualFrame> Frames;
+  if (Outer)
+    Frames = Outer->virtualFrames();
+  Frames.push_back({M, Pc, Locals, ArrayRef<AllocaInst *>(Stack).take_front(Sp),
+                    unsigned(Held.size()) + (SyncObj ? 1 : 0)});
+  return Frames;
+}
+
+void Translator::appendFrameState(SmallVectorImpl<Value *> &State) {
+  VirtualFrame VF = virtualFrames().back();
+  State.append({ptr(VF.M), B.getInt32(VF.Bci), B.getInt32(VF.Locals.size()),
+                B.getInt32(VF.Stack.size()), B.getInt32(VF.NumMonitors)});
+  // As pointers: a reference kept in a slot is then the object itself
+  // once the slots are SSA values, not a ptrtoint that would count as
+  // its escape (and keep jitlock-elide from eliding its lock).
+  for (AllocaInst *A : VF.Locals)
+    State.push_back(B.CreateIntToPtr(B.CreateLoad(I64, A), Ptr));
+  for (AllocaInst *A : VF.Stack)
+    State.push_back(B.CreateIntToPtr(B.CreateLoad(I64, A), Ptr));
 }
 
 /// The trap re-executes the current bytecode in tier 0: its "deopt" bundle
-/// is the state of docs/java.md, "Speculation and deoptimization";
-/// jitlock-deopt-state appends the frame's monitors.
+/// is the state of docs/java.md, "Speculation and deoptimization". Only
+/// this function's frame is here: the outer frames of an inline body come
+/// with its calls (emitCall), which the inliner prepends, and
+/// numberVirtualFrames (Inliner.h) then puts the frame count first;
+/// jitlock-deopt-state appends the monitors of the whole chain.
 void Translator::emitUncommonTrap(TrapReason Reason) {
-  std::vector<VirtualFrame> Frames = virtualFrames();
   SmallVector<Value *, 32> State;
-  State.push_back(B.getInt32(Frames.size()));
-  for (const VirtualFrame &VF : Frames) {
-    State.append({ptr(VF.M), B.getInt32(VF.Bci), B.getInt32(VF.Locals.size()),
-                  B.getInt32(VF.Stack.size()), B.getInt32(VF.NumMonitors)});
-    // As pointers: a reference kept in a slot is then the object itself
-    // once the slots are SSA values, not a ptrtoint that would count as
-    // its escape (and keep jitlock-elide from eliding its lock).
-    for (AllocaInst *A : VF.Locals)
-      State.push_back(B.CreateIntToPtr(B.CreateLoad(I64, A), Ptr));
-    for (AllocaInst *A : VF.Stack)
-      State.push_back(B.CreateIntToPtr(B.CreateLoad(I64, A), Ptr));
-  }
+  appendFrameState(State);
   State.push_back(B.getInt32(uint32_t(Reason)));
+  // An inline body returns its result and "threw" flag: the inliner turns
+  // its trap into one that returns the compiled function's i64.
   Function *Deoptimize = Intrinsic::getDeclaration(
-      &Mod, Intrinsic::experimental_deoptimize, {I64});
+      &Mod, Intrinsic::experimental_deoptimize, {F->getReturnType()});
   CallInst *Trap =
       B.CreateCall(Deoptimize, {}, {OperandBundleDef("deopt", State)});
   B.CreateRet(Trap);
@@ -1592,11 +1723,8 @@ BasicBlock *Translator::trapBlock(TrapReason Reason, int SpAtBytecode) {
 /// to trust it) traps, and its target is not compiled from here.
 void Translator::emitBranch(Value *Taken, size_t Target, size_t Next,
                             int SpAtBytecode) {
-  // Not in an inline body: its trap would describe the callee's frame
-  // alone, and the interpreter would return its result as the caller's.
-  int Always = DeoptOpts.Speculate && !Outer
-                   ? alwaysTakenSide(M, Pc, DeoptOpts.TrapMinCount)
-                   : -1;
+  int Always =
+      DeoptOpts.Speculate ? alwaysTakenSide(M, Pc, DeoptOpts.TrapMinCount) : -1;
   if (Always != 0)
     enqueue(Target);
   if (Always != 1)
@@ -1613,11 +1741,62 @@ void Translator::emitBranch(Value *Taken, size_t Target, size_t Next,
     BasicBlock *Back = newBlock("backedge");
     B.CreateCondBr(Taken, Back, NextBB);
     B.SetInsertPoint(Back);
-    poll();
+    pollAndCheck(Target);
     B.CreateBr(Blocks[Target]);
   } else {
     B.CreateCondBr(Taken, TakenBB, NextBB);
   }
+}
+
+//===-- Lazy deoptimization -----------------------------------------------===//
+
+void Translator::checkInvalidated(size_t Bci, int SpThere) {
+  if (Outer || !Compiled)
+    return;
+  auto *Word = B.CreateAlignedLoad(I32, ptr(&Compiled->Invalidated), Align(4),
+                                   "invalidated");
+  Word->setAtomic(AtomicOrdering::Monotonic); // the handshake orders it
+  auto *Test = cast<Instruction>(B.CreateIsNotNull(Word));
+  BasicBlock *Trap = newBlock("invalidated." + Twine(Bci));
+  BasicBlock *Valid = newBlock("valid");
+  BranchInst *Branch = B.CreateCondBr(
+      Test, Trap, Valid, MDBuilder(Ctx).createBranchWeights(1, 1u << 20));
+  B.SetInsertPoint(Trap);
+  size_t PcHere = Pc;
+  int SpHere = Sp;
+  Pc = Bci;
+  Sp = SpThere;
+  emitUncommonTrap(TrapReason::Dependency);
+  Pc = PcHere;
+  Sp = SpHere;
+  Checks.push_back({Word, Test, Branch, Valid, Trap});
+  B.SetInsertPoint(Valid);
+}
+
+void Translator::dropUnneededChecks() {
+  if (Unguarded)
+    return;
+  for (InvalidationCheck &K : Checks) {
+    BranchInst::Create(K.Valid, K.Branch);
+    K.Branch->eraseFromParent();
+    K.Test->eraseFromParent();
+    K.Word->eraseFromParent();
+    K.Trap->eraseFromParent();
+    --NumTraps;
+  }
+  Checks.clear();
+}
+
+Value *Translator::emitChaCall(Value *Recv, Method *RM, Function *Inline,
+                               Value *Args) {
+  if (Outer)
+    // Traps on another class unless the profile saw one here already
+    // (as it does once such a trap recompiled the method).
+    return emitGuardedCall(Recv, RM, RM->Owner, RM, Inline, Args,
+                           DeoptOpts.Speculate &&
+                               !sawOtherReceiver(M, Pc, RM->Owner));
+  Unguarded = true;
+  return emitCall(ptr(RM), Inline, Args);
 }
 
 //===-- The JIT -----------------------------------------------------------===//
@@ -1712,14 +1891,10 @@ void optimize(Module &Mod, std::vector<std::string> &Errors, bool Remarks) {
   PB.registerFunctionAnalyses(FAM);
   PB.registerLoopAnalyses(LAM);
   PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
-  // The slots become SSA values first: jitlock-elide runs at the start of
-  // the pipeline and sees a fresh object only once no alloca holds it.
-  FunctionPassManager Slots;
-  Slots.addPass(SROAPass(SROAOptions::ModifyCFG));
-  Slots.addPass(InstCombinePass());
-  Slots.addPass(SimplifyCFGPass());
+  // The slots are SSA values already (simplifySlots): jitlock-elide runs
+  // at the start of the pipeline and sees a fresh object only once no
+  // alloca holds it.
   ModulePassManager MPM;
-  MPM.addPass(createModuleToFunctionPassAdaptor(std::move(Slots)));
   MPM.addPass(PB.buildPerModuleDefaultPipeline(OptimizationLevel::O2));
   Mod.getContext().setDiagnosticHandler(
       std::make_unique<CollectErrors>(Errors, Remarks));
@@ -1745,7 +1920,8 @@ void printAssembly(Module &Mod) {
 }
 
 /// Compiles M; the code's address, or a refusal.
-MethodEntry compile(VMThread *T, Method *M, std::string &Why, bool &MayTrap) {
+MethodEntry compile(VMThread *T, Method *M, CompiledCode *Code,
+                    std::string &Why, bool &MayTrap) {
   if (M->Code.empty()) {
     Why = "it has no bytecode";
     return nullptr;
@@ -1766,6 +1942,7 @@ MethodEntry compile(VMThread *T, Method *M, std::string &Why, bool &MayTrap) {
   Mod->setDataLayout(Machine->createDataLayout());
   {
     Translator Tr(T, M, *Mod, Name);
+    Tr.setCompiledCode(Code);
     Tr.run();
     if (!Tr.why().empty()) {
       Why = Tr.why();
@@ -1779,7 +1956,14 @@ MethodEntry compile(VMThread *T, Method *M, std::string &Why, bool &MayTrap) {
     Why = "tier 1 made invalid IR: " + Broken;
     return nullptr;
   }
-  inlineBodies(*Mod->getFunction(Name));
+  Function &F = *Mod->getFunction(Name);
+  if (!inlineBodies(F, Why))
+    return nullptr;
+  if (!numberVirtualFrames(F)) {
+    Why = "tier 1 made a trap whose deopt state is not a list of frames";
+    return nullptr;
+  }
+  simplifySlots(F);
   bool Print = !Opts.Print.empty() &&
                M->qualifiedName().find(Opts.PrintFilter) != std::string::npos;
   if (Print && Opts.Print == "remarks")
@@ -1842,11 +2026,19 @@ void compileHotMethod(VMThread *T, Method *M) {
   auto Start = std::chrono::steady_clock::now();
   std::string Why;
   bool MayTrap = false;
-  MethodEntry Code = compile(T, M, Why, MayTrap);
-  if (Code && takeInvalidated(M)) {
-    // A class instantiated while it compiled broke a dependency: the code
-    // is right (its class checks) but stale; compile again at the next
-    // threshold.
+  CompiledCode *Record = newCompiledCode(M);
+  MethodEntry Code = compile(T, M, Record, Why, MayTrap);
+  // Installed unless a class instantiated while it compiled broke a
+  // dependency: then it is stale, and compiled again at the next threshold.
+  if (Code && !installUnlessInvalidated(Record, [&] {
+        if (MayTrap) {
+          M->Tier1Code.store(Code, std::memory_order_release);
+          M->Entry.store(deoptimizableEntry, std::memory_order_release);
+        } else {
+          M->Entry.store(Code, std::memory_order_release);
+        }
+      })) {
+    takeInvalidated(M);
     Code = nullptr;
     Why = "a dependency broke while it compiled";
     Seen.erase(M);
@@ -1864,12 +2056,6 @@ void compileHotMethod(VMThread *T, Method *M) {
     else
       errs() << "jitlock-java: jit: not compiled " << M->qualifiedName() << ": "
              << Why << "; it stays in tier 0\n";
-  }
-  if (Code && MayTrap) {
-    M->Tier1Code.store(Code, std::memory_order_release);
-    M->Entry.store(deoptimizableEntry, std::memory_order_release);
-  } else if (Code) {
-    M->Entry.store(Code, std::memory_order_release);
   }
 }
 

@@ -35,6 +35,11 @@ struct Tier1Options {
   /// none), up to InlineDepth calls deep (Inliner.h).
   uint32_t InlineSize = 35;
   uint32_t InlineDepth = 4;
+  /// A callee that is hot itself (tier 0 counted at least the invocation
+  /// threshold of calls, and at least HotCalleeCalls) is inlined with up to
+  /// this many bytes (0: no more than InlineSize).
+  uint32_t HotInlineSize = 325;
+  uint32_t HotCalleeCalls = 100;
   /// Methods whose qualified name contains this have their tier-0 profile
   /// printed when compiled; "" prints none.
   std::string PrintProfile;

@@ -216,6 +216,8 @@ Field *resolveField(Class *C, const std::string &Name);
 bool parseMethodDescriptor(Method &M, std::string &Error);
 /// The method of `Receiver`'s class that overrides `M`.
 Method *selectVirtual(Object *Receiver, Method *M);
+/// The method a receiver of class C runs for M.
+Method *selectVirtualIn(Class *C, Method *M);
 bool isInstanceOf(Object *O, Class *C);
 bool isAssignable(Class *From, Class *To);
 

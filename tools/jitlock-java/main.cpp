@@ -85,6 +85,12 @@ cl::opt<unsigned> Tier1InlineSize(
     cl::desc("Tier 1 inlines exact calls of methods with at most N bytes "
              "of bytecode (default 35; 0: no inlining)"),
     cl::value_desc("N"), cl::init(35), cl::cat(JavaCategory));
+cl::opt<unsigned> Tier1HotInlineSize(
+    "tier1-hot-inline-size",
+    cl::desc("Tier 1 inlines a callee that tier 0 called at least "
+             "--tier1-invocations times (and 100) with at most N bytes of "
+             "bytecode (default 325; at most --tier1-inline-size: off)"),
+    cl::value_desc("N"), cl::init(325), cl::cat(JavaCategory));
 cl::opt<std::string> PrintTier1Filter(
     "print-tier1-filter",
     cl::desc("With --print-tier1: only methods whose qualified name "
@@ -313,6 +319,7 @@ int runMain() {
   Tier1.Log = LogJit;
   Tier1.Print = PrintTier1;
   Tier1.InlineSize = Tier1InlineSize;
+  Tier1.HotInlineSize = Tier1HotInlineSize;
   Tier1.PrintFilter = PrintTier1Filter;
   Tier1.PrintProfile = PrintProfile;
   Tier1.Elide = Elide;

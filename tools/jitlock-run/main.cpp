@@ -128,6 +128,18 @@ cl::opt<jitlock::LockingMode, false, ModeParser<jitlock::LockingMode>>
             jitlock::modeOptionValues<jitlock::LockingMode>(),
             cl::cat(RunCategory));
 
+cl::opt<unsigned> ReserveShift(
+    "reserve-shift",
+    cl::desc("With --locking=reserved: the header bit where the reservation "
+             "field starts (default 40)"),
+    cl::init(40), cl::cat(RunCategory));
+cl::opt<unsigned> ReserveBits(
+    "reserve-bits",
+    cl::desc("With --locking=reserved: the reservation field's width in bits "
+             "(default 16); the program marks an object reservable with "
+             "those bits all ones"),
+    cl::init(16), cl::cat(RunCategory));
+
 /// --monitors' values: one per line of jitlock/MonitorStorage.def.
 struct MonitorStorageValues {
   template <typename Opt> void apply(Opt &O) const {
@@ -474,9 +486,19 @@ int runTool() {
   Cfg.misuse_handler = onMisuse;
   Cfg.compiled_code_misuse = JITLOCK_MISUSE_REPORT; // reported: status 1
   if (auto Mode = given(Locking))
-    Cfg.locking_mode = *Mode == jitlock::LockingMode::Heavy
-                           ? JITLOCK_LOCKING_HEAVY
-                           : JITLOCK_LOCKING_LIGHTWEIGHT;
+    Cfg.locking_mode =
+        *Mode == jitlock::LockingMode::Heavy      ? JITLOCK_LOCKING_HEAVY
+        : *Mode == jitlock::LockingMode::Reserved ? JITLOCK_LOCKING_RESERVED
+                                                  : JITLOCK_LOCKING_LIGHTWEIGHT;
+  // The lowering takes the reservation field from the runtime's layout.
+  if (Cfg.locking_mode == JITLOCK_LOCKING_RESERVED) {
+    Cfg.reserve_shift = ReserveShift;
+    Cfg.reserve_bits = ReserveBits;
+  } else if (ReserveShift.getNumOccurrences() ||
+             ReserveBits.getNumOccurrences()) {
+    error() << "--reserve-shift and --reserve-bits need --locking=reserved\n";
+    return ExitUsage;
+  }
   // The lowering takes the storage from the runtime's layout.
   if (auto Storage = given(Monitors))
     Cfg.monitor_storage = uint32_t(*Storage);

@@ -7,12 +7,15 @@
 // (A64TestUtil.cpp), and checks after every emitted sequence that no
 // register outside the scratch set changed (x0-x30, q0-q31, sp).
 //
-//   RuntimePaths   the real runtime: every path of the protocol (fast,
-//                  recursive, non-adjacent, inflated M1/M2/N2/N3, a full lock
-//                  stack, the anonymous owner fixed at exit and at enter, a
-//                  thread that is not attached), the lock state checked
+//   RuntimePaths   the real runtime: every scenario of MonitorPathScenarios.h
+//                  (shared with the x86_64 suite: fast, recursive, nested,
+//                  non-adjacent, inflated M1/M2/N2/N3 with the owner word and
+//                  the entry count, a full lock stack, the identity hash,
+//                  unstructured and non-owner exits, the anonymous owner
+//                  fixed at exit and at enter), the lock state checked
 //                  through the runtime's queries and the slow calls counted
-//                  after each step.
+//                  after each step; RuntimeDetachedThread, a thread that is
+//                  not attached.
 //   SyntheticLayout  layouts with large and negative offsets, on fake threads,
 //                  objects and monitors: each path's exact memory effect, and
 //                  that nothing else in memory changed.
@@ -36,6 +39,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "A64TestUtil.h"
+#include "MonitorPathScenarios.h"
 #include "StorageLayout.h"
 
 #include "../Runtime/RuntimeTestUtil.h"
@@ -99,21 +103,6 @@ void *newObject() {
   return O;
 }
 
-jitlock_lock_info inspect(const void *O) {
-  jitlock_lock_info I{};
-  EXPECT_EQ(jitlock_rt_inspect(O, &I), JITLOCK_OK);
-  return I;
-}
-
-void expectLock(const void *O, uint32_t State, const jitlock_thread *Owner,
-                uint64_t Holds, bool Anonymous = false) {
-  jitlock_lock_info I = inspect(O);
-  EXPECT_EQ(I.state, State);
-  EXPECT_EQ(I.owner, Owner);
-  EXPECT_EQ(I.holds, Holds);
-  EXPECT_EQ(I.anonymous_owner, uint32_t(Anonymous));
-}
-
 void expectStack(const jitlock_thread *T, std::vector<const void *> Want) {
   void *Got[64];
   size_t N = jitlock_rt_lock_stack(T, Got, 64);
@@ -150,21 +139,16 @@ std::vector<PathParam> pathParams() {
   return Out;
 }
 
-std::string pathName(const testing::TestParamInfo<PathParam> &Info) {
-  const PathParam &P = Info.param;
+std::string pathName(const PathParam &P) {
   return P.As.name() + "_" + atomicsName(P.At) + "_" + modeName(P.Mode) +
          (P.Misalign ? "_MisalignedSp" : "");
 }
 
-/// Enter and exit probes for one assignment, run against the runtime.
-class RuntimePaths : public testing::TestWithParam<PathParam> {
-protected:
-  void SetUp() override {
-    const PathParam &P = GetParam();
-    if (P.At == Atomics::LSE && !hasLSE())
-      GTEST_SKIP() << "no LSE atomics (qemu-aarch64 needs -cpu max)";
-    Self = jitlock_rt_attach();
-    ASSERT_NE(Self, nullptr);
+/// The AArch64 target of MonitorPathScenarios.h: enter and exit probes for
+/// one assignment, run against the runtime through runtimeShims().
+class RuntimeProbes : public monitor_scenarios::PathTarget {
+public:
+  explicit RuntimeProbes(const PathParam &P) : As(P.As) {
     ProbeSpec S;
     S.As = P.As;
     S.At = P.At;
@@ -176,206 +160,130 @@ protected:
     EnterFn = buildProbe(S);
     S.Ops = {{false, P.As.Obj}};
     ExitFn = buildProbe(S);
-    ASSERT_TRUE(EnterFn && ExitFn);
   }
-  void TearDown() override {
+  ~RuntimeProbes() override {
     releaseProbe(EnterFn);
     releaseProbe(ExitFn);
-    if (Self)
-      expectStack(Self, {});
+  }
+  bool built() const { return EnterFn && ExitFn; }
+
+  void enter(jitlock_thread *T, void *O) override { run(true, O, T); }
+  void exit(jitlock_thread *T, void *O) override { run(false, O, T); }
+  monitor_scenarios::SlowCalls slowCalls() const override { return Calls; }
+  bool countsRefusals() const override { return true; }
+  void fakeQueue(const std::atomic<uint64_t> *OwnerWord) override {
+    FakedOwnerWord = reinterpret_cast<const uint64_t *>(OwnerWord);
+    Faking = true;
+    Faked = {};
+  }
+  monitor_scenarios::QueuedExitRecord stopFakingQueue() override {
+    Faking = false;
+    return Faked;
   }
 
-  /// Runs the emitted enter (exit) on `O`; returns how many slow-path calls
-  /// it made.
-  int enter(const void *O) { return run(true, O, Self); }
-  int exit(const void *O) { return run(false, O, Self); }
-
-  /// The same on the calling thread, whose structure is `T`. The runtime
-  /// must accept every slow-path call unless `T` is not attached.
-  int run(bool Enter, const void *O, jitlock_thread *T) {
-    const Assignment &As = GetParam().As;
+  /// Runs the emitted enter (exit) on `O` on the calling thread, whose
+  /// structure is `T`, and counts its slow-path calls; the registers, the
+  /// stack alignment at the calls and their arguments are checked. A call
+  /// the runtime refused counts only when `T` is the calling thread's own.
+  void run(bool Enter, const void *O, jitlock_thread *T) {
     ProbeFrame F;
     fillPattern(F.In, Seed.fetch_add(1) + 1);
     F.In.X[As.Obj] = reinterpret_cast<uint64_t>(O);
     F.In.X[As.Thread] = reinterpret_cast<uint64_t>(T);
     ShimLog &Log = shimLog();
     Log = ShimLog{};
+    Log.FakeQueuedExit = Faking;
+    Log.WatchOwner = Faking ? FakedOwnerWord : nullptr;
     (Enter ? EnterFn : ExitFn)(&F);
     expectPreserved(F, As, Enter ? "enter" : "exit");
     EXPECT_EQ(Log.MisalignedSp, 0) << "the runtime was called with sp "
                                       "misaligned";
-    if (jitlock_rt_current() == T) {
-      EXPECT_EQ(Log.Errors, 0) << "the runtime refused a slow-path call: "
-                               << jitlock_rt_status_name(Log.LastResult);
-    }
     EXPECT_EQ(Enter ? Log.Exits + Log.QueuedExits : Log.Enters, 0)
         << "the wrong slow path";
-    int Calls = Log.Enters + Log.Exits + Log.QueuedExits;
-    if (Calls) {
+    if (Log.Enters + Log.Exits + Log.QueuedExits) {
       EXPECT_EQ(Log.LastThread, T) << "slow path argument 0";
       EXPECT_EQ(Log.LastObj, O) << "slow path argument 1";
     }
-    return Calls;
+    Calls.Enters += Log.Enters;
+    Calls.Exits += Log.Exits;
+    Calls.QueuedExits += Log.QueuedExits;
+    if (jitlock_rt_current() == T)
+      Calls.Refused += Log.Errors;
+    if (Faking && Log.QueuedExits)
+      Faked = {Log.LastThread, Log.LastObj, Log.OwnerAtQueuedExit};
   }
 
-  jitlock_thread *Self = nullptr;
+private:
+  Assignment As;
   ProbeFn EnterFn = nullptr, ExitFn = nullptr;
   std::atomic<uint64_t> Seed{0};
+  monitor_scenarios::SlowCalls Calls;
+  bool Faking = false;
+  const uint64_t *FakedOwnerWord = nullptr;
+  monitor_scenarios::QueuedExitRecord Faked;
 };
 
-TEST_P(RuntimePaths, FastLockAndUnlock) {
-  const jitlock_rt_layout &L = runtimeLayout();
-  void *O = newObject();
-  const uint64_t H0 = headerOf(O);
-  SCOPED_TRACE("E1-E5, push");
-  EXPECT_EQ(enter(O), 0);
-  expectLock(O, JITLOCK_STATE_FAST, Self, 1);
-  expectStack(Self, {O});
-  EXPECT_EQ(headerOf(O), (H0 & ~L.lock_mask) | L.locked_value)
-      << "the upper header bits survive";
-  SCOPED_TRACE("X1-X4");
-  EXPECT_EQ(exit(O), 0);
-  expectLock(O, JITLOCK_STATE_UNLOCKED, nullptr, 0);
-  expectStack(Self, {});
-  EXPECT_EQ(headerOf(O), H0);
+/// The objects of every scenario: kept, since the runtime may keep their
+/// monitors.
+monitor_scenarios::ObjectArena &pathObjects() {
+  static monitor_scenarios::ObjectArena Arena;
+  return Arena;
 }
 
-TEST_P(RuntimePaths, Recursive) {
-  void *O = newObject();
-  const uint64_t H0 = headerOf(O);
-  EXPECT_EQ(enter(O), 0);
-  {
-    SCOPED_TRACE("E4: recursive push, no atomic");
-    EXPECT_EQ(enter(O), 0);
-    expectLock(O, JITLOCK_STATE_FAST, Self, 2);
-    expectStack(Self, {O, O});
-    EXPECT_EQ(enter(O), 0);
-    expectLock(O, JITLOCK_STATE_FAST, Self, 3);
-    expectStack(Self, {O, O, O});
-  }
-  {
-    SCOPED_TRACE("X3: recursive exit");
-    EXPECT_EQ(exit(O), 0);
-    expectLock(O, JITLOCK_STATE_FAST, Self, 2);
-    expectStack(Self, {O, O});
-    EXPECT_EQ(exit(O), 0);
-    expectLock(O, JITLOCK_STATE_FAST, Self, 1);
-    expectStack(Self, {O});
-  }
-  EXPECT_EQ(exit(O), 0);
-  expectLock(O, JITLOCK_STATE_UNLOCKED, nullptr, 0);
-  EXPECT_EQ(headerOf(O), H0);
+struct ScenarioParam {
+  const monitor_scenarios::Scenario *Scenario;
+  PathParam Path;
+};
+
+std::vector<ScenarioParam> scenarioParams() {
+  std::vector<ScenarioParam> Out;
+  for (const auto *List : {&monitor_scenarios::pathScenarios(),
+                           &monitor_scenarios::contendedScenarios()})
+    for (const monitor_scenarios::Scenario &S : *List)
+      for (const PathParam &P : pathParams())
+        Out.push_back({&S, P});
+  return Out;
 }
 
-TEST_P(RuntimePaths, NonAdjacentThenInflated) {
-  void *A = newObject(), *B = newObject();
-  EXPECT_EQ(enter(A), 0);
-  EXPECT_EQ(enter(B), 0);
-  expectStack(Self, {A, B});
-  {
-    SCOPED_TRACE("A B A: E4 sees B, E5 fails, the runtime inflates A");
-    EXPECT_EQ(enter(A), 1);
-    expectLock(A, JITLOCK_STATE_INFLATED, Self, 2);
-    expectStack(Self, {B});
-  }
-  {
-    SCOPED_TRACE("X1 misses, N1, N2: recursions 1, owner self -> 0, inline");
-    EXPECT_EQ(exit(A), 0);
-    expectLock(A, JITLOCK_STATE_INFLATED, Self, 1);
-  }
-  EXPECT_EQ(exit(B), 0);
-  expectLock(B, JITLOCK_STATE_UNLOCKED, nullptr, 0);
-  expectStack(Self, {});
-  {
-    SCOPED_TRACE("N3: owner self -> 0");
-    EXPECT_EQ(exit(A), 0);
-    expectLock(A, JITLOCK_STATE_INFLATED, nullptr, 0);
-  }
-  {
-    SCOPED_TRACE("M1: owner 0 -> self");
-    EXPECT_EQ(enter(A), 0);
-    expectLock(A, JITLOCK_STATE_INFLATED, Self, 1);
-  }
-  {
-    SCOPED_TRACE("M2: recursions += 1");
-    EXPECT_EQ(enter(A), 0);
-    expectLock(A, JITLOCK_STATE_INFLATED, Self, 2);
-    EXPECT_EQ(enter(A), 0);
-    expectLock(A, JITLOCK_STATE_INFLATED, Self, 3);
-  }
-  {
-    SCOPED_TRACE("N2: recursions -= 1, inline");
-    EXPECT_EQ(exit(A), 0);
-    expectLock(A, JITLOCK_STATE_INFLATED, Self, 2);
-    EXPECT_EQ(exit(A), 0);
-    expectLock(A, JITLOCK_STATE_INFLATED, Self, 1);
-  }
-  EXPECT_EQ(exit(A), 0);
-  expectLock(A, JITLOCK_STATE_INFLATED, nullptr, 0);
-  expectStack(Self, {});
+/// One scenario of MonitorPathScenarios.h for one assignment, atomics,
+/// slow-path mode and stack alignment.
+class RuntimePaths : public testing::TestWithParam<ScenarioParam> {};
+
+TEST_P(RuntimePaths, Scenario) {
+  const ScenarioParam &P = GetParam();
+  if (P.Path.At == Atomics::LSE && !hasLSE())
+    GTEST_SKIP() << "no LSE atomics (qemu-aarch64 needs -cpu max)";
+  jitlock_thread *Self = jitlock_rt_attach();
+  ASSERT_NE(Self, nullptr);
+  RuntimeProbes Probes(P.Path);
+  ASSERT_TRUE(Probes.built());
+  monitor_scenarios::runScenario(*P.Scenario, Probes, Self, runtimeLayout(),
+                                 pathObjects());
 }
 
-TEST_P(RuntimePaths, FullLockStack) {
-  const uint32_t Cap = runtimeLayout().lock_stack_capacity;
-  std::vector<void *> Objs;
-  std::vector<const void *> Stack;
-  for (uint32_t I = 0; I <= Cap; ++I)
-    Objs.push_back(newObject());
-  for (uint32_t I = 0; I != Cap; ++I) {
-    EXPECT_EQ(enter(Objs[I]), 0);
-    Stack.push_back(Objs[I]);
-    expectStack(Self, Stack);
-  }
-  {
-    SCOPED_TRACE("E2: full -> the runtime inflates the oldest entry");
-    EXPECT_EQ(enter(Objs[Cap]), 1);
-    expectLock(Objs[0], JITLOCK_STATE_INFLATED, Self, 1);
-    expectLock(Objs[Cap], JITLOCK_STATE_FAST, Self, 1);
-    Stack.erase(Stack.begin());
-    Stack.push_back(Objs[Cap]);
-    expectStack(Self, Stack);
-  }
-  for (uint32_t I = Cap; I != 0; --I) {
-    EXPECT_EQ(exit(Objs[I]), 0);
-    expectLock(Objs[I], JITLOCK_STATE_UNLOCKED, nullptr, 0);
-    Stack.pop_back();
-    expectStack(Self, Stack);
-  }
-  EXPECT_EQ(exit(Objs[0]), 0) << "N3";
-  expectLock(Objs[0], JITLOCK_STATE_INFLATED, nullptr, 0);
-  {
-    SCOPED_TRACE("E2: full, before the header: a free monitor is not taken "
-                 "inline; the runtime makes room, then takes it");
-    Stack.clear();
-    for (uint32_t I = 1; I <= Cap; ++I) {
-      EXPECT_EQ(enter(Objs[I]), 0);
-      Stack.push_back(Objs[I]);
-    }
-    EXPECT_EQ(enter(Objs[0]), 1);
-    expectLock(Objs[0], JITLOCK_STATE_INFLATED, Self, 1);
-    expectLock(Objs[1], JITLOCK_STATE_INFLATED, Self, 1);
-    Stack.erase(Stack.begin());
-    expectStack(Self, Stack);
-  }
-  EXPECT_EQ(exit(Objs[0]), 0) << "N3";
-  for (uint32_t I = Cap; I != 0; --I)
-    EXPECT_EQ(exit(Objs[I]), 0);
-  expectStack(Self, {});
-  expectLock(Objs[0], JITLOCK_STATE_INFLATED, nullptr, 0);
-  expectLock(Objs[1], JITLOCK_STATE_INFLATED, nullptr, 0);
-}
+INSTANTIATE_TEST_SUITE_P(Runtime, RuntimePaths,
+                         testing::ValuesIn(scenarioParams()),
+                         [](const testing::TestParamInfo<ScenarioParam> &Info) {
+                           return std::string(Info.param.Scenario->Name) + "_" +
+                                  pathName(Info.param.Path);
+                         });
 
-TEST_P(RuntimePaths, DetachedThreadEnterOfAFreeMonitorIsRefused) {
+class RuntimeDetachedThread : public testing::TestWithParam<PathParam> {};
+
+TEST_P(RuntimeDetachedThread, EnterOfAFreeMonitorIsRefused) {
   // A thread that is not attached has a full lock stack: its emitted enter
   // tests that (E2) before the header, so it never takes a free monitor
   // (M1) inline, and the runtime refuses it. The misuse handler needs a
   // configure, which needs every thread detached.
   // The header offset and the monitor storage stay those of the run
   // (--header-offset, --monitors).
+  if (GetParam().At == Atomics::LSE && !hasLSE())
+    GTEST_SKIP() << "no LSE atomics (qemu-aarch64 needs -cpu max)";
   const int32_t HeaderOffset = runtimeLayout().header_offset;
   const uint32_t Storage = runtimeLayout().monitor_storage;
   auto Configure = [&](jitlock_test::MisuseLog *Log) {
-    ASSERT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+    if (jitlock_rt_current())
+      ASSERT_EQ(jitlock_rt_detach(), JITLOCK_OK);
     jitlock_rt_config Cfg;
     jitlock_rt_default_config(&Cfg);
     Cfg.header_offset = HeaderOffset;
@@ -385,110 +293,30 @@ TEST_P(RuntimePaths, DetachedThreadEnterOfAFreeMonitorIsRefused) {
       Cfg.misuse_ctx = Log;
     }
     EXPECT_EQ(jitlock_rt_configure(&Cfg), JITLOCK_OK);
-    Self = jitlock_rt_attach();
-    ASSERT_NE(Self, nullptr);
+    ASSERT_NE(jitlock_rt_attach(), nullptr);
   };
+  RuntimeProbes Probes(GetParam());
+  ASSERT_TRUE(Probes.built());
   jitlock_test::MisuseLog Log;
   Configure(&Log);
   auto Run = [&](bool Enter) {
-    return [this, Enter](jitlock_thread *T, void *O) { run(Enter, O, T); };
+    return [&Probes, Enter](jitlock_thread *T, void *O) {
+      Probes.run(Enter, O, T);
+    };
   };
   jitlock_test::expectDetachedEnterRefused(newObject(), Log, Run(true),
                                            Run(false));
+  EXPECT_EQ(Probes.slowCalls().Refused, 0u)
+      << "the runtime refused a slow-path call of an attached thread";
   Configure(nullptr);
+  expectStack(jitlock_rt_current(), {});
 }
 
-/// Another attached thread that enters `O` through the runtime (inflating
-/// it with an anonymous owner while this thread fast-locks it), then exits.
-class Contender {
-public:
-  explicit Contender(void *O)
-      : Thread([this, O] {
-          jitlock_thread *T = jitlock_rt_attach();
-          Entered = jitlock_rt_monitor_enter(T, O) == JITLOCK_OK;
-          Exited = jitlock_rt_monitor_exit(T, O) == JITLOCK_OK;
-          Detached = jitlock_rt_detach() == JITLOCK_OK;
-          Done = true;
-        }) {}
-  ~Contender() {
-    if (Thread.joinable())
-      Thread.detach();
-  }
-
-  /// Waits for the contender to have had the lock. If a failed test left
-  /// `O` held by `Self`, releases it through the runtime first; a contender
-  /// that never gets the lock fails the test instead of hanging it (the
-  /// thread is left behind).
-  void join(jitlock_thread *Self, void *O) {
-    for (int I = 0; I != 8 && testing::Test::HasFailure() &&
-                    jitlock_rt_holds_lock(Self, O);
-         ++I)
-      jitlock_rt_monitor_exit(Self, O);
-    int Patience = testing::Test::HasFailure() ? 1 : 20;
-    if (!waitFor([&] { return Done.load(); }, Patience)) {
-      ADD_FAILURE() << "the contender never got the lock";
-      return;
-    }
-    Thread.join();
-    EXPECT_TRUE(Entered && Exited && Detached);
-  }
-
-private:
-  std::atomic<bool> Entered{false}, Exited{false}, Detached{false}, Done{false};
-  std::thread Thread;
-};
-
-bool inflatedAnonymously(const void *O) {
-  jitlock_lock_info I{};
-  return jitlock_rt_inspect(O, &I) == JITLOCK_OK &&
-         I.state == JITLOCK_STATE_INFLATED && I.anonymous_owner;
-}
-
-TEST_P(RuntimePaths, AnonymousOwnerFixedAtExit) {
-  void *O = newObject();
-  EXPECT_EQ(enter(O), 0);
-  Contender C(O);
-  ASSERT_TRUE(waitFor([&] { return inflatedAnonymously(O); }));
-  EXPECT_TRUE(jitlock_rt_holds_lock(Self, O));
-  expectStack(Self, {O});
-  {
-    SCOPED_TRACE("X4: bits 10, push back, the runtime fixes the owner");
-    EXPECT_EQ(exit(O), 1);
-    expectStack(Self, {});
-    EXPECT_FALSE(jitlock_rt_holds_lock(Self, O));
-  }
-  C.join(Self, O);
-  expectLock(O, JITLOCK_STATE_INFLATED, nullptr, 0);
-}
-
-TEST_P(RuntimePaths, AnonymousOwnerFixedAtEnter) {
-  void *O = newObject();
-  EXPECT_EQ(enter(O), 0);
-  Contender C(O);
-  ASSERT_TRUE(waitFor([&] { return inflatedAnonymously(O); }));
-  {
-    SCOPED_TRACE("E3, M1 fails on the anonymous owner, M2 -> the runtime");
-    EXPECT_EQ(enter(O), 1);
-    expectLock(O, JITLOCK_STATE_INFLATED, Self, 2);
-    expectStack(Self, {});
-  }
-  {
-    // The contender may have queued meanwhile: that changes only the entry
-    // count, not the owner word, so N2 stays inline.
-    SCOPED_TRACE("N2: recursions 1 -> 0, inline even if queued");
-    EXPECT_EQ(exit(O), 0);
-    expectLock(O, JITLOCK_STATE_INFLATED, Self, 1);
-  }
-  // N3 releases inline, and calls ExitQueued once the contender has queued
-  // (while it still spins, nothing).
-  EXPECT_LE(exit(O), 1);
-  EXPECT_FALSE(jitlock_rt_holds_lock(Self, O));
-  C.join(Self, O);
-  expectLock(O, JITLOCK_STATE_INFLATED, nullptr, 0);
-}
-
-INSTANTIATE_TEST_SUITE_P(Runtime, RuntimePaths, testing::ValuesIn(pathParams()),
-                         pathName);
+INSTANTIATE_TEST_SUITE_P(Runtime, RuntimeDetachedThread,
+                         testing::ValuesIn(pathParams()),
+                         [](const testing::TestParamInfo<PathParam> &Info) {
+                           return pathName(Info.param);
+                         });
 
 //===----------------------------------------------------------------------===//
 // Synthetic layouts: large and negative offsets
@@ -1060,7 +888,7 @@ void runRound(const std::vector<LoopThread> &Ts, uint64_t Iterations,
     EXPECT_EQ(Counters[2], Want);
   }
   for (void *O : {A, B}) {
-    jitlock_lock_info I = inspect(O);
+    jitlock_lock_info I = jitlock_test::inspect(O);
     EXPECT_EQ(I.owner, nullptr);
     EXPECT_EQ(I.holds, 0u);
     EXPECT_TRUE(I.state == JITLOCK_STATE_UNLOCKED ||

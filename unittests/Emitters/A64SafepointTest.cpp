@@ -128,9 +128,8 @@ using PollProbeFn = void (*)(PollFrame *);
 /// loads and stores every register.
 PollProbeFn buildPollProbe(const PollConfig &C, const RuntimeEntries &RT,
                            const jitlock_rt_layout &L = layout()) {
-  asmjit::CodeHolder Code;
-  Code.init(jit().environment());
-  A64::Assembler A(&Code);
+  Emission Em;
+  auto &[Code, A] = Em;
   Checked Ok;
   using namespace A64;
   probe::saveCallerState(A, Ok);
@@ -401,9 +400,8 @@ public:
   PollProgram(const ProgramRegs &R, bool Locked, Atomics At, SlowPathMode Mode,
               const RuntimeEntries &RT) {
     using namespace A64;
-    asmjit::CodeHolder Code;
-    Code.init(jit().environment());
-    A64::Assembler A(&Code);
+    Emission Em;
+    auto &[Code, A] = Em;
     Checked Ok;
     const jitlock_rt_layout &L = layout();
     const MonitorOperands MO{x(R.Obj), x(R.Thread), x(R.S0), x(R.S1), x(R.S2)};
@@ -567,9 +565,8 @@ TEST(A64PollContract, InvalidOperandsLayoutsAndLabelsEmitNothing) {
     SCOPED_TRACE(std::string(K.What) + " " + modeName(K.Mode) + " ids " +
                  std::to_string(K.Ops.Thread.id()) + "," +
                  std::to_string(K.Ops.Scratch.id()));
-    asmjit::CodeHolder Code;
-    Code.init(jit().environment());
-    A64::Assembler A(&Code);
+    Emission Em;
+    auto &[Code, A] = Em;
     SlowPathLabels Labels;
     EXPECT_EQ(J::a64::emitSafepointPoll(A, *K.Layout, K.Ops, K.Mode,
                                         K.WithLabels ? &Labels : nullptr,
@@ -579,9 +576,8 @@ TEST(A64PollContract, InvalidOperandsLayoutsAndLabelsEmitNothing) {
     EXPECT_EQ(Code.labelCount(), 0u) << "a label was created";
   }
   // The slow call: bad operands, no labels, no entry, Slow bound twice.
-  asmjit::CodeHolder Code;
-  Code.init(jit().environment());
-  A64::Assembler A(&Code);
+  Emission Em;
+  auto &[Code, A] = Em;
   SlowPathLabels Labels;
   ASSERT_EQ(
       J::a64::emitSafepointPoll(A, L, Good, SlowPathMode::Labels, &Labels),
@@ -620,9 +616,8 @@ TEST(A64PollContract, InvalidOperandsLayoutsAndLabelsEmitNothing) {
 }
 
 TEST(A64PollContract, LabelsModeUsesTheCallersLabels) {
-  asmjit::CodeHolder Code;
-  Code.init(jit().environment());
-  A64::Assembler A(&Code);
+  Emission Em;
+  auto &[Code, A] = Em;
   SlowPathLabels Labels{A.newLabel(), A.newLabel()};
   const SlowPathLabels Mine = Labels;
   ASSERT_EQ(J::a64::emitSafepointPoll(A, layout(), {A64::x28, A64::x16},

@@ -140,9 +140,8 @@ using BangProbeFn = void (*)(BangFrame *);
 
 /// The wrapper around one check (see the file comment).
 BangProbeFn buildBangProbe(const BangConfig &C, const RuntimeEntries &RT) {
-  asmjit::CodeHolder Code;
-  Code.init(jit().environment());
-  A64::Assembler A(&Code);
+  Emission Em;
+  auto &[Code, A] = Em;
   Checked Ok;
   using namespace A64;
   probe::saveCallerState(A, Ok);
@@ -373,9 +372,8 @@ class EmittedRecursion {
 public:
   EmittedRecursion(const RecRegs &R, BangMode Bang, SlowPathMode Mode,
                    Atomics At, uint32_t Extra, const RuntimeEntries &RT) {
-    asmjit::CodeHolder Code;
-    Code.init(jit().environment());
-    A64::Assembler A(&Code);
+    Emission Em;
+    auto &[Code, A] = Em;
     Checked Ok;
     using namespace A64;
     const StackBangOperands BO{x(R.Thread), x(R.B0), x(R.B1)};

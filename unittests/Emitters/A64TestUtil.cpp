@@ -203,9 +203,8 @@ struct PendingSlowCall {
 } // namespace
 
 ProbeFn buildProbe(const ProbeSpec &Spec) {
-  asmjit::CodeHolder Code;
-  Code.init(jit().environment());
-  A64::Assembler A(&Code);
+  Emission Em;
+  auto &[Code, A] = Em;
   Checked Ok;
   using namespace A64;
 
@@ -376,7 +375,8 @@ extern "C" int shimExit(jitlock_thread *T, void *Obj) {
 extern "C" int shimExitQueued(jitlock_thread *T, void *Obj) {
   clobberCallerSaved();
   log(Call::ExitQueued, T, Obj);
-  int R = jitlock_rt_monitor_exit_queued_slow(T, Obj);
+  int R = Log.FakeQueuedExit ? JITLOCK_OK
+                             : jitlock_rt_monitor_exit_queued_slow(T, Obj);
   result(R);
   clobberCallerSaved();
   return R;

@@ -21,6 +21,8 @@
 #ifndef JITLOCK_UNITTESTS_EMITTERS_A64TESTUTIL_H
 #define JITLOCK_UNITTESTS_EMITTERS_A64TESTUTIL_H
 
+#include "Emission.h"
+
 #include "jitlock/Emitters/AArch64.h"
 #include "jitlock/jitlock_rt.h"
 
@@ -50,6 +52,8 @@ const jitlock_rt_layout &layout();
 /// The one JitRuntime that holds every test's code (code is released
 /// through the runtime that added it).
 asmjit::JitRuntime &jit();
+
+using Emission = emit_test_common::Emission<A64::Assembler, jit>;
 
 /// Keeps the first error of a series of emitter calls.
 struct Checked {
@@ -177,6 +181,9 @@ struct ShimLog {
   /// the monitor the exit released) in OwnerAtQueuedExit.
   const uint64_t *WatchOwner = nullptr;
   uint64_t OwnerAtQueuedExit = ~uint64_t(0);
+  /// Set: runtimeShims' ExitQueued records the call and returns, instead of
+  /// calling the runtime (whose XQ would wait for a queue a test faked).
+  bool FakeQueuedExit = false;
   int MisalignedSp = 0;
   int Errors = 0;     ///< Runtime calls that did not return JITLOCK_OK.
   int LastResult = 0; ///< The last runtime call's result.

@@ -29,9 +29,8 @@ using LoadFn = uint64_t (*)();
 /// uint64_t fn(): emitLoadThread into x(Reg), returned in x0. Reg is saved
 /// and restored around it (x30 included: it holds the return address).
 LoadFn buildLoad(uint32_t Reg, const jitlock_rt_layout &L = layout()) {
-  asmjit::CodeHolder Code;
-  Code.init(jit().environment());
-  A64::Assembler A(&Code);
+  Emission Em;
+  auto &[Code, A] = Em;
   Checked Ok;
   const bool Save = Reg != 0;
   if (Save) {
@@ -116,9 +115,8 @@ TEST(A64ThreadLoad, Contract) {
       {"an offset of -2^24", A64::x3, &FarBelow},
   };
   for (const Case &C : Cases) {
-    asmjit::CodeHolder Code;
-    Code.init(jit().environment());
-    A64::Assembler A(&Code);
+    Emission Em;
+    auto &[Code, A] = Em;
     EXPECT_EQ(J::a64::emitLoadThread(A, *C.L, C.Dst),
               asmjit::kErrorInvalidArgument)
         << C.What;

@@ -9,6 +9,7 @@
 #ifndef JITLOCK_UNITTESTS_EMITTERS_EMITTERTESTUTIL_H
 #define JITLOCK_UNITTESTS_EMITTERS_EMITTERTESTUTIL_H
 
+#include "Emission.h"
 #include "LockState.h"
 
 #include "jitlock/Emitters.h"
@@ -48,6 +49,8 @@ inline JitRuntime &jit() {
   static JitRuntime R;
   return R;
 }
+
+using Emission = emit_test_common::Emission<x86::Assembler, jit>;
 
 inline jitlock_rt_layout layout() {
   jitlock_rt_layout L;
@@ -224,6 +227,17 @@ inline void emitVecStore(x86::Assembler &A, VecLevel V, unsigned I,
 inline const x86::Gp ProbeCalleeSaved[] = {x86::rbx, x86::rbp, x86::r12,
                                            x86::r13, x86::r14, x86::r15};
 
+/// The frame of a probe that checks every register around what it wraps
+/// (emitProbeEntry, emitProbeExit), when it needs no fields of its own.
+struct alignas(64) RegisterFrame {
+  uint64_t GprIn[16];
+  uint64_t GprOut[16];
+  uint64_t RspIn, RspOut;
+  uint64_t KIn[8], KOut[8];
+  alignas(64) uint8_t VecIn[32][64];
+  alignas(64) uint8_t VecOut[32][64];
+};
+
 /// The entry: saves the callee-saved registers, leaves rsp 0 mod 16 (or 8,
 /// `Misalign`) with the frame pointer at [rsp], records rsp in RspIn, calls
 /// `Setup(A)` (rdi = the frame; rax and rcx free), then loads the registers.
@@ -293,9 +307,8 @@ struct ShimCounters {
 /// function may, overwrites every caller-saved register but rax (all GPRs,
 /// and all vector state up to `Level`) before returning.
 inline void *buildShim(const void *Target, ShimCounters &C, VecLevel Level) {
-  CodeHolder Code;
-  Code.init(jit().environment());
-  x86::Assembler A(&Code);
+  Emission Em;
+  auto &[Code, A] = Em;
   Label Aligned = A.newLabel();
   // The ABI: rsp + 8 is 16-byte aligned at entry.
   A.mov(x86::rax, x86::rsp);
@@ -416,6 +429,19 @@ struct ProgramCtx {
   uint64_t *Counters[MaxProgramObjects] = {};
 };
 
+/// The bodies the threaded tests run: one lock, a recursive lock, and two
+/// nested locks (always 0 before 1), each counting under its locks.
+inline const std::vector<Op> SimpleBody = {
+    {OpKind::Enter, 0}, {OpKind::Inc, 0}, {OpKind::Exit, 0}};
+inline const std::vector<Op> RecursiveBody = {{OpKind::Enter, 0},
+                                              {OpKind::Enter, 0},
+                                              {OpKind::Inc, 0},
+                                              {OpKind::Exit, 0},
+                                              {OpKind::Exit, 0}};
+inline const std::vector<Op> NestedBody = {
+    {OpKind::Enter, 0}, {OpKind::Enter, 1}, {OpKind::Inc, 0},
+    {OpKind::Inc, 1},   {OpKind::Exit, 1},  {OpKind::Exit, 0}};
+
 /// void fn(ProgramCtx *): `Remaining` times, the ops in order. Inc is an
 /// unguarded read-modify-write of *Counters[i] (a plain load, add, store):
 /// only the monitor keeps increments from being lost.
@@ -423,9 +449,8 @@ class Program {
 public:
   Program(const Assignment &As, const std::vector<Op> &Ops, SlowPathMode Mode,
           const RuntimeEntries &RT = {}) {
-    CodeHolder Code;
-    Code.init(jit().environment());
-    x86::Assembler A(&Code);
+    Emission Em;
+    auto &[Code, A] = Em;
     jitlock_rt_layout L = layout();
     jx::MonitorOperands MO = As.operands();
     // The context pointer lives in a register the assignment leaves free.

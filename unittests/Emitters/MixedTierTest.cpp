@@ -33,17 +33,6 @@ using SimpleFn = void(void *Obj, uint64_t *Counter, int64_t N);
 using NestedFn = void(void *A, void *B, uint64_t *CA, uint64_t *CB, int64_t N);
 using HoldFn = void(void *Obj, void (*Fn)(void *), void *Arg);
 
-const std::vector<Op> Simple = {
-    {OpKind::Enter, 0}, {OpKind::Inc, 0}, {OpKind::Exit, 0}};
-const std::vector<Op> Recursive = {{OpKind::Enter, 0},
-                                   {OpKind::Enter, 0},
-                                   {OpKind::Inc, 0},
-                                   {OpKind::Exit, 0},
-                                   {OpKind::Exit, 0}};
-const std::vector<Op> Nested = {{OpKind::Enter, 0}, {OpKind::Enter, 1},
-                                {OpKind::Inc, 0},   {OpKind::Inc, 1},
-                                {OpKind::Exit, 1},  {OpKind::Exit, 0}};
-
 class MixedTierTest : public RuntimeTest {
 protected:
   void SetUp() override {
@@ -109,9 +98,9 @@ TEST_F(MixedTierTest, BothTiersContendOnTheSameObjects) {
     RuntimeEntries RT = T % 4 == 1 ? Shim.entries() : RuntimeEntries{};
     const Assignment &As =
         T % 4 == 3 ? S3[(T * 3) % S3.size()] : S[(T * 3) % S.size()];
-    Programs[T].Simple = std::make_unique<Program>(As, Simple, M, RT);
-    Programs[T].Recursive = std::make_unique<Program>(As, Recursive, M, RT);
-    Programs[T].Nested = std::make_unique<Program>(As, Nested, M, RT);
+    Programs[T].Simple = std::make_unique<Program>(As, SimpleBody, M, RT);
+    Programs[T].Recursive = std::make_unique<Program>(As, RecursiveBody, M, RT);
+    Programs[T].Nested = std::make_unique<Program>(As, NestedBody, M, RT);
   }
 
   // One worker's rounds of the four shapes, starting at shape T.

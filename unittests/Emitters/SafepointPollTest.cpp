@@ -167,9 +167,8 @@ private:
   using FnTy = void (*)(PollFrame *);
 
   FnTy build(const jitlock_rt_layout &L, const RuntimeEntries &RT) {
-    CodeHolder Code;
-    Code.init(jit().environment());
-    x86::Assembler A(&Code);
+    Emission Em;
+    auto &[Code, A] = Em;
     emitProbeEntry<PollFrame>(A, C.Level, C.Misalign, [](x86::Assembler &) {});
     Label Loop = A.newLabel();
     A.bind(Loop);
@@ -373,9 +372,8 @@ class PollProgram {
 public:
   PollProgram(const ProgramRegs &R, bool Locked, SlowPathMode Mode,
               const RuntimeEntries &RT) {
-    CodeHolder Code;
-    Code.init(jit().environment());
-    x86::Assembler A(&Code);
+    Emission Em;
+    auto &[Code, A] = Em;
     const jitlock_rt_layout L = layout();
     const jx::MonitorOperands MO{R.Obj, R.Thread, x86::rax, R.Scratch1};
     const jx::SafepointPollOperands PO{R.Thread};
@@ -620,9 +618,8 @@ TEST(SafepointPollContract, InvalidOperandsLayoutsAndLabelsEmitNothing) {
   for (const Case &K : Cases) {
     SCOPED_TRACE(std::string(K.What) + " " + modeName(K.Mode) + " thread id " +
                  std::to_string(K.Ops.Thread.id()));
-    CodeHolder Code;
-    Code.init(jit().environment());
-    x86::Assembler A(&Code);
+    Emission Em;
+    auto &[Code, A] = Em;
     SlowPathLabels Labels;
     EXPECT_EQ(jx::emitSafepointPoll(A, *K.Layout, K.Ops, K.Mode,
                                     K.WithLabels ? &Labels : nullptr,
@@ -633,16 +630,14 @@ TEST(SafepointPollContract, InvalidOperandsLayoutsAndLabelsEmitNothing) {
   }
   // The largest byte offset that encodes is accepted.
   {
-    CodeHolder Code;
-    Code.init(jit().environment());
-    x86::Assembler A(&Code);
+    Emission Em;
+    auto &[Code, A] = Em;
     EXPECT_EQ(jx::emitSafepointPoll(A, FarByte, Good, SlowPathMode::OutOfLine),
               kErrorOk);
   }
   // The slow call: bad operands, no labels, no entry, Slow bound twice.
-  CodeHolder Code;
-  Code.init(jit().environment());
-  x86::Assembler A(&Code);
+  Emission Em;
+  auto &[Code, A] = Em;
   SlowPathLabels Labels;
   ASSERT_EQ(jx::emitSafepointPoll(A, L, Good, SlowPathMode::Labels, &Labels),
             kErrorOk);
@@ -682,9 +677,8 @@ TEST(SafepointPollContract, InvalidOperandsLayoutsAndLabelsEmitNothing) {
 
 TEST(SafepointPollContract, LabelsModeUsesTheCallersLabels) {
   const jitlock_rt_layout L = layout();
-  CodeHolder Code;
-  Code.init(jit().environment());
-  x86::Assembler A(&Code);
+  Emission Em;
+  auto &[Code, A] = Em;
   SlowPathLabels Labels{A.newLabel(), A.newLabel()};
   const SlowPathLabels Mine = Labels;
   ASSERT_EQ(

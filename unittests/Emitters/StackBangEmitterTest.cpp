@@ -200,9 +200,8 @@ private:
   using FnTy = void (*)(BangFrame *);
 
   FnTy build(const RuntimeEntries &RT) {
-    CodeHolder Code;
-    Code.init(jit().environment());
-    x86::Assembler A(&Code);
+    Emission Em;
+    auto &[Code, A] = Em;
     emitProbeEntry<BangFrame>(A, C.Level, C.Misalign, [&](x86::Assembler &A) {
       // The fake watermark, relative to this rsp (the sequence's).
       Label NoWm = A.newLabel();
@@ -458,9 +457,8 @@ class EmittedRecursion {
 public:
   EmittedRecursion(const RecRegs &R, BangMode Bang, SlowPathMode Mode,
                    uint32_t Extra, const RuntimeEntries &RT) {
-    CodeHolder Code;
-    Code.init(jit().environment());
-    x86::Assembler A(&Code);
+    Emission Em;
+    auto &[Code, A] = Em;
     const jitlock_rt_layout L = layout();
     const jx::StackBangOperands BO{R.Thread, R.BangScratch};
     const jx::MonitorOperands MO{R.Obj, R.Thread, x86::rax, R.Scratch1};
@@ -636,9 +634,8 @@ std::vector<uint8_t> bytesOf(CodeHolder &Code) {
 TEST(StackBangEncoding, NoneEmitsNothing) {
   const jitlock_rt_layout L = layout();
   for (SlowPathMode M : {SlowPathMode::OutOfLine, SlowPathMode::Labels}) {
-    CodeHolder Code;
-    Code.init(jit().environment());
-    x86::Assembler A(&Code);
+    Emission Em;
+    auto &[Code, A] = Em;
     SlowPathLabels Labels;
     EXPECT_EQ(jx::emitStackBang(A, L, {x86::rdi, x86::rax}, 64, BangMode::None,
                                 M, &Labels),
@@ -657,9 +654,8 @@ TEST(StackBangEncoding, WatermarkSteadyStateIsLeaCmpBranch) {
   ASSERT_LT(L.stack_watermark_offset, 128u) << "a disp8 below";
   const uint8_t Wm = uint8_t(L.stack_watermark_offset);
   for (uint32_t Extra : {0u, 96u, 4096u}) {
-    CodeHolder Code;
-    Code.init(jit().environment());
-    x86::Assembler A(&Code);
+    Emission Em;
+    auto &[Code, A] = Em;
     SlowPathLabels Labels;
     ASSERT_EQ(jx::emitStackBang(A, L, {x86::rdi, x86::rax}, Extra,
                                 BangMode::Watermark, SlowPathMode::Labels,
@@ -698,9 +694,8 @@ TEST(StackBangEncoding, AlwaysIsOneStorePerShadowPage) {
   // mov dword ptr [rsp - off], eax: 89 84 24 disp32, one per offset.
   const jitlock_rt_layout L = layout();
   for (uint32_t Extra : {0u, 200u, 2 * 4096u}) {
-    CodeHolder Code;
-    Code.init(jit().environment());
-    x86::Assembler A(&Code);
+    Emission Em;
+    auto &[Code, A] = Em;
     ASSERT_EQ(jx::emitStackBang(A, L, {x86::rdi, x86::rax}, Extra,
                                 BangMode::Always, SlowPathMode::OutOfLine),
               kErrorOk);
@@ -788,9 +783,8 @@ TEST(StackBangContract, InvalidOperandsLayoutsAndSizesEmitNothing) {
                    &NoEntry});
   for (const Case &K : Cases) {
     SCOPED_TRACE(std::string(K.What) + " " + bangName(K.Bang));
-    CodeHolder Code;
-    Code.init(jit().environment());
-    x86::Assembler A(&Code);
+    Emission Em;
+    auto &[Code, A] = Em;
     SlowPathLabels Labels;
     EXPECT_EQ(jx::emitStackBang(A, *K.Layout, K.Ops, K.Extra, K.Bang, K.Mode,
                                 K.WithLabels ? &Labels : nullptr,
@@ -800,9 +794,8 @@ TEST(StackBangContract, InvalidOperandsLayoutsAndSizesEmitNothing) {
     EXPECT_EQ(Code.labelCount(), 0u) << "a label was created";
   }
   // emitStackBangSlowCall: bad operands, no labels, no entry, a bound Slow.
-  CodeHolder Code;
-  Code.init(jit().environment());
-  x86::Assembler A(&Code);
+  Emission Em;
+  auto &[Code, A] = Em;
   SlowPathLabels Labels;
   ASSERT_EQ(jx::emitStackBang(A, L, Good, 64, BangMode::Watermark,
                               SlowPathMode::Labels, &Labels),
@@ -848,9 +841,8 @@ TEST(StackBangContract, InvalidOperandsLayoutsAndSizesEmitNothing) {
 
 TEST(StackBangContract, LabelsModeUsesTheCallersLabels) {
   const jitlock_rt_layout L = layout();
-  CodeHolder Code;
-  Code.init(jit().environment());
-  x86::Assembler A(&Code);
+  Emission Em;
+  auto &[Code, A] = Em;
   SlowPathLabels Labels{A.newLabel(), A.newLabel()};
   const SlowPathLabels Mine = Labels;
   ASSERT_EQ(jx::emitStackBang(A, L, {x86::r12, x86::r11}, 0,
@@ -892,9 +884,8 @@ TEST(StackBangDump, Sequences) {
         Dump{"watermark.outofline", BangMode::Watermark,
              SlowPathMode::OutOfLine},
         Dump{"always", BangMode::Always, SlowPathMode::OutOfLine}}) {
-    CodeHolder Code;
-    Code.init(jit().environment());
-    x86::Assembler A(&Code);
+    Emission Em;
+    auto &[Code, A] = Em;
     SlowPathLabels Labels;
     ASSERT_EQ(jx::emitStackBang(A, L, Ops, 1024, D.Bang, D.Mode, &Labels, {}),
               kErrorOk);

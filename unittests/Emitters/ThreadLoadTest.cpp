@@ -30,22 +30,14 @@ using namespace emit_test;
 
 namespace {
 
-struct alignas(64) LoadFrame {
-  uint64_t GprIn[16];
-  uint64_t GprOut[16];
-  uint64_t RspIn, RspOut;
-  uint64_t KIn[8], KOut[8];
-  alignas(64) uint8_t VecIn[32][64];
-  alignas(64) uint8_t VecOut[32][64];
-};
+using LoadFrame = RegisterFrame;
 
 using ProbeFn = void (*)(LoadFrame *);
 
 /// The probe wrapper around one emitLoadThread into `Dst`.
 ProbeFn buildProbe(const x86::Gp &Dst) {
-  CodeHolder Code;
-  Code.init(jit().environment());
-  x86::Assembler A(&Code);
+  Emission Em;
+  auto &[Code, A] = Em;
   emitProbeEntry<LoadFrame>(A, VecLevel::Xmm, false, [](x86::Assembler &) {});
   Error E = jx::emitLoadThread(A, layout(), Dst);
   EXPECT_EQ(E, kErrorOk) << DebugUtils::errorAsString(E);
@@ -59,9 +51,8 @@ ProbeFn buildProbe(const x86::Gp &Dst) {
 /// uint64_t fn(): the thread, loaded into rcx and returned.
 using LoadFn = uint64_t (*)();
 LoadFn buildLoad() {
-  CodeHolder Code;
-  Code.init(jit().environment());
-  x86::Assembler A(&Code);
+  Emission Em;
+  auto &[Code, A] = Em;
   Error E = jx::emitLoadThread(A, layout(), x86::rcx);
   EXPECT_EQ(E, kErrorOk) << DebugUtils::errorAsString(E);
   A.mov(x86::rax, x86::rcx);
@@ -113,9 +104,8 @@ TEST(ThreadLoadProbe, EveryRegisterGetsTheThreadAndNothingElseChanges) {
 TEST(ThreadLoadProbe, FlagsSurvive) {
   // The flags of `xor eax, eax; stc` (ZF, PF, CF set; SF, OF clear) must
   // come out of the load unchanged.
-  CodeHolder Code;
-  Code.init(jit().environment());
-  x86::Assembler A(&Code);
+  Emission Em;
+  auto &[Code, A] = Em;
   A.xor_(x86::eax, x86::eax);
   A.stc();
   ASSERT_EQ(jx::emitLoadThread(A, layout(), x86::rcx), kErrorOk);
@@ -142,9 +132,8 @@ TEST(ThreadLoadThreads, EachThreadFindsItsOwnAttachedOrNot) {
 /// ++*Counter, exit Obj, with the thread loaded once at entry into r12.
 using CountFn = void (*)(void *, uint64_t *, uint64_t);
 CountFn buildCounter() {
-  CodeHolder Code;
-  Code.init(jit().environment());
-  x86::Assembler A(&Code);
+  Emission Em;
+  auto &[Code, A] = Em;
   const jx::MonitorOperands Ops{x86::rdi, x86::r12, x86::rax, x86::r8, x86::r9};
   const jitlock_rt_layout L = layout();
   A.push(x86::r12);
@@ -208,9 +197,8 @@ TEST(ThreadLoadContract, BadRegistersAndLayoutsAreRefused) {
       {"an offset beyond 32 bits", x86::rcx, &FarOffset},
   };
   for (const Case &C : Cases) {
-    CodeHolder Code;
-    Code.init(jit().environment());
-    x86::Assembler A(&Code);
+    Emission Em;
+    auto &[Code, A] = Em;
     EXPECT_EQ(jx::emitLoadThread(A, *C.L, C.Dst), kErrorInvalidArgument)
         << C.What;
     EXPECT_EQ(Code.codeSize(), 0u) << C.What << ": something was emitted";
@@ -218,9 +206,8 @@ TEST(ThreadLoadContract, BadRegistersAndLayoutsAreRefused) {
   // An offset of 0 needs no lea: the thread pointer alone.
   jitlock_rt_layout Zero = Good;
   Zero.thread_tls_offset = 0;
-  CodeHolder Code;
-  Code.init(jit().environment());
-  x86::Assembler A(&Code);
+  Emission Em;
+  auto &[Code, A] = Em;
   ASSERT_EQ(jx::emitLoadThread(A, Zero, x86::rcx), kErrorOk);
   CodeHolder WithLea;
   WithLea.init(jit().environment());

@@ -10,13 +10,16 @@
 // register before returning, so the glue must really preserve them; counting
 // the shim's calls tells which steps stayed inline.
 //
-// After every step the lock state is checked through the runtime's queries
-// (jitlock_rt_inspect, jitlock_rt_lock_stack) and the header word itself.
+// The paths are the scenarios of MonitorPathScenarios.h, shared with the
+// AArch64 suite. After every step the lock state is checked through the
+// runtime's queries (jitlock_rt_inspect, jitlock_rt_lock_stack) and the
+// header word itself.
 // Every path runs for every register assignment, without and with the
 // optional third scratch register (x64::MonitorOperands::Scratch2).
 //
 //===----------------------------------------------------------------------===//
 #include "EmitterTestUtil.h"
+#include "MonitorPathScenarios.h"
 #include "StorageLayout.h"
 
 #include "../Runtime/RuntimeTestUtil.h"
@@ -33,19 +36,13 @@ void setVectorSaveForTesting(int Mode);
 
 using namespace emit_test;
 using namespace jitlock_test;
+using namespace monitor_scenarios;
 
 namespace {
 
 //===-- The probe --------------------------------------------------------===//
 
-struct alignas(64) ProbeFrame {
-  uint64_t GprIn[16];
-  uint64_t GprOut[16];
-  uint64_t RspIn, RspOut;
-  uint64_t KIn[8], KOut[8];
-  alignas(64) uint8_t VecIn[32][64];
-  alignas(64) uint8_t VecOut[32][64];
-};
+using ProbeFrame = RegisterFrame;
 
 struct ProbeOptions {
   SlowPathMode Mode = SlowPathMode::OutOfLine;
@@ -70,7 +67,8 @@ std::string describe(const Assignment &As, const ProbeOptions &O) {
 /// enter(thread, obj) and exit(thread, obj), each one emitted sequence in a
 /// wrapper that checks every register around it. The enter and the exit may
 /// be emitted with different assignments (e.g. with and without Scratch2).
-class Probe {
+/// The x86_64 target of MonitorPathScenarios.h.
+class Probe : public PathTarget {
 public:
   Probe(const Assignment &As, const ProbeOptions &O) : Probe(As, As, O) {}
   Probe(const Assignment &EnterAs, const Assignment &ExitAs,
@@ -80,7 +78,7 @@ public:
     EnterFn = build(/*Enter=*/true, RT);
     ExitFn = build(/*Enter=*/false, RT);
   }
-  ~Probe() {
+  ~Probe() override {
     if (EnterFn)
       jit().release(EnterFn);
     if (ExitFn)
@@ -89,11 +87,25 @@ public:
   Probe(const Probe &) = delete;
   Probe &operator=(const Probe &) = delete;
 
-  void enter(jitlock_thread *T, void *Obj) {
+  void enter(jitlock_thread *T, void *Obj) override {
     run(EnterFn, EnterAs, T, Obj, "enter");
   }
-  void exit(jitlock_thread *T, void *Obj) {
+  void exit(jitlock_thread *T, void *Obj) override {
     run(ExitFn, ExitAs, T, Obj, "exit");
+  }
+  SlowCalls slowCalls() const override {
+    return {slowEnters(), slowExits(), slowQueuedExits()};
+  }
+  void fakeQueue(const std::atomic<uint64_t> *OwnerWord) override {
+    FakedQueue &Fake = fakedQueue();
+    Fake = FakedQueue{};
+    Fake.Active = true;
+    Fake.OwnerWord = OwnerWord;
+  }
+  QueuedExitRecord stopFakingQueue() override {
+    FakedQueue &Fake = fakedQueue();
+    Fake.Active = false;
+    return {Fake.Thread, Fake.Obj, Fake.OwnerAtCall};
   }
 
   /// Slow-path calls so far (through the shim).
@@ -108,9 +120,8 @@ private:
 
   Fn build(bool Enter, const RuntimeEntries &RT) {
     const Assignment &As = Enter ? EnterAs : ExitAs;
-    CodeHolder Code;
-    Code.init(jit().environment());
-    x86::Assembler A(&Code);
+    Emission Em;
+    auto &[Code, A] = Em;
     emitProbeEntry<ProbeFrame>(A, Opts.Level, Opts.Misalign,
                                [](x86::Assembler &) {});
 
@@ -245,8 +256,9 @@ protected:
     reconfigure(Cfg);
   }
 
-  /// Every path a single thread can take, with the state checked after each
-  /// step and the slow-path calls counted (so inline paths stay inline).
+  /// Every path a single thread can take (MonitorPathScenarios.h), with the
+  /// state checked after each step and the slow-path calls counted (so
+  /// inline paths stay inline).
   void runPaths(Probe &P);
 
   /// Runs runPaths for one configuration and reports it on failure.
@@ -269,287 +281,15 @@ protected:
   jitlock_rt_layout L{};
   std::deque<Obj> Arena;
   std::vector<Obj *> Objects;
+  ObjectArena PathObjects;
 };
 
 void X64EmitterTest::runPaths(Probe &P) {
-  const uint64_t Fast = kUnlockedHeader & ~kLockMask;
-  uint64_t SE = P.slowEnters(), SX = P.slowExits(), SQ = P.slowQueuedExits();
-  // Slow-path calls since the last check.
-  auto Slow = [&](uint64_t &Base, uint64_t Now) {
-    uint64_t D = Now - Base;
-    Base = Now;
-    return D;
-  };
-#define EXPECT_SLOW(Enters, Exits, Step)                                       \
-  do {                                                                         \
-    EXPECT_EQ(Slow(SE, P.slowEnters()), uint64_t(Enters)) << Step;             \
-    EXPECT_EQ(Slow(SX, P.slowExits()), uint64_t(Exits)) << Step;               \
-    EXPECT_EQ(Slow(SQ, P.slowQueuedExits()), 0u) << Step;                      \
-  } while (0)
-
-  // Fast: E1-E5 then X1-X4, all inline; the embedder bits survive.
-  void *A = object();
-  P.enter(self, A);
-  expectLock(A, JITLOCK_STATE_FAST, self, 1, "fast enter");
-  expectStack({A}, "fast enter");
-  EXPECT_EQ(header(A), Fast);
-  EXPECT_SLOW(0, 0, "fast enter");
-  P.exit(self, A);
-  expectLock(A, JITLOCK_STATE_UNLOCKED, nullptr, 0, "fast exit");
-  expectStack({}, "fast exit");
-  EXPECT_EQ(header(A), kUnlockedHeader);
-  EXPECT_SLOW(0, 0, "fast exit");
-  if (::testing::Test::HasFailure())
-    return;
-
-  // Recursive: E4 pushes with no atomic; X3 pops.
-  for (uint64_t K = 1; K <= 3; ++K) {
-    P.enter(self, A);
-    expectLock(A, JITLOCK_STATE_FAST, self, K, "recursive enter");
+  for (const Scenario &S : pathScenarios()) {
+    runScenario(S, P, self, L, PathObjects);
+    if (HasFailure())
+      return;
   }
-  expectStack({A, A, A}, "recursive enter");
-  EXPECT_EQ(header(A), Fast);
-  for (uint64_t K = 3; K >= 1; --K) {
-    P.exit(self, A);
-    if (K > 1)
-      expectLock(A, JITLOCK_STATE_FAST, self, K - 1, "recursive exit");
-  }
-  expectLock(A, JITLOCK_STATE_UNLOCKED, nullptr, 0, "recursive exit");
-  expectStack({}, "recursive exit");
-  EXPECT_EQ(header(A), kUnlockedHeader);
-  EXPECT_SLOW(0, 0, "recursive");
-
-  // Serial: two objects, nested.
-  void *B = object();
-  P.enter(self, A);
-  P.enter(self, B);
-  expectStack({A, B}, "serial enter");
-  expectLock(B, JITLOCK_STATE_FAST, self, 1, "serial enter");
-  P.exit(self, B);
-  P.exit(self, A);
-  expectStack({}, "serial exit");
-  expectLock(A, JITLOCK_STATE_UNLOCKED, nullptr, 0, "serial exit");
-  expectLock(B, JITLOCK_STATE_UNLOCKED, nullptr, 0, "serial exit");
-  EXPECT_SLOW(0, 0, "serial");
-
-  // Non-adjacent re-entry A B A: E5's CAS fails, the runtime inflates A.
-  P.enter(self, A);
-  P.enter(self, B);
-  P.enter(self, A);
-  EXPECT_SLOW(1, 0, "A B A");
-  expectLock(A, JITLOCK_STATE_INFLATED, self, 2, "A B A");
-  expectLock(B, JITLOCK_STATE_FAST, self, 1, "A B A");
-  expectStack({B}, "A B A");
-  EXPECT_EQ(header(A) & kLockMask, kMonitor);
-  // Exit A: X1 sees B on top -> N1 (10) -> N2 (recursions 1, owner self):
-  // one recursion less, inline.
-  P.exit(self, A);
-  EXPECT_SLOW(0, 0, "A B A: exit A");
-  expectLock(A, JITLOCK_STATE_INFLATED, self, 1, "A B A: exit A");
-  P.exit(self, B);
-  EXPECT_SLOW(0, 0, "A B A: exit B");
-  expectLock(B, JITLOCK_STATE_UNLOCKED, nullptr, 0, "A B A: exit B");
-  expectStack({}, "A B A: exit B");
-  // N3 inline: owner = 0, nobody queued.
-  P.exit(self, A);
-  EXPECT_SLOW(0, 0, "A B A: last exit");
-  expectLock(A, JITLOCK_STATE_INFLATED, nullptr, 0, "A B A: last exit");
-  if (::testing::Test::HasFailure())
-    return;
-
-  // Inflated, inline: M1 takes the free monitor, M2 counts, N2 counts
-  // down, N3 releases; none of them calls the runtime.
-  P.enter(self, A);
-  EXPECT_SLOW(0, 0, "M1");
-  expectLock(A, JITLOCK_STATE_INFLATED, self, 1, "M1");
-  expectStack({}, "M1");
-  P.enter(self, A);
-  EXPECT_SLOW(0, 0, "M2");
-  expectLock(A, JITLOCK_STATE_INFLATED, self, 2, "M2");
-  P.enter(self, A);
-  EXPECT_SLOW(0, 0, "M2 again");
-  expectLock(A, JITLOCK_STATE_INFLATED, self, 3, "M2 again");
-  P.exit(self, A);
-  EXPECT_SLOW(0, 0, "N2 (recursions)");
-  expectLock(A, JITLOCK_STATE_INFLATED, self, 2, "N2 (recursions)");
-  // The owner word is tested exactly, before the recursions: another owner
-  // (a fake one) sends N2 to the runtime, which refuses the exit and changes
-  // nothing. A nonzero entry count (faked too: nobody is queued) leaves a
-  // recursive exit inline, and makes the last one release the monitor and
-  // then call ExitQueued once, with (thread, obj), the owner already 0.
-  {
-    const uintptr_t Monitor =
-        reinterpret_cast<uintptr_t>(inlineMonitor(L, self, A, header(A)));
-    ASSERT_NE(Monitor, 0u) << "the monitor is not in the thread's cache";
-    auto &OwnerWord = *reinterpret_cast<std::atomic<uint64_t> *>(
-        Monitor + L.monitor_owner_offset);
-    auto &EntryCount = *reinterpret_cast<std::atomic<uint32_t> *>(
-        Monitor + L.monitor_entry_count_offset);
-    const uint64_t Self = reinterpret_cast<uintptr_t>(self);
-    ASSERT_EQ(OwnerWord.load(), Self);
-    ASSERT_EQ(EntryCount.load(), 0u);
-    jitlock_thread *Other = reinterpret_cast<jitlock_thread *>(&Arena.back());
-    OwnerWord.store(reinterpret_cast<uintptr_t>(Other));
-    P.exit(self, A);
-    EXPECT_SLOW(0, 1, "N2 (another owner)");
-    expectLock(A, JITLOCK_STATE_INFLATED, Other, 2, "N2 (another owner)");
-    OwnerWord.store(Self);
-
-    FakedQueue &Fake = fakedQueue();
-    Fake = FakedQueue{};
-    Fake.Active = true;
-    Fake.OwnerWord = &OwnerWord;
-    EntryCount.store(1);
-    P.exit(self, A);
-    EXPECT_SLOW(0, 0, "N2 (recursions, threads queued)");
-    expectLock(A, JITLOCK_STATE_INFLATED, self, 1, "N2 (threads queued)");
-    P.exit(self, A);
-    EntryCount.store(0);
-    Fake.Active = false;
-    EXPECT_EQ(Slow(SQ, P.slowQueuedExits()), 1u) << "N3 (threads queued)";
-    EXPECT_SLOW(0, 0, "N3 (threads queued)");
-    EXPECT_EQ(Fake.Thread, self) << "N3 (threads queued)";
-    EXPECT_EQ(Fake.Obj, A) << "N3 (threads queued)";
-    EXPECT_EQ(Fake.OwnerAtCall, 0u) << "released before the call";
-    expectLock(A, JITLOCK_STATE_INFLATED, nullptr, 0, "N3 (threads queued)");
-    // Back to two holds, inline.
-    P.enter(self, A);
-    P.enter(self, A);
-    EXPECT_SLOW(0, 0, "M1, M2");
-    expectLock(A, JITLOCK_STATE_INFLATED, self, 2, "M1, M2");
-  }
-  P.exit(self, A);
-  EXPECT_SLOW(0, 0, "N2 (recursions)");
-  expectLock(A, JITLOCK_STATE_INFLATED, self, 1, "N2 (recursions)");
-  P.exit(self, A);
-  EXPECT_SLOW(0, 0, "N3");
-  expectLock(A, JITLOCK_STATE_INFLATED, nullptr, 0, "N3");
-  // An inflated object under a fast-locked one: X1 -> N1 -> N3 inline.
-  P.enter(self, A);
-  P.enter(self, B);
-  expectStack({B}, "inflated under fast");
-  P.exit(self, B);
-  P.exit(self, A);
-  EXPECT_SLOW(0, 0, "inflated under fast");
-  expectLock(A, JITLOCK_STATE_INFLATED, nullptr, 0, "inflated under fast");
-  expectStack({}, "inflated under fast");
-  if (::testing::Test::HasFailure())
-    return;
-
-  // Full stack: the 9th enter fails E2; the runtime inflates the oldest.
-  std::vector<void *> O;
-  for (unsigned K = 0; K <= L.lock_stack_capacity; ++K)
-    O.push_back(object());
-  for (unsigned K = 0; K < L.lock_stack_capacity; ++K)
-    P.enter(self, O[K]);
-  EXPECT_SLOW(0, 0, "fill the stack");
-  expectStack(std::vector<void *>(O.begin(), O.end() - 1), "full stack");
-  P.enter(self, O.back());
-  EXPECT_SLOW(1, 0, "9th enter");
-  expectStack(std::vector<void *>(O.begin() + 1, O.end()), "9th enter");
-  expectLock(O[0], JITLOCK_STATE_INFLATED, self, 1, "9th enter");
-  for (unsigned K = 1; K < O.size(); ++K)
-    expectLock(O[K], JITLOCK_STATE_FAST, self, 1, "9th enter");
-  for (size_t K = O.size(); K-- > 1;) {
-    P.exit(self, O[K]);
-    EXPECT_EQ(header(O[K]), kUnlockedHeader) << K;
-  }
-  P.exit(self, O[0]); // N3 inline
-  EXPECT_SLOW(0, 0, "unwind the full stack");
-  expectLock(O[0], JITLOCK_STATE_INFLATED, nullptr, 0, "full stack unwound");
-  expectStack({}, "full stack unwound");
-  if (::testing::Test::HasFailure())
-    return;
-
-  // Full stack whose top is re-entered: the runtime inflates the oldest and
-  // pushes.
-  for (unsigned K = 1; K <= L.lock_stack_capacity; ++K)
-    P.enter(self, O[K]);
-  P.enter(self, O.back());
-  EXPECT_SLOW(1, 0, "full stack, adjacent re-entry");
-  expectLock(O.back(), JITLOCK_STATE_FAST, self, 2, "full, adjacent");
-  expectLock(O[1], JITLOCK_STATE_INFLATED, self, 1, "full, adjacent");
-  P.exit(self, O.back());
-  for (size_t K = O.size(); K-- > 1;)
-    P.exit(self, O[K]);
-  EXPECT_SLOW(0, 0, "full stack, adjacent re-entry: unwind");
-  expectStack({}, "full stack, adjacent re-entry: unwind");
-  expectLock(O[1], JITLOCK_STATE_INFLATED, nullptr, 0, "full, adjacent");
-
-  // Full stack, and a free monitor: E2 fails before the header is tested,
-  // so M1 is not tried; the runtime makes room first, then takes it.
-  std::vector<void *> N;
-  for (unsigned K = 0; K < L.lock_stack_capacity; ++K) {
-    N.push_back(object());
-    P.enter(self, N.back());
-  }
-  P.enter(self, O[0]);
-  EXPECT_SLOW(1, 0, "full stack, free monitor");
-  expectLock(O[0], JITLOCK_STATE_INFLATED, self, 1, "full, monitor");
-  expectLock(N[0], JITLOCK_STATE_INFLATED, self, 1, "full, monitor");
-  expectStack(std::vector<void *>(N.begin() + 1, N.end()), "full, monitor");
-  P.exit(self, O[0]); // N3 inline
-  for (size_t K = N.size(); K-- > 0;)
-    P.exit(self, N[K]);
-  // Table storage: the runtime's enter put both monitors in the thread's
-  // cache, in an order of its choosing; one beyond the probed entries costs
-  // its exit a slow call (a miss), which releases it all the same.
-  if (L.monitor_storage == JITLOCK_MONITORS_TABLE)
-    EXPECT_LE(Slow(SX, P.slowExits()), 1u) << "full stack, free monitor";
-  EXPECT_SLOW(0, 0, "full stack, free monitor: unwind");
-  expectStack({}, "full stack, free monitor: unwind");
-  expectLock(O[0], JITLOCK_STATE_INFLATED, nullptr, 0, "full, monitor");
-  expectLock(N[0], JITLOCK_STATE_INFLATED, nullptr, 0, "full, monitor");
-  if (::testing::Test::HasFailure())
-    return;
-
-  // Identity hash: installed before the lock and while fast-locked (X4's
-  // CAS must use the header it reloads); it never inflates.
-  void *C = object();
-  uint64_t H1 = jitlock_rt_identity_hash(self, C);
-  EXPECT_NE(H1, 0u);
-  uint64_t Hashed = header(C);
-  P.enter(self, C);
-  EXPECT_EQ(header(C), Hashed & ~kLockMask);
-  expectLock(C, JITLOCK_STATE_FAST, self, 1, "hashed enter");
-  P.exit(self, C);
-  EXPECT_EQ(header(C), Hashed);
-  void *D = object();
-  P.enter(self, D);
-  uint64_t H2 = jitlock_rt_identity_hash(self, D);
-  EXPECT_NE(H2, 0u);
-  expectLock(D, JITLOCK_STATE_FAST, self, 1, "hash while locked");
-  P.exit(self, D);
-  expectLock(D, JITLOCK_STATE_UNLOCKED, nullptr, 0, "hash while locked");
-  EXPECT_EQ(jitlock_rt_peek_hash(D), H2);
-  EXPECT_EQ(jitlock_rt_peek_hash(C), H1);
-  EXPECT_EQ(header(D) & kLockMask, kUnlocked);
-  EXPECT_SLOW(0, 0, "hash");
-
-  // Unstructured: lock A; lock B; unlock A (X1 sees B -> N1: 00 -> the
-  // runtime); unlock B.
-  void *E = object(), *F = object();
-  P.enter(self, E);
-  P.enter(self, F);
-  P.exit(self, E);
-  EXPECT_SLOW(0, 1, "unstructured exit");
-  expectLock(E, JITLOCK_STATE_UNLOCKED, nullptr, 0, "unstructured exit");
-  expectStack({F}, "unstructured exit");
-  P.exit(self, F);
-  expectStack({}, "unstructured exit");
-  expectLock(F, JITLOCK_STATE_UNLOCKED, nullptr, 0, "unstructured exit");
-  EXPECT_EQ(header(E), kUnlockedHeader);
-  EXPECT_EQ(header(F), kUnlockedHeader);
-  EXPECT_SLOW(0, 0, "unstructured exit B");
-
-  // Misuse: exit of an object nobody holds goes to the runtime, which
-  // refuses it; nothing changes.
-  P.exit(self, E);
-  EXPECT_SLOW(0, 1, "exit by a non-owner");
-  expectLock(E, JITLOCK_STATE_UNLOCKED, nullptr, 0, "exit by a non-owner");
-  EXPECT_EQ(header(E), kUnlockedHeader);
-  expectStack({}, "exit by a non-owner");
-#undef EXPECT_SLOW
 }
 
 //===-- Every path, parameterized -----------------------------------------===//
@@ -782,21 +522,24 @@ INSTANTIATE_TEST_SUITE_P(Storage, X64EmitterStorageTest,
 
 //===-- What Scratch2 changes in the code --------------------------------===//
 
-/// asmjit's listing of one sequence in Labels mode (no glue).
-std::string listing(const Assignment &As, bool Enter) {
-  CodeHolder Code;
-  Code.init(jit().environment());
+/// asmjit's listing of one sequence for layout `L`, in Labels mode (no
+/// glue).
+std::string listing(const Assignment &As, const jitlock_rt_layout &L,
+                    bool Enter) {
+  Emission Em;
+  auto &[Code, A] = Em;
   StringLogger Log;
   Code.setLogger(&Log);
-  x86::Assembler A(&Code);
   SlowPathLabels Labels;
-  jitlock_rt_layout L = layout();
   Error E = Enter ? jx::emitMonitorEnter(A, L, As.operands(),
                                          SlowPathMode::Labels, &Labels)
                   : jx::emitMonitorExit(A, L, As.operands(),
                                         SlowPathMode::Labels, &Labels);
   EXPECT_EQ(E, kErrorOk) << DebugUtils::errorAsString(E);
   return std::string(Log.data(), Log.dataSize());
+}
+std::string listing(const Assignment &As, bool Enter) {
+  return listing(As, layout(), Enter);
 }
 
 /// Lines of `Text` that contain `Needle`.
@@ -857,16 +600,7 @@ TEST(X64EmitterCode, Scratch2KeepsTheTopAndTheStackUntouched) {
 std::string inflatedExitListing(const Assignment &As, jitlock_rt_layout L,
                                 uint32_t Exit) {
   L.monitor_exit = Exit;
-  CodeHolder Code;
-  Code.init(jit().environment());
-  StringLogger Log;
-  Code.setLogger(&Log);
-  x86::Assembler A(&Code);
-  SlowPathLabels Labels;
-  Error E =
-      jx::emitMonitorExit(A, L, As.operands(), SlowPathMode::Labels, &Labels);
-  EXPECT_EQ(E, kErrorOk) << DebugUtils::errorAsString(E);
-  std::string Text(Log.data(), Log.dataSize());
+  std::string Text = listing(As, L, /*Enter=*/false);
   // N1 reloads the header into Scratch1: the last `mov H, qword ptr [obj`.
   const std::string N1 = "mov " + std::string(regName(As.Scratch1.id())) +
                          ", qword ptr [" + regName(As.Obj.id());
@@ -927,9 +661,8 @@ TEST(X64EmitterContract, UnknownInflatedExitIsRefused) {
   for (uint32_t Bad : {uint32_t(JITLOCK_EXIT_AUTO), 3u, ~0u}) {
     jitlock_rt_layout L = layout();
     L.monitor_exit = Bad;
-    CodeHolder Code;
-    Code.init(jit().environment());
-    x86::Assembler A(&Code);
+    Emission Em;
+    auto &[Code, A] = Em;
     SlowPathLabels Labels;
     for (SlowPathMode M : {SlowPathMode::OutOfLine, SlowPathMode::Labels}) {
       EXPECT_EQ(jx::emitMonitorEnter(A, L, sampleAssignments()[0].operands(), M,
@@ -951,9 +684,8 @@ TEST(X64EmitterContract, ExitStubsInLabelsMode) {
   const jitlock_rt_layout L = layout();
   const jx::MonitorOperands Ops = sampleAssignments()[0].operands();
   {
-    CodeHolder Code;
-    Code.init(jit().environment());
-    x86::Assembler A(&Code);
+    Emission Em;
+    auto &[Code, A] = Em;
     SlowPathLabels Labels;
     ASSERT_EQ(jx::emitMonitorExit(A, L, Ops, SlowPathMode::Labels, &Labels),
               kErrorOk);
@@ -972,9 +704,8 @@ TEST(X64EmitterContract, ExitStubsInLabelsMode) {
               kErrorOk);
   }
   {
-    CodeHolder Code;
-    Code.init(jit().environment());
-    x86::Assembler A(&Code);
+    Emission Em;
+    auto &[Code, A] = Em;
     SlowPathLabels Labels;
     ASSERT_EQ(jx::emitMonitorEnter(A, L, Ops, SlowPathMode::Labels, &Labels),
               kErrorOk);
@@ -988,9 +719,8 @@ TEST(X64EmitterContract, ExitStubsInLabelsMode) {
   }
   {
     // Out of line, the exit needs both entry points.
-    CodeHolder Code;
-    Code.init(jit().environment());
-    x86::Assembler A(&Code);
+    Emission Em;
+    auto &[Code, A] = Em;
     RuntimeEntries NoQueued;
     NoQueued.ExitQueued = nullptr;
     EXPECT_EQ(jx::emitMonitorExit(A, L, Ops, SlowPathMode::OutOfLine, nullptr,
@@ -1010,23 +740,6 @@ TEST(X64EmitterContract, ExitStubsInLabelsMode) {
 
 jitlock_rt_layout storageLayout(jitlock::MonitorStorage S) {
   return jitlock_test::withStorage(layout(), S);
-}
-
-/// asmjit's listing of one sequence for layout `L`, in Labels mode.
-std::string listing(const Assignment &As, const jitlock_rt_layout &L,
-                    bool Enter) {
-  CodeHolder Code;
-  Code.init(jit().environment());
-  StringLogger Log;
-  Code.setLogger(&Log);
-  x86::Assembler A(&Code);
-  SlowPathLabels Labels;
-  Error E = Enter ? jx::emitMonitorEnter(A, L, As.operands(),
-                                         SlowPathMode::Labels, &Labels)
-                  : jx::emitMonitorExit(A, L, As.operands(),
-                                        SlowPathMode::Labels, &Labels);
-  EXPECT_EQ(E, kErrorOk) << DebugUtils::errorAsString(E);
-  return std::string(Log.data(), Log.dataSize());
 }
 
 TEST(X64EmitterCode, IndexStorageComputesTheMonitorFromTheHeader) {
@@ -1122,9 +835,8 @@ TEST(X64EmitterCode, TableStorageProbesTheThreadsCache) {
 /// Every entry point refuses `Ops` with layout `L`, in both slow-path modes,
 /// and leaves the CodeHolder without code or labels.
 void expectRefused(const jx::MonitorOperands &Ops, const jitlock_rt_layout &L) {
-  CodeHolder Code;
-  Code.init(jit().environment());
-  x86::Assembler A(&Code);
+  Emission Em;
+  auto &[Code, A] = Em;
   SlowPathLabels Labels;
   for (SlowPathMode M : {SlowPathMode::OutOfLine, SlowPathMode::Labels}) {
     EXPECT_EQ(jx::emitMonitorEnter(A, L, Ops, M, &Labels),
@@ -1230,9 +942,8 @@ TEST(X64EmitterContract, InvalidThirdScratchRegistersEmitNothing) {
   const Gp Good[] = {rcx, r8, rbx, rbp, r12, r13, r15, Gp()};
   for (const Gp &S2 : Good) {
     const jx::MonitorOperands Ops{rdi, rsi, rax, rdx, S2};
-    CodeHolder Code;
-    Code.init(jit().environment());
-    x86::Assembler A(&Code);
+    Emission Em;
+    auto &[Code, A] = Em;
     SlowPathLabels Enter, Exit;
     EXPECT_EQ(jx::emitMonitorEnter(A, L, Ops, SlowPathMode::Labels, &Enter),
               kErrorOk);
@@ -1246,9 +957,8 @@ TEST(X64EmitterContract, InvalidThirdScratchRegistersEmitNothing) {
 TEST(X64EmitterContract, MissingLabelsOrEntriesOrBadLayoutEmitNothing) {
   jitlock_rt_layout L = layout();
   const jx::MonitorOperands Ops{x86::rdi, x86::rsi, x86::rax, x86::rdx};
-  CodeHolder Code;
-  Code.init(jit().environment());
-  x86::Assembler A(&Code);
+  Emission Em;
+  auto &[Code, A] = Em;
   // Labels mode needs somewhere to put the labels.
   EXPECT_EQ(jx::emitMonitorEnter(A, L, Ops, SlowPathMode::Labels, nullptr),
             kErrorInvalidArgument);
@@ -1286,9 +996,8 @@ TEST(X64EmitterContract, MissingLabelsOrEntriesOrBadLayoutEmitNothing) {
 TEST(X64EmitterContract, BoundLabelsAreRefused) {
   jitlock_rt_layout L = layout();
   const jx::MonitorOperands Ops{x86::rdi, x86::rsi, x86::rax, x86::rdx};
-  CodeHolder Code;
-  Code.init(jit().environment());
-  x86::Assembler A(&Code);
+  Emission Em;
+  auto &[Code, A] = Em;
   SlowPathLabels Labels;
   Labels.Done = A.newLabel();
   A.bind(Labels.Done);
@@ -1323,9 +1032,8 @@ TEST(X64EmitterContract, LabelsModeCreatesAndBindsDone) {
   // sequence, Slow by emitSlowCall.
   jitlock_rt_layout L = layout();
   const jx::MonitorOperands Ops{x86::rdi, x86::rsi, x86::rax, x86::rdx};
-  CodeHolder Code;
-  Code.init(jit().environment());
-  x86::Assembler A(&Code);
+  Emission Em;
+  auto &[Code, A] = Em;
   SlowPathLabels Labels;
   ASSERT_EQ(jx::emitMonitorEnter(A, L, Ops, SlowPathMode::Labels, &Labels),
             kErrorOk);
@@ -1423,6 +1131,26 @@ TEST_F(X64EmitterThreadTest, AnonymousOwnerFixupThenHandover) {
     }
 }
 
+TEST_F(X64EmitterThreadTest, AnonymousOwnerFixedAtExitAndAtEnter) {
+  // The scenarios of MonitorPathScenarios.h with a contender thread, for
+  // both forms, both slow-path modes and both stack alignments.
+  const std::vector<Assignment> All = sampleAssignmentsOfBothForms();
+  for (size_t I = 0; I < All.size(); ++I) {
+    ProbeOptions O;
+    O.Mode = I % 2 ? SlowPathMode::Labels : SlowPathMode::OutOfLine;
+    O.Misalign = (I / 2) % 2;
+    O.Level = hostVecLevel();
+    SCOPED_TRACE(describe(All[I], O));
+    Probe P(All[I], O);
+    ASSERT_TRUE(P.built());
+    for (const Scenario &S : contendedScenarios())
+      runScenario(S, P, self, L, PathObjects);
+    EXPECT_EQ(P.misalignedCalls(), 0u);
+    if (HasFailure())
+      return;
+  }
+}
+
 TEST_F(X64EmitterThreadTest, DetachedThreadEnterOfAFreeMonitorIsRefused) {
   // A thread that is not attached has a full lock stack: its emitted enter
   // tests that (E2) before the header, so it never takes a free monitor
@@ -1446,24 +1174,14 @@ TEST_F(X64EmitterThreadTest, ContendedMutualExclusion) {
                           S3 = sampleThreeScratchAssignments();
   void *A = object(), *B = object();
   uint64_t CounterA = 0, CounterB = 0;
-  const std::vector<Op> Simple = {
-      {OpKind::Enter, 0}, {OpKind::Inc, 0}, {OpKind::Exit, 0}};
-  const std::vector<Op> Recursive = {{OpKind::Enter, 0},
-                                     {OpKind::Enter, 0},
-                                     {OpKind::Inc, 0},
-                                     {OpKind::Exit, 0},
-                                     {OpKind::Exit, 0}};
-  const std::vector<Op> Nested = {{OpKind::Enter, 0}, {OpKind::Enter, 1},
-                                  {OpKind::Inc, 0},   {OpKind::Inc, 1},
-                                  {OpKind::Exit, 1},  {OpKind::Exit, 0}};
   RuntimeShim Shim(hostVecLevel());
   std::vector<std::unique_ptr<Program>> Programs;
   for (unsigned T = 0; T < Threads; ++T) {
     SlowPathMode M = T % 2 ? SlowPathMode::Labels : SlowPathMode::OutOfLine;
     RuntimeEntries RT = T < 2 ? Shim.entries() : RuntimeEntries{};
-    const std::vector<Op> &Body = T % 3 == 0   ? Simple
-                                  : T % 3 == 1 ? Recursive
-                                               : Nested;
+    const std::vector<Op> &Body = T % 3 == 0   ? SimpleBody
+                                  : T % 3 == 1 ? RecursiveBody
+                                               : NestedBody;
     const Assignment &As = T == 1 || T == 2 ? S3[T] : S[T];
     Programs.push_back(std::make_unique<Program>(As, Body, M, RT));
   }
@@ -1547,9 +1265,8 @@ TEST(X64SequenceDump, Scratch2Sequences) {
   const jx::MonitorOperands Ops{x86::r13, x86::r12, x86::rax, x86::rcx,
                                 x86::rdx};
   for (bool Enter : {true, false}) {
-    CodeHolder Code;
-    Code.init(jit().environment());
-    x86::Assembler A(&Code);
+    Emission Em;
+    auto &[Code, A] = Em;
     Error E = Enter ? jx::emitMonitorEnter(A, L, Ops, SlowPathMode::OutOfLine)
                     : jx::emitMonitorExit(A, L, Ops, SlowPathMode::OutOfLine);
     ASSERT_EQ(E, kErrorOk);

@@ -568,14 +568,31 @@ TEST(JitRefusalTest, WrongEntryPointType) {
 TEST(JitRefusalTest, IterationsWithoutTheGlobal) {
   ExampleOptions EO;
   EO.Iterations = 5;
-  // Entry points that pass their checks, so that only the missing global is
-  // refused.
-  expectRunRefused(JitSession::loadBuffer(R"(
+  // Entry points that pass their checks, so that only the global is refused.
+  // The needle is the runner's own refusal: without that check the missing
+  // global would still fail, later, as a lookup error naming the symbol; and
+  // a constant or narrower global would be written through.
+  const char *Refusal = "--iterations needs the module to define a "
+                        "non-constant global i64 @jitlock_example_iterations";
+  const char *EntryPoints = R"(
     define i64 @jitlock_example_run(i64 %tid, i64 %n) { ret i64 0 }
     define i64 @jitlock_example_check(i64 %n) { ret i64 0 }
-  )",
-                                          "no-iterations.ll"),
-                   "jitlock_example_iterations", EO);
+  )";
+  struct Case {
+    const char *Name, *Global;
+  } Cases[] = {
+      {"missing", ""},
+      {"declared", "@jitlock_example_iterations = external global i64\n"},
+      {"constant", "@jitlock_example_iterations = constant i64 0\n"},
+      {"i32", "@jitlock_example_iterations = global i32 0\n"},
+  };
+  for (const Case &C : Cases) {
+    SCOPED_TRACE(C.Name);
+    expectRunRefused(
+        JitSession::loadBuffer(std::string(C.Global) + EntryPoints,
+                               std::string("iterations-") + C.Name + ".ll"),
+        Refusal, EO);
+  }
 }
 
 TEST(JitRefusalTest, UndefinedSymbolIsALookupError) {

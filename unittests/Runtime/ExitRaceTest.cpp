@@ -306,7 +306,6 @@ TEST_P(ExitRaceTest, ExitAndJoinInLockstep) {
   while (!attached.load())
     std::this_thread::yield();
 
-  auto &owner = m->Owner;
   auto &node = jt->Node;
   uint64_t t = 0, queuedSeen = 0;
   bool stranded = false;
@@ -332,12 +331,12 @@ TEST_P(ExitRaceTest, ExitAndJoinInLockstep) {
       go.store(t, std::memory_order_release);
       delay(ownerDelay);
       // N2-N3 inline.
-      owner.store(0, std::memory_order_release);
+      m->releaseOwner();
       if (fenced)
         std::atomic_thread_fence(std::memory_order_seq_cst);
       else
         std::atomic_signal_fence(std::memory_order_seq_cst);
-      if (m->EntryCount.load(std::memory_order_relaxed) != 0) {
+      if (m->entryCount() != 0) {
         ++queuedSeen;
         jitlock_rt_monitor_exit_queued_slow(self, o);
       }
@@ -346,7 +345,7 @@ TEST_P(ExitRaceTest, ExitAndJoinInLockstep) {
       await([&] {
         if (joinerGot.load() == t)
           return true;
-        stranded = owner.load() == 0 &&
+        stranded = m->ownerAcquire() == 0 &&
                    node.Queue.load(std::memory_order_relaxed) ==
                        jitlock::QueueNode::EntryQueue &&
                    node.Wakeup.load() == jitlock::QueueNode::Sleep &&

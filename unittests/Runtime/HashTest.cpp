@@ -175,11 +175,7 @@ TEST_F(HashTest, InstallWhileAnonymouslyInflated) {
   Obj *a = newObj();
   ASSERT_EQ(enter(a), JITLOCK_OK);
   Worker w;
-  w.post([&] {
-    EXPECT_EQ(jitlock_rt_monitor_enter(w.thread(), a), JITLOCK_OK);
-    EXPECT_EQ(jitlock_rt_monitor_exit(w.thread(), a), JITLOCK_OK);
-  });
-  ASSERT_TRUE(waitEntryQueued(a)) << describe(a);
+  ASSERT_TRUE(contendAndQueue(w, a)) << describe(a);
   expectHashOfInflated(a);
   uint64_t h = jitlock_rt_identity_hash(self, a);
   EXPECT_NE(h, 0u);

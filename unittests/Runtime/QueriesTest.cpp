@@ -152,21 +152,6 @@ TEST_F(QueriesTest, LockStackReadThroughLayoutAgrees) {
 
 //===-- Deadlock detection -----------------------------------------------===//
 
-struct Cycle {
-  std::vector<jitlock_thread *> threads;
-  std::vector<void *> objs;
-};
-struct CycleLog {
-  std::vector<Cycle> cycles;
-  static void fn(void *ctx, size_t n, jitlock_thread *const *threads,
-                 void *const *objs) {
-    Cycle c;
-    c.threads.assign(threads, threads + n);
-    c.objs.assign(objs, objs + n);
-    static_cast<CycleLog *>(ctx)->cycles.push_back(c);
-  }
-};
-
 TEST_F(QueriesTest, BlockedChainIsNotADeadlock) {
   // T1 holds A and blocks on B; T2 holds B and blocks on C; main holds C and
   // is running: a chain, not a cycle.
@@ -215,28 +200,6 @@ enum : int {
   kChildSetup = 14,
   kChildSecondCall = 15,
 };
-
-// Runs `body` in a forked child that must not outlive `seconds`. The child
-// never returns into gtest: it _exit()s with body's result, skipping
-// destructors, atexit handlers and the leak check (its threads stay
-// deadlocked on purpose).
-int runInChild(int (*body)(), unsigned seconds) {
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  if (pid < 0)
-    return -1;
-  if (pid == 0) {
-    alarm(seconds);
-    _exit(body());
-  }
-  int status = 0;
-  if (waitpid(pid, &status, 0) != pid)
-    return -2;
-  if (WIFSIGNALED(status))
-    return 1000 + WTERMSIG(status);
-  return WEXITSTATUS(status);
-}
 
 // Builds a deadlock of `n` threads: thread k fast-locks obj[k], then enters
 // obj[(k+1) % n]. Optionally one more thread blocks on obj[0] (a tail that is
@@ -315,15 +278,7 @@ int deadlockChild(size_t n, bool tail) {
   return kChildOk;
 }
 
-class DeadlockTest : public ::testing::Test {
-protected:
-  void SetUp() override {
-    // Fork from a quiet process: nothing attached, runtime shut down.
-    ASSERT_EQ(jitlock_rt_current(), nullptr);
-    ASSERT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
-  }
-  void TearDown() override { EXPECT_EQ(jitlock_rt_shutdown(), JITLOCK_OK); }
-};
+using DeadlockTest = QuietProcessTest;
 
 TEST_F(DeadlockTest, TwoThreadCycleIsReported) {
   int rc = runInChild([] { return deadlockChild(2, false); }, 60);

@@ -44,40 +44,7 @@ using Clock = std::chrono::steady_clock;
 
 //===-- Helpers ----------------------------------------------------------===//
 
-/// Runs `body` in a forked child bounded by alarm(`seconds`). The child never
-/// returns into gtest: it _exit()s with body's result, skipping destructors
-/// and the leak check (on a broken runtime its threads may stay parked).
-/// Returns the exit status, 1000 + n for signal n, or < 0 if fork failed.
-int runInChild(const std::function<int()> &body, unsigned seconds) {
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  if (pid < 0)
-    return -1;
-  if (pid == 0) {
-    alarm(seconds);
-    int rc = body();
-    fflush(stdout);
-    fflush(stderr);
-    _exit(rc);
-  }
-  int status = 0;
-  if (waitpid(pid, &status, 0) != pid)
-    return -2;
-  if (WIFSIGNALED(status))
-    return 1000 + WTERMSIG(status);
-  return WEXITSTATUS(status);
-}
-
-/// Forked tests start from a quiet process: nothing attached, shut down.
-class RegressionChildTest : public ::testing::Test {
-protected:
-  void SetUp() override {
-    ASSERT_EQ(jitlock_rt_current(), nullptr);
-    ASSERT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
-  }
-  void TearDown() override { EXPECT_EQ(jitlock_rt_shutdown(), JITLOCK_OK); }
-};
+using RegressionChildTest = QuietProcessTest;
 
 class RegressionTest : public RuntimeTest {};
 
@@ -515,21 +482,6 @@ TEST_F(RegressionTest, RestoreRollbackSurvivesEmbedderState) {
 // was not marked blocked until its first wake-up, so find_deadlocks missed a
 // deadlock through it: T1 holds B and waits on A; T2 takes A, notifies T1
 // (which now needs A back) and blocks entering B.
-
-struct Cycle {
-  std::vector<jitlock_thread *> threads;
-  std::vector<void *> objs;
-};
-struct CycleLog {
-  std::vector<Cycle> cycles;
-  static void fn(void *ctx, size_t n, jitlock_thread *const *threads,
-                 void *const *objs) {
-    Cycle c;
-    c.threads.assign(threads, threads + n);
-    c.objs.assign(objs, objs + n);
-    static_cast<CycleLog *>(ctx)->cycles.push_back(c);
-  }
-};
 
 /// Checks that `c` is the two-thread cycle {t1 waits for o1, t2 for o2}.
 bool isCycle(const Cycle &c, jitlock_thread *t1, void *o1, jitlock_thread *t2,

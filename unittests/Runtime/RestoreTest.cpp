@@ -531,11 +531,7 @@ TEST_F(RestoreTest, HeldEntryCaughtMidInflation) {
   ASSERT_EQ(enter(a), JITLOCK_OK);
   Worker w;
   std::atomic<int> rc{-1};
-  w.post([&] {
-    rc = jitlock_rt_monitor_enter(w.thread(), a);
-    EXPECT_EQ(jitlock_rt_monitor_exit(w.thread(), a), JITLOCK_OK);
-  });
-  ASSERT_TRUE(waitEntryQueued(a)) << describe(a);
+  ASSERT_TRUE(contendAndQueue(w, a, &rc)) << describe(a);
   ASSERT_EQ(inspect(a).anonymous_owner, 1u);
   ASSERT_EQ(restore({H(a), E(a)}), JITLOCK_OK);
   jitlock_lock_info i = inspect(a);
@@ -557,11 +553,7 @@ TEST_F(RestoreTest, ElidedObjectCaughtMidInflationOnOwnersStack) {
   ASSERT_EQ(enter(a), JITLOCK_OK);
   ASSERT_EQ(enter(x), JITLOCK_OK);
   Worker w;
-  w.post([&] {
-    EXPECT_EQ(jitlock_rt_monitor_enter(w.thread(), a), JITLOCK_OK);
-    EXPECT_EQ(jitlock_rt_monitor_exit(w.thread(), a), JITLOCK_OK);
-  });
-  ASSERT_TRUE(waitEntryQueued(a)) << describe(a);
+  ASSERT_TRUE(contendAndQueue(w, a)) << describe(a);
   ASSERT_EQ(restore({E(a)}), JITLOCK_OK);
   EXPECT_EQ(lockStack(self), Stack{x});
   jitlock_lock_info i = inspect(a);

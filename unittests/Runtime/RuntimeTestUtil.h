@@ -32,6 +32,9 @@
 #include <thread>
 #include <vector>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 namespace jitlock_test {
 
 // Bits [2,8) and [39,64) belong to the embedder and must survive every
@@ -63,6 +66,58 @@ inline jitlock_lock_info inspect(const void *obj) {
       << "jitlock_rt_inspect failed: " << jitlock_rt_status_name(rc);
   return info;
 }
+
+/// Runs `body` in a forked child bounded by alarm(`seconds`). The child never
+/// returns into gtest: it _exit()s with body's result, skipping destructors
+/// and the leak check (on a broken runtime its threads may stay parked).
+/// Returns the exit status, 1000 + n for signal n, or < 0 if fork failed.
+inline int runInChild(const std::function<int()> &body, unsigned seconds) {
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0)
+    return -1;
+  if (pid == 0) {
+    alarm(seconds);
+    int rc = body();
+    fflush(stdout);
+    fflush(stderr);
+    _exit(rc);
+  }
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid)
+    return -2;
+  if (WIFSIGNALED(status))
+    return 1000 + WTERMSIG(status);
+  return WEXITSTATUS(status);
+}
+
+/// Tests that fork start from a quiet process: nothing attached, the runtime
+/// shut down.
+class QuietProcessTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_EQ(jitlock_rt_current(), nullptr);
+    ASSERT_EQ(jitlock_rt_shutdown(), JITLOCK_OK);
+  }
+  void TearDown() override { EXPECT_EQ(jitlock_rt_shutdown(), JITLOCK_OK); }
+};
+
+/// The cycles jitlock_rt_find_deadlocks reports (its callback is fn).
+struct Cycle {
+  std::vector<jitlock_thread *> threads;
+  std::vector<void *> objs;
+};
+struct CycleLog {
+  std::vector<Cycle> cycles;
+  static void fn(void *ctx, size_t n, jitlock_thread *const *threads,
+                 void *const *objs) {
+    Cycle c;
+    c.threads.assign(threads, threads + n);
+    c.objs.assign(objs, objs + n);
+    static_cast<CycleLog *>(ctx)->cycles.push_back(c);
+  }
+};
 
 inline std::string stateName(uint32_t s) {
   switch (s) {
@@ -356,6 +411,23 @@ private:
   bool attach_;
   std::thread thr_;
 };
+
+// Has `w` enter and exit `obj` through the runtime (the enter's result in
+// `*enterRc`, else expected to be OK), and waits until it has queued on
+// `obj`, which the caller holds: a fast-locked `obj` is then inflated with
+// an anonymous owner. False if it never queued.
+inline bool contendAndQueue(Worker &w, void *obj,
+                            std::atomic<int> *enterRc = nullptr) {
+  w.post([&w, obj, enterRc] {
+    int rc = jitlock_rt_monitor_enter(w.thread(), obj);
+    if (enterRc)
+      *enterRc = rc;
+    else
+      EXPECT_EQ(rc, JITLOCK_OK);
+    EXPECT_EQ(jitlock_rt_monitor_exit(w.thread(), obj), JITLOCK_OK);
+  });
+  return waitEntryQueued(obj);
+}
 
 //===-- Inline code on a thread that is not attached ---------------------===//
 

@@ -115,9 +115,7 @@ protected:
     EXPECT_EQ(H & kLockMask, kMonitor) << describe(O);
     return *jitlock::storage::monitorFor(O, H);
   }
-  static uint32_t budgetOf(const Obj *O) {
-    return monitorOf(O).SpinBudget.load(std::memory_order_relaxed);
-  }
+  static uint32_t budgetOf(const Obj *O) { return monitorOf(O).spinBudget(); }
 
   /// `self` holds `O`, inflated (a wait needs a monitor).
   void holdInflated(Obj *O) {

@@ -2,9 +2,10 @@
 //
 // Pointer, index and table storage (jitlock_monitor_storage): the
 // configuration checks, the header and layout each one gives inline code,
-// index storage's capacity, table growth under concurrent lookups, the
-// per-thread monitor cache against deflation, and one seeded operation
-// sequence that must give the same observable results under all three.
+// index storage's capacity, table growth under concurrent lookups, a table
+// slot deleted and reused under a lookup, the per-thread monitor cache
+// against deflation, and one seeded operation sequence that must give the
+// same observable results under all three.
 //
 // Each test that is about one storage configures it itself; the others run
 // under JITLOCK_TEST_MONITORS, as the other monitor suites do.
@@ -15,8 +16,10 @@
 #include "MonitorStorage.h"
 #include "Synchronizer.h"
 
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <deque>
 #include <random>
 #include <sstream>
 
@@ -407,6 +410,82 @@ TEST_F(StorageTest, MonitorStatsFollowTheStorage) {
   EXPECT_EQ(jitlock_rt_fill_monitor_stats(&bad), JITLOCK_EINVAL);
   EXPECT_EQ(bad.monitors_alive, 0u);
   EXPECT_EQ(jitlock_rt_fill_monitor_stats(nullptr), JITLOCK_EINVAL);
+}
+
+//===-- Table: a slot deleted and reused under a lookup ------------------===//
+
+// A reader that loaded a slot's key may load its monitor after the slot was
+// deleted and reused for the same object with a new monitor: that monitor's
+// construction must be visible to it, so the monitor is stored with release
+// as well as the key (insertInto). Readers look the object up from the table
+// alone (their caches dropped each time) while the main thread replaces its
+// entry with freshly constructed monitors. A lookup preempted between its two
+// loads reads the new monitor; with a relaxed monitor store, the tsan preset
+// reports its read of the object word as a race with the constructor. In
+// every build each found monitor must be one of the object's, intact.
+TEST_F(StorageTest, TableSlotReusedUnderALookupShowsTheNewMonitor) {
+  useStorage(JITLOCK_MONITORS_TABLE);
+  constexpr int kReaders = 4;
+  constexpr size_t kMaxMonitors = 100000;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(2000);
+  Obj *b = newObj();
+  // b's inflated header, made by hand: the monitors are this test's own,
+  // published and unpublished directly, never known to the runtime.
+  const uint64_t displaced = jitlock::header::withHash(kUnlockedHeader, 0x5a5);
+  const uint64_t inflated =
+      jitlock::header::withLockBits(displaced, jitlock::header::MonitorValue);
+  std::deque<jitlock::Monitor> monitors;
+  auto fresh = [&] { return &monitors.emplace_back(b, displaced, 0, 0); };
+  jitlock::Monitor *current = fresh();
+  b->header.store(inflated);
+  jitlock::storage::publish(b, current);
+
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> found{0}, missed{0}, wrong{0};
+  std::vector<std::thread> readers;
+  for (int r = 0; r < kReaders; ++r)
+    readers.emplace_back([&] {
+      jitlock_thread *t = jitlock_rt_attach();
+      ASSERT_NE(t, nullptr);
+      uint64_t hits = 0, misses = 0;
+      while (!stop.load(std::memory_order_relaxed)) {
+        jitlock::storage::dropCache(*t);
+        jitlock::Monitor *m = jitlock::storage::monitorFor(b, inflated);
+        if (!m) {
+          ++misses; // between the delete and the insert
+          continue;
+        }
+        ++hits;
+        if (m->object() != b || m->displacedHeader() != displaced)
+          wrong.fetch_add(1, std::memory_order_relaxed);
+      }
+      found.fetch_add(hits);
+      missed.fetch_add(misses);
+      ASSERT_EQ(jitlock_rt_detach(), JITLOCK_OK);
+    });
+  while (std::chrono::steady_clock::now() < deadline &&
+         monitors.size() < kMaxMonitors) {
+    // The entry deleted (a tombstone), then the slot reused for b; the
+    // monitor constructed first, to keep the entry's absence short.
+    jitlock::Monitor *next = fresh();
+    jitlock::storage::unpublish(*current, b, 0);
+    b->header.store(inflated);
+    jitlock::storage::publish(b, next);
+    current = next;
+  }
+  stop = true;
+  for (std::thread &r : readers)
+    r.join();
+  std::printf("StorageTest.TableSlotReusedUnderALookupShowsTheNewMonitor: "
+              "%zu monitors, %" PRIu64 " lookups found one, %" PRIu64
+              " missed\n",
+              monitors.size(), found.load(), missed.load());
+  EXPECT_GT(found.load(), 0u);
+  EXPECT_EQ(wrong.load(), 0u) << "a lookup found a monitor not b's";
+  jitlock::storage::unpublish(*current, b, 0);
+  EXPECT_EQ(jitlock::storage::tableFigures().Live, 0u);
+  b->header.store(kUnlockedHeader);
 }
 
 //===-- Table: the monitor cache against deflation -----------------------===//

@@ -525,11 +525,7 @@ TEST_F(TransitionsTest, ReentryOfAnonymouslyInflatedObjectFixesOwner) {
   ASSERT_EQ(enter(b), JITLOCK_OK); // [A B]
   Worker w;
   std::atomic<int> rc{-1};
-  w.post([&] {
-    rc = jitlock_rt_monitor_enter(w.thread(), a);
-    EXPECT_EQ(jitlock_rt_monitor_exit(w.thread(), a), JITLOCK_OK);
-  });
-  ASSERT_TRUE(waitEntryQueued(a)) << describe(a);
+  ASSERT_TRUE(contendAndQueue(w, a, &rc)) << describe(a);
   ASSERT_EQ(inspect(a).anonymous_owner, 1u) << describe(a);
 
   // Re-entering finds the monitor with an anonymous owner: the thread moves
@@ -556,11 +552,7 @@ TEST_F(TransitionsTest, NotifyOnAnonymouslyInflatedObjectFixesOwner) {
   Obj *a = newObj();
   ASSERT_EQ(enter(a), JITLOCK_OK);
   Worker w;
-  w.post([&] {
-    EXPECT_EQ(jitlock_rt_monitor_enter(w.thread(), a), JITLOCK_OK);
-    EXPECT_EQ(jitlock_rt_monitor_exit(w.thread(), a), JITLOCK_OK);
-  });
-  ASSERT_TRUE(waitEntryQueued(a)) << describe(a);
+  ASSERT_TRUE(contendAndQueue(w, a)) << describe(a);
   ASSERT_EQ(inspect(a).anonymous_owner, 1u);
   EXPECT_EQ(jitlock_rt_notify_all(self, a), JITLOCK_OK);
   jitlock_lock_info i = inspect(a);
@@ -578,11 +570,7 @@ TEST_F(TransitionsTest, ContentionCounters) {
   jitlock_rt_stats s0 = stats();
   {
     Worker w;
-    w.post([&] {
-      EXPECT_EQ(jitlock_rt_monitor_enter(w.thread(), a), JITLOCK_OK);
-      EXPECT_EQ(jitlock_rt_monitor_exit(w.thread(), a), JITLOCK_OK);
-    });
-    ASSERT_TRUE(waitEntryQueued(a)) << describe(a);
+    ASSERT_TRUE(contendAndQueue(w, a)) << describe(a);
     // Queued is not yet parked: a joiner counts itself before its barrier
     // and its re-check of the owner (J1-J3), and an exit meanwhile would
     // let it take the monitor without sleeping.
@@ -670,11 +658,7 @@ TEST_F(TransitionsTest, UnstructuredExitOfAnonymouslyInflatedObject) {
   ASSERT_EQ(enter(b), JITLOCK_OK);
   Worker w;
   std::atomic<int> rc{-1};
-  w.post([&] {
-    rc = jitlock_rt_monitor_enter(w.thread(), a);
-    EXPECT_EQ(jitlock_rt_monitor_exit(w.thread(), a), JITLOCK_OK);
-  });
-  ASSERT_TRUE(waitEntryQueued(a)) << describe(a);
+  ASSERT_TRUE(contendAndQueue(w, a, &rc)) << describe(a);
   ASSERT_EQ(exit(a), JITLOCK_OK);
   ASSERT_TRUE(w.join()) << describe(a);
   EXPECT_EQ(rc.load(), JITLOCK_OK);
@@ -755,11 +739,7 @@ TEST_F(TransitionsTest, EmbedderBitsSurviveEveryTransition) {
     ASSERT_EQ(enter(c), JITLOCK_OK);
     {
       Worker w;
-      w.post([&] {
-        EXPECT_EQ(jitlock_rt_monitor_enter(w.thread(), c), JITLOCK_OK);
-        EXPECT_EQ(jitlock_rt_monitor_exit(w.thread(), c), JITLOCK_OK);
-      });
-      ASSERT_TRUE(waitEntryQueued(c)) << describe(c);
+      ASSERT_TRUE(contendAndQueue(w, c)) << describe(c);
       ASSERT_EQ(exit(c), JITLOCK_OK);
       ASSERT_TRUE(w.join());
     }

@@ -327,11 +327,7 @@ TEST_F(WaitNotifyTest, WaitOnAnonymouslyOwnedObjectLetsContenderIn) {
   ASSERT_EQ(enter(a), JITLOCK_OK);
   Worker w;
   std::atomic<int> rc{-1};
-  w.post([&] {
-    rc = jitlock_rt_monitor_enter(w.thread(), a);
-    EXPECT_EQ(jitlock_rt_monitor_exit(w.thread(), a), JITLOCK_OK);
-  });
-  ASSERT_TRUE(waitEntryQueued(a)) << describe(a);
+  ASSERT_TRUE(contendAndQueue(w, a, &rc)) << describe(a);
   ASSERT_EQ(inspect(a).anonymous_owner, 1u) << describe(a);
   // Wait without a notify until the contender has been through.
   bool ok = waitUntil([&] {

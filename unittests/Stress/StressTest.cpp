@@ -77,6 +77,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../Runtime/RuntimeTestUtil.h"
+
 #include "jitlock/jitlock_rt.h"
 
 #include <gtest/gtest.h>
@@ -195,20 +197,6 @@ const char *modeName(uint32_t Mode) {
 const char *statusName(int S) {
   const char *N = jitlock_rt_status_name(S);
   return N ? N : "(null)";
-}
-
-const char *lockStateName(uint32_t S) {
-  switch (S) {
-  case JITLOCK_STATE_UNLOCKED:
-    return "UNLOCKED";
-  case JITLOCK_STATE_FAST:
-    return "FAST";
-  case JITLOCK_STATE_INFLATED:
-    return "INFLATED";
-  case JITLOCK_STATE_EMBEDDER:
-    return "EMBEDDER";
-  }
-  return "?";
 }
 
 double secondsSince(Clock::time_point T) {
@@ -644,7 +632,7 @@ void Stress::dump(FILE *Out) {
         O.Slot < 0 ? ""
         : Current  ? ", current"
                    : ", retired",
-        O.ptr(), statusName(Rc), lockStateName(Info.state),
+        O.ptr(), statusName(Rc), jitlock_test::stateName(Info.state).c_str(),
         Info.anonymous_owner, (void *)Info.owner, workerIndex(Info.owner),
         (unsigned long long)Info.holds, (unsigned long long)Info.entry_queued,
         (unsigned long long)Info.waiting,
@@ -796,7 +784,7 @@ void Worker::verifyReacquired(int O, uint64_t Holds, const char *What) {
          "holds=%llu state=%s anon=%u; expected this thread with holds=%llu",
          What, Ob.Id, (void *)Info.owner, (void *)Self,
          S->workerIndex(Info.owner), (unsigned long long)Info.holds,
-         lockStateName(Info.state), Info.anonymous_owner,
+         jitlock_test::stateName(Info.state).c_str(), Info.anonymous_owner,
          (unsigned long long)Holds);
 }
 
@@ -885,7 +873,7 @@ void Worker::refreshPrivate() {
       PrivateUsed.store(Used + 1, std::memory_order_relaxed);
     } else if (Info.state != JITLOCK_STATE_UNLOCKED) {
       fail("private object #%d, which no thread holds, is reported %s",
-           Private[P]->Id, lockStateName(Info.state));
+           Private[P]->Id, jitlock_test::stateName(Info.state).c_str());
     }
   }
 }
@@ -1270,13 +1258,13 @@ void Worker::inspectOp() {
     fail("jitlock_rt_inspect(object #%d) returned %s", Ob.Id, statusName(Rc));
   if (Info.state != JITLOCK_STATE_FAST && Info.state != JITLOCK_STATE_INFLATED)
     fail("object #%d, held %d times by this thread, is reported %s", Ob.Id,
-         Count[O], lockStateName(Info.state));
+         Count[O], jitlock_test::stateName(Info.state).c_str());
   if (Info.owner == Self) {
     if (Info.holds != uint64_t(Count[O]))
       fail("jitlock_rt_inspect(object #%d) reports holds=%llu (state %s) but "
            "this thread holds it %d times",
-           Ob.Id, (unsigned long long)Info.holds, lockStateName(Info.state),
-           Count[O]);
+           Ob.Id, (unsigned long long)Info.holds,
+           jitlock_test::stateName(Info.state).c_str(), Count[O]);
   } else if (Info.owner != nullptr) {
     fail("jitlock_rt_inspect(object #%d), held by this thread, reports owner "
          "%p (worker %d)",
@@ -1706,7 +1694,7 @@ TEST(JitlockStress, RandomOpsOverSharedObjects) {
     EXPECT_EQ(jitlock_rt_inspect(Ob.ptr(), &Info), JITLOCK_OK);
     EXPECT_TRUE(Info.state == JITLOCK_STATE_UNLOCKED ||
                 Info.state == JITLOCK_STATE_INFLATED)
-        << lockStateName(Info.state);
+        << jitlock_test::stateName(Info.state).c_str();
     Inflated += Info.state == JITLOCK_STATE_INFLATED;
     EXPECT_EQ(Info.owner, nullptr);
     EXPECT_EQ(Info.anonymous_owner, 0u);

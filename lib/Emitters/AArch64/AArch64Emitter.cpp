@@ -138,6 +138,19 @@ private:
   }
   void stlxr(const Gp &Status, const Gp &Value, const Gp &Addr);
   void findMonitor(Label Slow, bool ForExit);
+  /// Compares h & reserve_mask (into `Masked`) with the thread's tag (into
+  /// `Other`), or with unlocked_value when `Tag` is false (`Other` unused);
+  /// the flags say eq when they match.
+  void reservedTo(const Gp &Masked, const Gp &Other, bool Tag) {
+    movImm(Masked, L.reserve_mask);
+    ok(A.and_(Masked, Masked, H));
+    if (Tag) {
+      load(Other, Thread, L.reserve_tag_offset, Other);
+      ok(A.cmp(Masked, Other));
+    } else {
+      ok(A.cmp(Masked, L.unlocked_value));
+    }
+  }
 
   const jitlock_rt_layout &L;
   Gp Obj, Thread, H, T, V;
@@ -317,6 +330,19 @@ void MonitorEmitter::enter(Label Slow, Label Done, bool SlowFollows) {
 
   // E1  h = header (relaxed).
   load(H, Obj, HeaderOff, H);
+  const bool Reserved = reservedLocking(L);
+  if (Reserved) {
+    // R1  Reserved to this thread (h & reserve_mask == the thread's tag):
+    //     E2's test, then the push; no atomic, the header untouched.
+    Label Unreserved = A.newLabel();
+    reservedTo(V, T, /*Tag=*/true);
+    ok(A.b_ne(Unreserved));
+    load(T.w(), Thread, TopOff, T);
+    cmpImm(T.w(), L.lock_stack_end_offset, V);
+    ok(A.b_hs(Slow));
+    ok(A.b(Push));
+    ok(A.bind(Unreserved));
+  }
   // E2  A full lock stack (top >= end) goes to the runtime, which inflates
   //     the oldest entry. Before the header's bits: a thread that is not
   //     attached has a full stack, and must not take a monitor in M1.
@@ -331,6 +357,12 @@ void MonitorEmitter::enter(Label Slow, Label Done, bool SlowFollows) {
   ok(A.ldur(V, A64::ptr(V, -8)));
   ok(A.cmp(V, Obj));
   ok(A.b_eq(Push));
+  if (Reserved) {
+    // E5 takes only a header whose reservation field is 0: reservable (R2)
+    // or reserved to another thread (R3) goes to the runtime.
+    reservedTo(V, V, /*Tag=*/false);
+    ok(A.b_ne(Slow));
+  }
   // E5  CAS header (h | 01) -> (h & ~11), acquire. E3 saw bit 1 clear, so
   //     the expected value is desired ^ 01: compare that way, which keeps
   //     T (the top) alive when the header is at offset 0.
@@ -435,6 +467,13 @@ void MonitorEmitter::exit(Label Slow, Label Done, Label Queued,
   ok(A.b_eq(Done));
   // X4  h = header; bits 00? CAS h -> (h | 01), release.
   load(H, Obj, HeaderOff, H);
+  if (reservedLocking(L)) {
+    // R4  After the pop and X3, still reserved to this thread: done, no
+    //     atomic. Revoked while held (fast-locked now): X4. T is free
+    //     until X4.
+    reservedTo(V, T, /*Tag=*/true);
+    ok(A.b_eq(Done));
+  }
   ok(A.tst(H, L.lock_mask));
   ok(A.b_ne(Restore)); //                      inflated or hashed meanwhile
   Gp Addr = Obj;

@@ -48,6 +48,29 @@ inline bool attachedFor(const asmjit::BaseEmitter &A, asmjit::Arch Target) {
 
 inline bool isSingleBit(uint64_t V) { return V && !(V & (V - 1)); }
 
+/// Whether the sequences are the reserved ones (R1 ahead of the fast lock,
+/// R4 ahead of X4, E5 only for a header whose reservation field is 0).
+inline bool reservedLocking(const jitlock_rt_layout &L) {
+  return L.locking_mode == JITLOCK_LOCKING_RESERVED;
+}
+
+/// The reservation fields R1, R4 and E5's test compile in: in the reserved
+/// mode, 2 to 32 contiguous bits above the lock bits, the mask the lock bits
+/// and the field, the thread's tag within an int32 of the thread; in any
+/// other mode, no field (code without R1 and R4 would take reserved headers).
+inline bool validReservation(const jitlock_rt_layout &L) {
+  if (!reservedLocking(L))
+    return L.reserve_bits == 0;
+  if (L.reserve_bits < 2 || L.reserve_bits > 32 || L.reserve_shift < 2 ||
+      L.reserve_shift + L.reserve_bits > 64)
+    return false;
+  const uint64_t Field = (~uint64_t(0) >> (64 - L.reserve_bits))
+                         << L.reserve_shift;
+  return L.reservable_value == Field &&
+         L.reserve_mask == (L.lock_mask | Field) &&
+         L.reserve_tag_offset <= INT32_MAX;
+}
+
 /// The layout fields every target's monitor sequences compile in, checked
 /// once for both: this ABI version; a monitor storage with its fields
 /// (jitlock/MonitorStorage.h) and a known inflated exit; the lock bits of
@@ -77,7 +100,8 @@ inline bool validMonitorLayout(const jitlock_rt_layout &L) {
          L.lock_stack_end_offset <= INT32_MAX &&
          FitsInt32(int64_t(L.monitor_owner_offset) - Bias) &&
          FitsInt32(int64_t(L.monitor_recursions_offset) - Bias) &&
-         FitsInt32(int64_t(L.monitor_entry_count_offset) - Bias);
+         FitsInt32(int64_t(L.monitor_entry_count_offset) - Bias) &&
+         validReservation(L);
 }
 
 } // namespace jitlock::emit

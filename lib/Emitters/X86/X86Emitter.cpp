@@ -444,6 +444,22 @@ void Emitter::enter(const jitlock_rt_layout &L, const MonitorOperands &Ops,
 
   // E1: h = header (relaxed; the CAS in E5 or M1 orders the acquire).
   ok(A.mov(H, Header));
+  const bool Reserved = reservedLocking(L);
+  const x86::Mem Tag = x86::qword_ptr(Thread, int32_t(L.reserve_tag_offset));
+  if (Reserved) {
+    // R1: reserved to this thread (h & reserve_mask == the thread's tag):
+    // E2's test, then the push; no atomic, the header untouched.
+    Label Unreserved = A.newLabel();
+    ok(A.mov(x86::rax, L.reserve_mask));
+    ok(A.and_(x86::rax, H));
+    ok(A.cmp(x86::rax, Tag));
+    ok(A.jne(Unreserved));
+    ok(A.mov(T.r32(), Top));
+    ok(A.cmp(T.r32(), int32_t(L.lock_stack_end_offset)));
+    ok(A.jae(Slow));
+    ok(A.jmp(Push));
+    ok(A.bind(Unreserved));
+  }
   // E2: a full lock stack goes to the runtime, which inflates the oldest.
   // Before the header's bits: a thread that is not attached has a full
   // stack, and must not take a monitor in M1.
@@ -456,6 +472,15 @@ void Emitter::enter(const jitlock_rt_layout &L, const MonitorOperands &Ops,
   // E4: the top entry is obj: recursion, a push with no atomic.
   ok(A.cmp(TopEntry, Obj));
   ok(A.je(Push));
+  if (Reserved) {
+    // E5 takes only a header whose reservation field is 0: reservable (R2)
+    // or reserved to another thread (R3) goes to the runtime. rax is free
+    // (E5 reloads the top without Scratch2).
+    ok(A.mov(x86::rax, L.reserve_mask));
+    ok(A.and_(x86::rax, H));
+    ok(A.cmp(x86::rax, int32_t(L.unlocked_value)));
+    ok(A.jne(Slow));
+  }
   // E5: CAS header (h | 01) -> (h & ~11); acquire (lock cmpxchg is a full
   // barrier). On failure the runtime retries from the state before E1.
   ok(A.mov(x86::rax, H));
@@ -552,6 +577,14 @@ void Emitter::exit(const jitlock_rt_layout &L, const MonitorOperands &Ops,
   // X4: h = header; bits 00: CAS h -> h | 01, release (lock cmpxchg is a
   // full barrier).
   ok(A.mov(x86::rax, Header));
+  if (reservedLocking(L)) {
+    // R4: after the pop and X3, still reserved to this thread: done, no
+    // atomic. Revoked while held (fast-locked now): X4.
+    ok(A.mov(H, L.reserve_mask));
+    ok(A.and_(H, x86::rax));
+    ok(A.cmp(H, x86::qword_ptr(Thread, int32_t(L.reserve_tag_offset))));
+    ok(A.je(Done));
+  }
   // Locked is 00 (validMonitorLayout), so the bits are tested for zero.
   ok(testBits(A, x86::rax, L.lock_mask));
   ok(A.jnz(Restore));

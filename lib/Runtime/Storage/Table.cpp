@@ -71,7 +71,7 @@ size_t homeOf(uint64_t Hash, size_t Mask) {
 
 uint64_t keyHash(const Monitor &M) {
   // The header the monitor was made from: its hash, which the table keys.
-  return header::hashOf(M.DisplacedHeader.load(std::memory_order_relaxed));
+  return header::hashOf(M.displacedHeader());
 }
 
 void noteProbe(size_t Length) {
@@ -206,8 +206,7 @@ Monitor *fromCache(jitlock_thread &T, const void *Obj) {
     if (E.Object.load(std::memory_order_relaxed) != Obj)
       continue;
     Monitor *M = E.Mon.load(std::memory_order_relaxed);
-    if (M->object() == Obj &&
-        M->Contentions.load(std::memory_order_acquire) >= 0)
+    if (M->object() == Obj && !M->deflationWon())
       return M;
     return nullptr;
   }

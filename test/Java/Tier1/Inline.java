@@ -17,7 +17,7 @@
 // RUN:   | FileCheck %s --check-prefix=LOCKED
 // RUN: jitlock-java -Xcomp --print-tier1=remarks \
 // RUN:   --print-tier1-filter=Inline.virtualChain -cp %t Inline 2>&1 \
-// RUN:   | FileCheck %s --check-prefix=GUARDED
+// RUN:   | FileCheck %s --check-prefix=UNCHECKED
 // RUN: jitlock-java -Xcomp --tier1-inline-size=0 --print-tier1=remarks \
 // RUN:   --print-tier1-filter=Inline.chain -cp %t Inline 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=OFF
@@ -46,14 +46,16 @@
 // LOCKED-NOT:   monitor enter in
 // LOCKED:       locked 2000
 //
-// A virtual call with one implementation instantiated: inlined behind a
-// check of the receiver's class, whose failure takes the virtual call; the
-// two paths join before the next call, so the two inlined regions (their
-// enters now in virtualChain itself) stay apart.
-// GUARDED-LABEL: jit: remarks of Inline.virtualChain(LInline$Node;I)I:
-// GUARDED-NOT:   coarsened
-// GUARDED-COUNT-2: monitor enter in 'java{{[0-9]+}}.Inline.virtualChain' lowered to an inline fast path
-// GUARDED-NOT:   monitor enter in
+// A virtual call with one implementation instantiated: inlined with no
+// check of the receiver's class (lazy deoptimization keeps it right). The
+// check of the code's invalidation after the first call (its inlined enter
+// may block and run a handshake) traps with the monitors virtualChain holds,
+// so the two inlined regions (their enters now in virtualChain itself) stay
+// apart.
+// UNCHECKED-LABEL: jit: remarks of Inline.virtualChain(LInline$Node;I)I:
+// UNCHECKED-NOT:   coarsened
+// UNCHECKED-COUNT-2: monitor enter in 'java{{[0-9]+}}.Inline.virtualChain' lowered to an inline fast path
+// UNCHECKED-NOT:   monitor enter in
 //
 // Without inlining, nothing to coarsen or elide.
 // OFF-LABEL: jit: remarks of Inline.chain(LInline$Buf;I)J:

@@ -5,7 +5,7 @@
 // first phase no thread takes the rare side of the branch, so tier 1
 // compiles it as a trap; in the second every thread takes it now and then,
 // and traps while the others wait for A and B. A lock lost in a trap shows
-// as a lost increment.
+// as a lost increment, or an IllegalMonitorStateException.
 public class DeoptContended {
     static final int THREADS = 6, ITERATIONS = 2000;
     static final long SEED = 20261128L;
@@ -20,12 +20,18 @@ public class DeoptContended {
 
     synchronized void bump(int i) { viaMethod = next(viaMethod, i); }
 
+    // A's inner enter is a nested re-entry, which jitlock-elide elides: a
+    // trap inside it must restore it, or tier 0's exit of it releases A
+    // while this thread still counts under it.
     static void step(DeoptContended c, int t, int i, int work, int every) {
-        synchronized (A) {
+        Object a = A;
+        synchronized (a) {
             synchronized (B) {
-                if (every != 0 && (i + 7 * t) % every == every - 1) {
-                    rare = next(rare, i);
-                    c.bump(i);
+                synchronized (a) {
+                    if (every != 0 && (i + 7 * t) % every == every - 1) {
+                        rare = next(rare, i);
+                        c.bump(i);
+                    }
                 }
                 count = next(count, i + work);
             }

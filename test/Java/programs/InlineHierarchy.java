@@ -1,8 +1,9 @@
 // Tier 1 inlines a virtual call of Counter.add while Counter is the only
-// class that implements it (behind a check of the receiver's class); four
+// class that implements it (with no check of the receiver's class); four
 // threads keep running that code while one of them loads a subclass that
 // overrides add, by making its first instance, and calls the same code with
-// it. Every call must run the receiver's own add: the totals say so.
+// it. The frames running the old code deoptimize lazily; every call must run
+// the receiver's own add: the totals say so.
 
 public class InlineHierarchy {
     static class Counter {
