@@ -32,12 +32,14 @@ install(FILES "${JITLOCK_EMITTERS_TARGETS_H}"
   COMPONENT jitlock_development)
 
 # The exported targets, as jitlock::<EXPORT_NAME>: rt, rt_shared, emitters,
-# and with LLVM passes, jit, deopt, plugin and llvm (LLVM's usage
-# requirements, which the config completes).
+# and with LLVM passes, plugin and llvm (LLVM's usage requirements, which the
+# config completes), and with the JIT jit and deopt.
 set(exported jitlock_rt jitlock_rt_shared jitlock_emitters)
 if(JITLOCK_ENABLE_LLVM)
-  list(APPEND exported jitlock_llvm jitlock_passes jitlock_jit jitlock_deopt
-    JitlockPlugin)
+  list(APPEND exported jitlock_llvm jitlock_passes JitlockPlugin)
+endif()
+if(JITLOCK_ENABLE_JIT)
+  list(APPEND exported jitlock_jit jitlock_deopt)
 endif()
 install(TARGETS ${exported}
   EXPORT jitlockTargets

@@ -36,8 +36,15 @@ llvm_config.add_tool_substitutions(
 for arch in config.targets_to_build.split():
     config.available_features.add(arch.lower() + "-registered-target")
 
+# A plugin built without NDEBUG: its asserts and LLVM_DEBUG output, which
+# -jitlock-debug-only=<DEBUG_TYPE> turns on.
+if config.jitlock_asserts:
+    config.available_features.add("jitlock-asserts")
+
 # The tools of this build (jitlock-run, jitlock-bench, jitlock-baseline in
-# RUN lines), never whatever is on PATH.
+# RUN lines), never whatever is on PATH. A build without the JIT has none:
+# a test that runs one requires the feature of its name.
+config.available_features.update(config.jitlock_tools)
 jitlock_tools = ("jitlock-run", "jitlock-bench", "jitlock-baseline", "jitlock-java")
 llvm_config.add_tool_substitutions(
     list(jitlock_tools),

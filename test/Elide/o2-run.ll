@@ -4,6 +4,7 @@
 ; remaining lock. Lowered for the runtime's calls only (--no-inline), the
 ; same.
 ;
+; REQUIRES: jitlock-run
 ; RUN: jitlock-run --threads 4 --until-contended=40 -pass-remarks=jitlock \
 ; RUN:     %S/Inputs/temporaries.ll 2>&1 \
 ; RUN:   | FileCheck %s -DPATHS="inline fast paths"
