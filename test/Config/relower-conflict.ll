@@ -37,7 +37,7 @@ entry:
 }
 
 !llvm.module.flags = !{!0}
-!0 = !{i32 1, !"jitlock.lowered-layout", !"abi=6;header=0;mask=3;top=0;base=64;end=128;owner=64;recursions=72;anonymous=2;entries=80;exit=store;watermark=24;page=4096;shadow=20;poll=448;armed=1;monitors=pointer"}
+!0 = !{i32 1, !"jitlock.lowered-layout", !"abi=6;header=0;mask=3;top=0;base=64;end=128;owner=64;recursions=72;anonymous=2;entries=80;exit=store;watermark=24;page=4096;shadow=20;poll=512;armed=1;monitors=pointer"}
 
 ;--- thread.ll
 declare void @jitlock.monitor.enter(ptr)
