@@ -100,6 +100,8 @@ private:
                *Inflated = nullptr;
     /// Reserved locking: R1's push, and E5's test of the field.
     BasicBlock *ReservedPush = nullptr, *Unreserved = nullptr;
+    /// The thread's reserve tag, loaded for R1 (R2 writes it).
+    Value *Tag = nullptr;
   };
   FastLockBlocks createFastLockBlocks(Function *F, BasicBlock *Done);
   /// E3-E5 and the push, from the header `H` and the lock-stack top `Top`
@@ -123,10 +125,13 @@ private:
   /// R1 and R4's test: header `H` is reserved to this thread, unlocked.
   /// The thread's tag is ~0 while it may not reserve, which no masked
   /// header equals.
-  Value *isReservedToSelf(IRBuilder<> &B, Value *H, Value *Thread) {
+  Value *isReservedToSelf(IRBuilder<> &B, Value *H, Value *Thread,
+                          Value **TagOut = nullptr) {
     Value *Tag = loadRelaxed(
         B, I64, byteAddr(B, Thread, L.reserve_tag_offset, "jitlock.tag.addr"),
         "jitlock.tag");
+    if (TagOut)
+      *TagOut = Tag;
     return B.CreateICmpEQ(B.CreateAnd(H, L.reserve_mask, "jitlock.reserve"),
                           Tag, "jitlock.reserved.to.self");
   }
@@ -290,7 +295,7 @@ void MonitorLowering::lowerEnter(CallBase &CB) {
   B.SetInsertPoint(CheckHeader);
   if (Reserved) {
     // R1: reserved to this thread: push, no atomic.
-    branch(B, isReservedToSelf(B, H, Thread), Fast.ReservedPush,
+    branch(B, isReservedToSelf(B, H, Thread, &Fast.Tag), Fast.ReservedPush,
            Fast.Unreserved, Likely);
     B.SetInsertPoint(Fast.ReservedPush);
     emitPush(B, Obj,
@@ -381,17 +386,36 @@ Value *MonitorLowering::emitFastLock(IRBuilder<> &B, const FastLockBlocks &Fast,
                                 "jitlock.top.entry");
   Value *IsRecursive = B.CreateICmpEQ(TopEntry, Obj, "jitlock.recursive");
   if (Reserved) {
-    // E5 takes only a header whose field is 0: one reservable (R2), or
-    // reserved to another thread (R3), goes to the runtime.
+    // E5 takes only a header whose field is 0. A reservable one: R2 below.
+    // Reserved to another thread (R3), or fast-locked: the runtime.
+    Function *F = B.GetInsertBlock()->getParent();
     BasicBlock *NotRecursive =
-        newBlock(B.GetInsertBlock()->getParent(), "jitlock.enter.not.recursive",
-                 Fast.Cas);
+        newBlock(F, "jitlock.enter.not.recursive", Fast.Cas);
+    BasicBlock *CheckReservable =
+        newBlock(F, "jitlock.enter.reservable", Fast.Cas);
+    BasicBlock *Reserve = newBlock(F, "jitlock.enter.reserve", Fast.Cas);
     B.CreateCondBr(IsRecursive, Fast.Push, NotRecursive);
     B.SetInsertPoint(NotRecursive);
-    Value *Unreserved =
-        B.CreateICmpEQ(B.CreateAnd(H, L.reserve_mask, "jitlock.reserve"),
-                       B.getInt64(L.unlocked_value), "jitlock.unreserved");
-    branch(B, Unreserved, Fast.Cas, Slow, Likely);
+    Value *Field = B.CreateAnd(H, L.reserve_mask, "jitlock.reserve");
+    Value *Unreserved = B.CreateICmpEQ(Field, B.getInt64(L.unlocked_value),
+                                       "jitlock.unreserved");
+    branch(B, Unreserved, Fast.Cas, CheckReservable, Likely);
+    // R2: reservable and unlocked, and this thread may reserve (its tag is
+    // not ~0): CAS the field to the tag, acquire, as E5 does; then the push.
+    // A failed CAS: the runtime.
+    B.SetInsertPoint(CheckReservable);
+    Value *Reservable =
+        B.CreateICmpEQ(Field, B.getInt64(L.unlocked_value | L.reservable_value),
+                       "jitlock.reservable");
+    Value *MayReserve = B.CreateICmpNE(Fast.Tag, B.getInt64(~uint64_t(0)),
+                                       "jitlock.may.reserve");
+    branch(B, B.CreateAnd(Reservable, MayReserve), Reserve, Slow, Likely);
+    B.SetInsertPoint(Reserve);
+    Value *ToSelf = B.CreateOr(B.CreateAnd(H, ~L.reserve_mask), Fast.Tag,
+                               "jitlock.reserved");
+    Value *Pair = cas(B, HeaderAddr, H, ToSelf, AtomicOrdering::Acquire,
+                      "jitlock.reserve.cas");
+    branch(B, B.CreateExtractValue(Pair, 1), Fast.Push, Slow, Likely);
   } else {
     B.CreateCondBr(IsRecursive, Fast.Push, Fast.Cas);
   }

@@ -3,8 +3,9 @@
 ; tag at reserve_tag_offset, see jitlock_rt_layout in jitlock_rt.h). The
 ; enter tests R1 right after E2: a header reserved to this thread, unlocked,
 ; is pushed with no atomic. Otherwise the lightweight path, whose E5 CASes
-; only a header with the reservation field 0; a reservable header (R2) or one
-; reserved to another thread (R3) goes to the runtime. The exit adds R4
+; only a header with the reservation field 0; a reservable header is
+; reserved to this thread by R2's CAS (as the model's inline enter does),
+; one reserved to another thread (R3) goes to the runtime. The exit adds R4
 ; after the pop and X3: still reserved to this thread, done; revoked (the
 ; revocation fast-locked it) or never reserved, X4.
 ;
@@ -93,11 +94,27 @@
 ; CHECK:       jitlock.enter.top:
 ; CHECK:         br i1 %jitlock.recursive, label %jitlock.enter.push, label %jitlock.enter.not.recursive
 ; CHECK-EMPTY:
-; E5 only when the field is 0 (lock bits 01): else the runtime (R2, R3).
+; E5 only when the field is 0 (lock bits 01).
 ; CHECK-NEXT:  jitlock.enter.not.recursive:
 ; CHECK-NEXT:    %jitlock.reserve2 = and i64 %jitlock.header, 72056494526300163
 ; CHECK-NEXT:    %jitlock.unreserved = icmp eq i64 %jitlock.reserve2, 1
-; CHECK-NEXT:    br i1 %jitlock.unreserved, label %jitlock.enter.cas, label %jitlock.enter.slow, !prof [[LIKELY]]
+; CHECK-NEXT:    br i1 %jitlock.unreserved, label %jitlock.enter.cas, label %jitlock.enter.reservable, !prof [[LIKELY]]
+; CHECK-EMPTY:
+; R2: reservable (the field all ones, 01) and a thread that may reserve (tag
+; not ~0): CAS the field to the tag, acquire, then the push. Reserved to
+; another thread (R3) or fast-locked: the runtime.
+; CHECK-NEXT:  jitlock.enter.reservable:
+; CHECK-NEXT:    %jitlock.reservable = icmp eq i64 %jitlock.reserve2, 72056494526300161
+; CHECK-NEXT:    %jitlock.may.reserve = icmp ne i64 %jitlock.tag, -1
+; CHECK-NEXT:    [[R2:%.*]] = and i1 %jitlock.reservable, %jitlock.may.reserve
+; CHECK-NEXT:    br i1 [[R2]], label %jitlock.enter.reserve, label %jitlock.enter.slow, !prof [[LIKELY]]
+; CHECK-EMPTY:
+; CHECK-NEXT:  jitlock.enter.reserve:
+; CHECK-NEXT:    [[KEPT:%.*]] = and i64 %jitlock.header, -72056494526300164
+; CHECK-NEXT:    %jitlock.reserved = or i64 [[KEPT]], %jitlock.tag
+; CHECK-NEXT:    %jitlock.reserve.cas = cmpxchg ptr %o, i64 %jitlock.header, i64 %jitlock.reserved acquire monotonic, align 8
+; CHECK-NEXT:    [[OK:%.*]] = extractvalue { i64, i1 } %jitlock.reserve.cas, 1
+; CHECK-NEXT:    br i1 [[OK]], label %jitlock.enter.push, label %jitlock.enter.slow, !prof [[LIKELY]]
 ; CHECK-EMPTY:
 ; CHECK-NEXT:  jitlock.enter.cas:
 ; CHECK-NEXT:    %jitlock.expected = or i64 %jitlock.header, 1

@@ -4,10 +4,11 @@
 // by the JIT against a runtime configured for JITLOCK_LOCKING_RESERVED, run
 // on objects whose headers the test puts in the reserved state, as the
 // runtime's R2 would: R1 and R4 keep the header bit-identical and call no
-// runtime; headers reserved to another thread, or reservable, reach the
-// runtime; a reservation revoked while held (once or recursively) is
-// released by X4 at the outermost exit only; and threads each holding their
-// own reserved object lose no increment of a shared unreserved one.
+// runtime; a reservable header is reserved inline (R2); one reserved to
+// another thread reaches the runtime; a reservation revoked while held (once or
+// recursively) is released by X4 at the outermost exit only; and threads each
+// holding their own reserved object lose no increment of a shared unreserved
+// one.
 //
 //===----------------------------------------------------------------------===//
 #include "LoweredPair.h"
@@ -85,24 +86,57 @@ TEST_F(ReservedJit, ReservedToSelfTakesNoRuntimeCall) {
   EXPECT_EQ(slowCalls(), Before) << "R1 or R4 called the runtime";
 }
 
-TEST_F(ReservedJit, OtherThreadsAndReservableHeadersGoToTheRuntime) {
+TEST_F(ReservedJit, AHeaderReservedToAnotherThreadGoesToTheRuntime) {
   const uint64_t Ones = ~uint64_t(0) >> (64 - L.reserve_bits);
   const uint64_t Index = (tagOf(Self) >> L.reserve_shift) & Ones;
   // An index no thread holds: reserved to a thread that is not there.
   const uint64_t Other = (Index + 100) % (Ones - 1) + 1;
-  for (uint64_t Header :
-       {EmbedderBits | L.unlocked_value | Other << L.reserve_shift,
-        EmbedderBits | L.unlocked_value | L.reservable_value}) {
-    jitlock_test::Obj O;
-    header(O) = Header;
-    const uint64_t Before = slowCalls();
-    Pair->Lock(&O);
-    EXPECT_GT(slowCalls(), Before)
-        << std::hex << Header << ": fast-locked inline, not by the runtime";
-    EXPECT_TRUE(jitlock_rt_holds_lock(Self, &O));
-    Pair->Unlock(&O);
-    EXPECT_FALSE(jitlock_rt_holds_lock(Self, &O));
-  }
+  const uint64_t Header =
+      EmbedderBits | L.unlocked_value | Other << L.reserve_shift;
+  jitlock_test::Obj O;
+  header(O) = Header;
+  const uint64_t Before = slowCalls();
+  Pair->Lock(&O);
+  EXPECT_GT(slowCalls(), Before)
+      << std::hex << Header << ": fast-locked inline, not by the runtime";
+  EXPECT_TRUE(jitlock_rt_holds_lock(Self, &O));
+  Pair->Unlock(&O);
+  EXPECT_FALSE(jitlock_rt_holds_lock(Self, &O));
+}
+
+TEST_F(ReservedJit, AReservableHeaderIsReservedInline) {
+  jitlock_test::Obj O;
+  header(O) = EmbedderBits | L.unlocked_value | L.reservable_value;
+  const uint64_t Mine = EmbedderBits | tagOf(Self);
+  const uint64_t Before = slowCalls();
+  Pair->Lock(&O); // R2
+  EXPECT_EQ(header(O), Mine) << "R2 did not reserve the object";
+  EXPECT_TRUE(jitlock_rt_holds_lock(Self, &O));
+  Pair->Unlock(&O); // R4
+  Pair->Lock(&O);   // R1
+  Pair->Unlock(&O);
+  EXPECT_EQ(header(O), Mine);
+  EXPECT_FALSE(jitlock_rt_holds_lock(Self, &O));
+  EXPECT_EQ(slowCalls(), Before) << "R2, R1 or R4 called the runtime";
+}
+
+TEST_F(ReservedJit, AThreadThatMayNotReserveLeavesR2ToTheRuntime) {
+  // The tag of a thread past the field's indices (~0); restored after.
+  uint64_t &Tag = *reinterpret_cast<uint64_t *>(reinterpret_cast<char *>(Self) +
+                                                L.reserve_tag_offset);
+  const uint64_t Saved = Tag;
+  Tag = ~uint64_t(0);
+  jitlock_test::Obj O;
+  header(O) = EmbedderBits | L.unlocked_value | L.reservable_value;
+  const uint64_t Before = slowCalls();
+  Pair->Lock(&O);
+  const uint64_t Held = header(O);
+  Pair->Unlock(&O);
+  Tag = Saved;
+  EXPECT_GT(slowCalls(), Before) << "R2 ran for a thread that may not reserve";
+  EXPECT_EQ(Held & ~L.reserve_mask, EmbedderBits)
+      << std::hex << Held << ": the embedder's bits changed";
+  EXPECT_FALSE(jitlock_rt_holds_lock(Self, &O));
 }
 
 TEST_F(ReservedJit, RevokedWhileHeldIsReleasedByTheOutermostExit) {
@@ -140,7 +174,9 @@ TEST_F(ReservedJit, ThreadsHoldTheirOwnAndShareAnUnreservedObject) {
       std::mt19937_64 Rng(Seed + T);
       jitlock_test::Obj Own;
       const uint64_t Mine = EmbedderBits | tagOf(Me);
-      header(Own) = Mine;
+      // Half of them reserved by their first lock (R2), half beforehand.
+      header(Own) =
+          T % 2 ? EmbedderBits | L.unlocked_value | L.reservable_value : Mine;
       uint64_t Shares = 0;
       for (unsigned I = 0; I != Iterations; ++I) {
         Pair->Lock(&Own);
