@@ -211,7 +211,12 @@ TEST_F(ReservedEmitter, ThreadsOwnReservedAndShareUnreserved) {
           D.run(true, &Shared, Self);
         ++OwnCount;
         if (Nested) {
-          SharedCount = SharedCount + 1;
+          // A load and a store, not an increment: a broken lock loses
+          // updates. Relaxed atomics, because the lock is JIT code that the
+          // race detector cannot see into.
+          std::atomic_ref<uint64_t> Count(SharedCount);
+          Count.store(Count.load(std::memory_order_relaxed) + 1,
+                      std::memory_order_relaxed);
           D.run(false, &Shared, Self);
         }
         D.run(false, &Own, Self);

@@ -183,7 +183,12 @@ TEST_F(ReservedJit, ThreadsHoldTheirOwnAndShareAnUnreservedObject) {
         Pair->Lock(&Own);
         if (Rng() % 4 == 0) {
           Pair->Lock(&Shared);
-          SharedCount = SharedCount + 1;
+          // A load and a store, not an increment: a broken lock loses
+          // updates. Relaxed atomics, because the lock is JIT code that the
+          // race detector cannot see into.
+          std::atomic_ref<uint64_t> Count(SharedCount);
+          Count.store(Count.load(std::memory_order_relaxed) + 1,
+                      std::memory_order_relaxed);
           Pair->Unlock(&Shared);
           ++Shares;
         }
