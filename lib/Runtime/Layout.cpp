@@ -11,6 +11,7 @@
 #include "ExitBarrier.h"
 #include "Monitor.h"
 #include "ObjectHeader.h"
+#include "Reservation.h"
 #include "Safepoint.h"
 #include "Thread.h"
 
@@ -76,7 +77,7 @@ static void fillWholeLayout(jitlock_rt_layout *L, const jitlock_rt_config &C,
   L->monitor_entry_count_offset = Monitor::entryCountOffset();
   L->monitor_exit = Exit;
   if (C.locking_mode == JITLOCK_LOCKING_RESERVED) {
-    uint64_t Field = (~uint64_t(0) >> (64 - C.reserve_bits)) << C.reserve_shift;
+    uint64_t Field = reservation::fieldMaskFor(C);
     L->reserve_shift = C.reserve_shift;
     L->reserve_bits = C.reserve_bits;
     L->reserve_mask = header::LockMask | Field;

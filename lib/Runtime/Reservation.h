@@ -22,12 +22,16 @@ inline bool enabled() {
   return Config.locking_mode == JITLOCK_LOCKING_RESERVED;
 }
 
-/// The reservation field's bits in a header; 0 unless reserving.
-inline uint64_t fieldMask() {
-  if (!enabled())
+/// The reservation field's bits in a header under configuration `C`; 0
+/// unless it reserves. The layout's reservable_value is this mask.
+inline uint64_t fieldMaskFor(const jitlock_rt_config &C) {
+  if (C.locking_mode != JITLOCK_LOCKING_RESERVED)
     return 0;
-  return (~uint64_t(0) >> (64 - Config.reserve_bits)) << Config.reserve_shift;
+  return (~uint64_t(0) >> (64 - C.reserve_bits)) << C.reserve_shift;
 }
+
+/// The reservation field's bits in a header; 0 unless reserving.
+inline uint64_t fieldMask() { return fieldMaskFor(Config); }
 
 /// The thread's tag (Thread.h): the owner reads it, a handshake run for the
 /// stopped owner may set it to ~0.

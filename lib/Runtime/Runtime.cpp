@@ -375,9 +375,9 @@ static uint64_t NextReserveIndex = 1;
 /// index, or ~0 (may not reserve) when reservation is off or the field's
 /// indices, all but 0 and all ones, are used up.
 static uint64_t takeReserveTag() {
-  if (Config.locking_mode != JITLOCK_LOCKING_RESERVED)
+  if (!reservation::enabled())
     return ~uint64_t(0);
-  uint64_t AllOnes = ~uint64_t(0) >> (64 - Config.reserve_bits);
+  uint64_t AllOnes = reservation::fieldMask() >> Config.reserve_shift;
   if (NextReserveIndex >= AllOnes)
     return ~uint64_t(0);
   return header::UnlockedValue | NextReserveIndex++ << Config.reserve_shift;
