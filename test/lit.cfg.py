@@ -27,7 +27,7 @@ if not config.jitlock_sanitizer:
 # Always the tools of the LLVM the plugin was built against (a plugin built
 # for LLVM 19 cannot be loaded by another opt), never whatever is on PATH.
 llvm_config.add_tool_substitutions(
-    ["opt", "llc", "not", "split-file", "llvm-readobj"],
+    ["opt", "llc", "not", "split-file", "llvm-readobj", "llvm-link"],
     [config.llvm_tools_dir],
 )
 

@@ -4,6 +4,10 @@
 ; with another (another mode, or another TLS offset).
 ;
 ; RUN: split-file %s %t
+; The stamped module: lowered with this runtime's layout, then given new code.
+; RUN: opt -load-pass-plugin=%shlibdir/JitlockPlugin.so -passes=jitlock-lower \
+; RUN:   -S %t/first.ll -o %t/lowered.ll
+; RUN: llvm-link -S %t/lowered.ll %t/more.ll -o %t/layout.ll
 ; RUN: not opt -load-pass-plugin=%shlibdir/JitlockPlugin.so \
 ; RUN:   -passes='jitlock-lower<header-offset=8>' -disable-output %t/layout.ll 2>&1 \
 ; RUN:   | FileCheck %s --check-prefix=LAYOUT
@@ -22,12 +26,12 @@
 ; RUN:   -passes='jitlock-lower<thread=tls;tls-offset=-320>' -S %t/thread.ll \
 ; RUN:   | FileCheck %s --check-prefix=SAME
 
-; LAYOUT: error: jitlock: conflicting configuration: module already lowered for layout 'abi=6;header=0;{{.*}}', now lowering for 'abi=6;header=8;{{.*}}'
+; LAYOUT: error: jitlock: conflicting configuration: module already lowered for layout '[[ABI:abi=[0-9]+]];header=0;[[REST:[^']*]]', now lowering for '[[ABI]];header=8;[[REST]]'
 ; THREAD: error: jitlock: conflicting configuration: module already lowered with thread=tls;tls-offset=-320, now with thread=[[NOW]]{{$}}
 ; SAME:     !"jitlock.lowered-thread", !"tls;tls-offset=-320"}
 ; SAME-NOT: !"jitlock.lowered-thread"
 
-;--- layout.ll
+;--- first.ll
 declare void @jitlock.monitor.enter(ptr)
 
 define void @f(ptr %o) {
@@ -36,8 +40,14 @@ entry:
   ret void
 }
 
-!llvm.module.flags = !{!0}
-!0 = !{i32 1, !"jitlock.lowered-layout", !"abi=6;header=0;mask=3;top=0;base=64;end=128;owner=64;recursions=72;anonymous=2;entries=80;exit=store;watermark=24;page=4096;shadow=20;poll=512;armed=1;monitors=pointer"}
+;--- more.ll
+declare void @jitlock.monitor.enter(ptr)
+
+define void @g(ptr %o) {
+entry:
+  call void @jitlock.monitor.enter(ptr %o)
+  ret void
+}
 
 ;--- thread.ll
 declare void @jitlock.monitor.enter(ptr)
