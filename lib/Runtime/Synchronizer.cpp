@@ -749,15 +749,6 @@ int outOfMonitors(jitlock_thread &T, void *Obj, Caller From) {
       }
       continue; // Deflated: the header no longer names the monitor.
     }
-    if (Config.locking_mode == JITLOCK_LOCKING_HEAVY && isUnlocked(H)) {
-      Monitor *M;
-      Inflated Result = inflateUnlocked(T, Obj, H, M); // H1
-      if (Result == Inflated::Installed)
-        return JITLOCK_OK;
-      if (Result == Inflated::OutOfMonitors)
-        return outOfMonitors(T, Obj, From);
-      continue;
-    }
     if (isFastLocked(H)) {
       if (LS.top() == Obj) { // E4
         LS.push(Obj);
@@ -778,10 +769,19 @@ int outOfMonitors(jitlock_thread &T, void *Obj, Caller From) {
         return outOfMonitors(T, Obj, From);
       continue;
     }
-    // Unlocked (01): the only lock bits a reserved or reservable header
-    // has, so the reservation steps come last, where they cost the other
-    // modes one test on E5's path alone.
-    if (reservation::enabled()) {
+    // Unlocked (01): the only lock bits that heavy mode inflates (H1) and
+    // that a reserved or reservable header has, so the other modes' steps
+    // come last, behind one test of the mode on the default mode's E5 path.
+    if (Config.locking_mode != JITLOCK_LOCKING_LIGHTWEIGHT) {
+      if (Config.locking_mode == JITLOCK_LOCKING_HEAVY) {
+        Monitor *M;
+        Inflated Result = inflateUnlocked(T, Obj, H, M); // H1
+        if (Result == Inflated::Installed)
+          return JITLOCK_OK;
+        if (Result == Inflated::OutOfMonitors)
+          return outOfMonitors(T, Obj, From);
+        continue;
+      }
       int Status = JITLOCK_OK;
       switch (reservation::enter(T, Obj, H, Status)) {
       case reservation::EnterStep::Entered: // R1, R2
@@ -823,13 +823,17 @@ int outOfMonitors(jitlock_thread &T, void *Obj, Caller From) {
       return JITLOCK_OK;
 #endif
     uint64_t H = Header.load(std::memory_order_relaxed);
-    if (reservation::exitReserved(T, H)) // R4, after the pop and X3.
+    // A reserved header is unlocked (01), so R4 (after the pop and X3) is
+    // tested only when X4's fast-locked test fails: the default mode's exit
+    // does not test the mode.
+    if (isFastLocked(H)) {
+      if (Header.compare_exchange_strong(H, withLockBits(H, UnlockedValue),
+                                         std::memory_order_release,
+                                         std::memory_order_relaxed))
+        return JITLOCK_OK;
+    } else if (reservation::exitReserved(T, H)) { // R4
       return JITLOCK_OK;
-    if (isFastLocked(H) &&
-        Header.compare_exchange_strong(H, withLockBits(H, UnlockedValue),
-                                       std::memory_order_release,
-                                       std::memory_order_relaxed))
-      return JITLOCK_OK;
+    }
     LS.push(Obj);
   }
 
