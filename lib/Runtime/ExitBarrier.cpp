@@ -46,13 +46,7 @@ uint32_t resolveInflatedExit(uint32_t Requested, int &Status) {
   return JITLOCK_EXIT_FENCE;
 }
 
-uint32_t inflatedExit() {
-  // Config.inflated_exit as configure resolved it; the defaults resolve
-  // here, once, for a process that never configures.
-  if (Config.inflated_exit != JITLOCK_EXIT_AUTO)
-    return Config.inflated_exit;
-  return autoExit();
-}
+uint32_t defaultInflatedExit() { return autoExit(); }
 
 std::atomic<void (*)()> JoinBarrierTestHook{nullptr};
 

@@ -22,6 +22,7 @@
 #ifndef JITLOCK_RUNTIME_EXITBARRIER_H
 #define JITLOCK_RUNTIME_EXITBARRIER_H
 
+#include "Config.h"
 #include "jitlock/jitlock_rt.h"
 
 #include <atomic>
@@ -37,8 +38,17 @@ bool membarrierAvailable();
 /// is missing, or the value is unknown.
 uint32_t resolveInflatedExit(uint32_t Requested, int &Status);
 
-/// The exit in use: JITLOCK_EXIT_STORE or JITLOCK_EXIT_FENCE.
-uint32_t inflatedExit();
+/// The default exit, resolved once, for a process that never configures.
+uint32_t defaultInflatedExit();
+
+/// The exit in use: JITLOCK_EXIT_STORE or JITLOCK_EXIT_FENCE. Inline: every
+/// inflated exit asks (N3).
+inline uint32_t inflatedExit() {
+  // Config.inflated_exit as configure resolved it.
+  if (Config.inflated_exit != JITLOCK_EXIT_AUTO)
+    return Config.inflated_exit;
+  return defaultInflatedExit();
+}
 
 /// N3's barrier between the release store and the entry count's load.
 inline void exitBarrier() {

@@ -101,16 +101,4 @@ Inflated inflateUnlocked(jitlock_thread &T, void *Obj, uint64_t H,
   return Result;
 }
 
-Monitor *monitorOwnedBy(jitlock_thread &T, void *Obj, uint64_t H) {
-  Monitor *M = monitorOfHeader(Obj, H);
-  if (!M)
-    return nullptr;
-  uintptr_t Holder = M->ownerAcquire();
-  if (Holder == owner::encode(&T))
-    return M;
-  if (Holder == owner::AnonymousOwner && LockStack(T).contains(Obj))
-    return inflateOwned(T, Obj);
-  return nullptr;
-}
-
 } // namespace jitlock

@@ -386,14 +386,15 @@ static void waitForEntry(unsigned &Round) {
     sched_yield();
 }
 
-Monitor *monitorOfHeader(const void *Obj, uint64_t &H) {
-  for (unsigned Round = 0; hasMonitor(H);) {
-    if (Monitor *M = storage::monitorFor(Obj, H))
-      return M;
+Monitor *awaitMonitorOfHeader(const void *Obj, uint64_t &H) {
+  for (unsigned Round = 0;;) {
     waitForEntry(Round);
     H = loadStableHeader(Obj);
+    if (!hasMonitor(H))
+      return nullptr;
+    if (Monitor *M = storage::monitorFor(Obj, H))
+      return M;
   }
-  return nullptr;
 }
 
 Monitor *monitorNamedBy(const void *Obj, uint64_t H) {
@@ -739,19 +740,6 @@ int outOfMonitors(jitlock_thread &T, void *Obj, Caller From) {
         return outOfMonitors(T, LS.at(0), From);
       continue;
     }
-    if (reservation::enabled()) {
-      int Status = JITLOCK_OK;
-      switch (reservation::enter(T, Obj, H, Status)) {
-      case reservation::EnterStep::Entered: // R1, R2
-        return JITLOCK_OK;
-      case reservation::EnterStep::StartOver: // R3
-        continue;
-      case reservation::EnterStep::Failed:
-        return Status;
-      case reservation::EnterStep::Lightweight:
-        break;
-      }
-    }
     if (hasMonitor(H)) { // E3
       Monitor *M = monitorOfHeader(Obj, H);
       if (M && enterMonitor(T, *M, Obj)) {
@@ -789,6 +777,22 @@ int outOfMonitors(jitlock_thread &T, void *Obj, Caller From) {
       if (inflateAnonymous(T, Obj, H) == Inflated::OutOfMonitors)
         return outOfMonitors(T, Obj, From);
       continue;
+    }
+    // Unlocked (01): the only lock bits a reserved or reservable header
+    // has, so the reservation steps come last, where they cost the other
+    // modes one test on E5's path alone.
+    if (reservation::enabled()) {
+      int Status = JITLOCK_OK;
+      switch (reservation::enter(T, Obj, H, Status)) {
+      case reservation::EnterStep::Entered: // R1, R2
+        return JITLOCK_OK;
+      case reservation::EnterStep::StartOver: // R3
+        continue;
+      case reservation::EnterStep::Failed:
+        return Status;
+      case reservation::EnterStep::Lightweight:
+        break;
+      }
     }
     // E5.
     if (Header.compare_exchange_strong(H, withLockBits(H, LockedValue),

@@ -104,10 +104,20 @@ enum class Inflated {
   OutOfMonitors ///< index storage's region is full (JITLOCK_ENOMEM)
 };
 
+/// monitorOfHeader's wait: reloads `H` until the table has the entry.
+Monitor *awaitMonitorOfHeader(const void *Obj, uint64_t &H);
+
 /// The monitor that `Obj`'s header `H` (tag 10) names, for an attached
 /// caller; reloads `H` until the table has the entry (table storage). Null
-/// when `H` names no monitor, or stops naming one meanwhile.
-Monitor *monitorOfHeader(const void *Obj, uint64_t &H);
+/// when `H` names no monitor, or stops naming one meanwhile. Inline: the
+/// runtime's enter and exit of an inflated object look it up every time.
+inline Monitor *monitorOfHeader(const void *Obj, uint64_t &H) {
+  if (!header::hasMonitor(H))
+    return nullptr;
+  if (Monitor *M = storage::monitorFor(Obj, H))
+    return M;
+  return awaitMonitorOfHeader(Obj, H);
+}
 
 /// Inflates an object that `T` holds fast-locked, or fixes the anonymous
 /// owner of one a contender inflated. All of the object's lock stack entries
@@ -117,8 +127,19 @@ Monitor *monitorOfHeader(const void *Obj, uint64_t &H);
 Monitor *inflateOwned(jitlock_thread &T, void *Obj);
 
 /// The monitor through which `T` owns `Obj`, fixing an anonymous owner that
-/// is `T`; null when `T` does not own `Obj` through a monitor.
-Monitor *monitorOwnedBy(jitlock_thread &T, void *Obj, uint64_t Header);
+/// is `T`; null when `T` does not own `Obj` through a monitor. Inline for
+/// the runtime's exit of an inflated object.
+inline Monitor *monitorOwnedBy(jitlock_thread &T, void *Obj, uint64_t H) {
+  Monitor *M = monitorOfHeader(Obj, H);
+  if (!M)
+    return nullptr;
+  uintptr_t Holder = M->ownerAcquire();
+  if (Holder == owner::encode(&T))
+    return M;
+  if (Holder == owner::AnonymousOwner && LockStack(T).contains(Obj))
+    return inflateOwned(T, Obj);
+  return nullptr;
+}
 
 /// Takes `M` for `T` if nobody holds it, even while others are queued
 /// (barging; a queued head that keeps losing gets direct handoff instead).
