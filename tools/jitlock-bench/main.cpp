@@ -418,6 +418,7 @@ int main(int Argc, char **Argv) {
   registerMonitorBenchmarks();
   registerPhilosophersBenchmarks();
   registerInflateChurnBenchmarks();
+  registerReservationBenchmarks();
   registerSafepointBenchmarks();
   registerDeflationBenchmarks(setupLightweight);
   registerDeoptBenchmarks(setupLightweight);
