@@ -88,6 +88,14 @@ void unpin() {
   sched_setaffinity(0, sizeof(Set), &Set);
 }
 
+/// Joins `Other` in the native state, where a handshake it may still be
+/// waiting for (one that timed out here) is run for `Self` without it.
+void joinSafe(std::thread &Other, jitlock_thread *Self) {
+  jitlock_rt_enter_native(Self);
+  Other.join();
+  jitlock_rt_leave_native(Self);
+}
+
 uint64_t loadHeader(const Object &O) {
   return __atomic_load_n(&O.Header, __ATOMIC_ACQUIRE);
 }
@@ -224,7 +232,7 @@ void runHandoff(benchmark::State &St, uint32_t Mode) {
     Ok = Ok && waitPolling(T, L, H.Abort, [&] { return !(H.Rounds & 1); });
     jitlock_rt_get_stats(&TimedEnd); // the partner still attached
     H.Stop.store(true);
-    Partner.join();
+    joinSafe(Partner, T);
     if (!Ok || !H.PartnerError.empty())
       Error = H.PartnerError.empty() ? TimedOut : H.PartnerError;
   };
@@ -343,8 +351,11 @@ struct Revoker {
       return fail("the reserving thread's exit failed");
     Ready.store(N);
     if (!waitPolling(T, L, Abort,
-                     [&] { return (loadHeader(O) & L.reserve_mask) != Tag; }))
+                     [&] { return (loadHeader(O) & L.reserve_mask) != Tag; })) {
+      if (Held) // let the contender in when this thread detaches
+        jitlock_rt_monitor_exit(T, &O);
       return fail(TimedOut);
+    }
     RevokedAt.store(nowNs());
     if (Held && jitlock_rt_monitor_exit(T, &O) != JITLOCK_OK)
       return fail("the holder's exit after the revocation failed");
@@ -392,7 +403,7 @@ void runRevoke(benchmark::State &St, bool Held) {
   // Stops the reserving thread; the run's error, if any.
   auto Finish = [&](const char *Why) {
     R.Stop.store(true);
-    Reserving.join();
+    joinSafe(Reserving, T);
     if (Why)
       Error = R.Error.empty() ? Why : R.Error;
   };
