@@ -6,8 +6,9 @@
 // reserved locking the first round reserves every object (R2) and the
 // partner's first round revokes each (R3, a handshake with the benchmark
 // thread); a revoked object is never reserved again, so after the warm-up
-// rounds (untimed) both modes run the same lightweight CAS. ns_per_pair is
-// the median round's time per pair: the turns' hand-over (a wake-up on a
+// rounds (untimed) both modes lock by a lightweight CAS, reserved mode's
+// inline paths with a compare against the thread's tag besides. ns_per_pair
+// is the median round's time per pair: the turns' hand-over (a wake-up on a
 // loaded machine) and the rounds a preemption stretched are left out, as
 // they would swamp the locking. Also the run's revocations, threads_stopped
 // and the timed rounds' runtime calls per pair (none for either mode).
@@ -19,8 +20,10 @@
 // sees the reservation gone, and enter_*_ns the contender's whole first
 // enter (for a held object, up to the holder's unlock).
 //
-// Every waiting loop polls (the revocation handshake runs at the waiting
-// thread's poll) and gives up after WaitLimit, failing the run.
+// The handoff threads share one CPU, the revoke threads have one each
+// (Handoff::Cpu, Revoker::Cpu). Every waiting loop polls (the revocation
+// handshake runs at the waiting thread's poll) and gives up after
+// WaitLimit, failing the run.
 //
 //===----------------------------------------------------------------------===//
 #include "Bench.h"
@@ -32,6 +35,7 @@
 #include <cmath>
 #include <functional>
 #include <sched.h>
+#include <utility>
 #include <vector>
 
 namespace jitlock::bench {
@@ -72,21 +76,39 @@ bool waitPolling(jitlock_thread *T, const jitlock_rt_layout &L,
   }
 }
 
-/// Binds the calling thread to `Cpu` (when the system lets it), or to every
-/// CPU again.
+/// Binds the calling thread to `Cpu`, when the system lets it.
 void pinTo(int Cpu) {
   cpu_set_t Set;
   CPU_ZERO(&Set);
   CPU_SET(Cpu, &Set);
   sched_setaffinity(0, sizeof(Set), &Set);
 }
-void unpin() {
-  cpu_set_t Set;
-  CPU_ZERO(&Set);
-  for (int Cpu = 0; Cpu < CPU_SETSIZE; ++Cpu)
-    CPU_SET(Cpu, &Set);
-  sched_setaffinity(0, sizeof(Set), &Set);
-}
+
+/// Binds the calling thread to the CPU it runs on until restore() or the
+/// end of the scope, then gives it back the CPUs it had.
+class PinnedHere {
+  cpu_set_t Saved;
+  bool Restored = false;
+
+public:
+  const int Cpu = sched_getcpu();
+  PinnedHere() {
+    sched_getaffinity(0, sizeof(Saved), &Saved);
+    pinTo(Cpu);
+  }
+  ~PinnedHere() { restore(); }
+  void restore() {
+    if (!std::exchange(Restored, true))
+      sched_setaffinity(0, sizeof(Saved), &Saved);
+  }
+  /// Another CPU the thread may run on, or its own when it has no other.
+  int otherCpu() const {
+    for (int I = 1; I < CPU_SETSIZE; ++I)
+      if (CPU_ISSET((Cpu + I) % CPU_SETSIZE, &Saved))
+        return (Cpu + I) % CPU_SETSIZE;
+    return Cpu;
+  }
+};
 
 /// Joins `Other` in the native state, where a handshake it may still be
 /// waiting for (one that timed out here) is run for `Self` without it.
@@ -170,7 +192,7 @@ struct Handoff {
   /// Both threads run on this CPU: the objects' cache lines stay put, and
   /// the scheduler cannot move one thread's rounds between a CPU that has
   /// them and one that must fetch them.
-  int Cpu = sched_getcpu();
+  int Cpu = -1;
 
   /// Waits for the turn of thread `Parity`, then runs its round.
   bool takeTurn(jitlock_thread *T, uint64_t Parity) {
@@ -224,7 +246,8 @@ void runHandoff(benchmark::State &St, uint32_t Mode) {
   const jitlock_reservation_stats Before = reservationStats();
 
   Handoff H(L, Fn);
-  pinTo(H.Cpu);
+  PinnedHere Pin;
+  H.Cpu = Pin.Cpu;
   std::thread Partner([&H] { H.partner(); });
   jitlock_rt_stats TimedStart{}, TimedEnd{};
   // Stops the partner after its last round; the run's error, if any.
@@ -272,7 +295,7 @@ void runHandoff(benchmark::State &St, uint32_t Mode) {
   if (Error.empty() && Revocations != Expected)
     Error = std::to_string(Revocations) + " revocations, expected " +
             std::to_string(Expected);
-  unpin();
+  Pin.restore();
   jitlock_rt_deflate_idle();
   for (const Object &O : HandoffObjs)
     if (Error.empty() && O.Header != 1)
@@ -326,6 +349,10 @@ struct Revoker {
   std::atomic<int64_t> RevokedAt{0};
   std::atomic<bool> Stop{false}, Abort{false};
   std::string Error;
+  /// A CPU of its own, away from the contender's: neither thread's waiting
+  /// (the contender's spin on a held object) delays the other's part of the
+  /// handshake, and the median moves far less with the machine's load.
+  int Cpu = -1;
 
   bool fail(const char *Why) {
     Error = Why;
@@ -364,6 +391,7 @@ struct Revoker {
   }
 
   void run() {
+    pinTo(Cpu);
     jitlock_thread *T = jitlock_rt_attach();
     if (!T) {
       fail("jitlock_rt_attach failed");
@@ -397,6 +425,8 @@ void runRevoke(benchmark::State &St, bool Held) {
     return St.SkipWithError("jitlock_rt_attach failed");
   const jitlock_reservation_stats Before = reservationStats();
   Revoker R(L, Held);
+  PinnedHere Pin;
+  R.Cpu = Pin.otherCpu();
   std::thread Reserving([&R] { R.run(); });
   std::vector<double> RevokeNs, EnterNs;
   std::string Error;
@@ -442,6 +472,7 @@ void runRevoke(benchmark::State &St, bool Held) {
   if (Error.empty() && Counted != N)
     Error = std::to_string(Counted) + (Held ? " held" : " unheld") +
             " revocations counted for " + std::to_string(N) + " samples";
+  Pin.restore();
   jitlock_rt_deflate_idle();
   jitlock_rt_stats End{};
   jitlock_rt_get_stats(&End);
