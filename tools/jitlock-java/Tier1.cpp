@@ -70,6 +70,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 using namespace llvm;
@@ -1097,9 +1098,13 @@ Function *Translator::inlineBody(Method *RM) {
   if (Depth >= Opts.InlineDepth || RM->Code.empty() ||
       RM->Code.size() > inlineBudget(RM))
     return nullptr;
+  // A recursive call: inlined a bounded number of levels, as an optimizing
+  // JIT does, so that the levels inlined cost no call and their re-entry of
+  // the same monitor is nested in the caller's region.
+  uint32_t Levels = 0;
   for (const Translator *T = this; T; T = T->Outer)
-    if (T->M == RM)
-      return nullptr; // recursion
+    if (T->M == RM && ++Levels > Opts.RecursiveInlineLevel)
+      return nullptr;
   std::string Name = (F->getName() + ".inline" + Twine(InlineCount++)).str();
   Function *Body;
   std::string Refused;
@@ -2015,8 +2020,24 @@ bool initTier1(const Tier1Options &O, std::string &Error) {
   return true;
 }
 
+/// CompileLock. Another thread's compile may take a while: a managed thread
+/// waits for it in the native state, so that a safepoint or a revocation's
+/// handshake need not (every thread takes it so: one that waited managed
+/// could block a safepoint that the lock's holder, leaving the native state,
+/// waits for).
+static std::unique_lock<std::mutex> lockCompiles(VMThread *T) {
+  std::unique_lock<std::mutex> Lock(CompileLock, std::try_to_lock);
+  if (!Lock.owns_lock()) {
+    std::optional<NativeScope> Safe;
+    if (T && T->Rt && jitlock_rt_thread_state(T->Rt) == JITLOCK_THREAD_MANAGED)
+      Safe.emplace(T);
+    Lock.lock();
+  }
+  return Lock;
+}
+
 void compileHotMethod(VMThread *T, Method *M) {
-  std::lock_guard<std::mutex> Lock(CompileLock);
+  std::unique_lock<std::mutex> Lock = lockCompiles(T);
   // An invalidated method (Dependencies.h) is compiled again.
   if (!Seen.emplace(M, true).second && !takeInvalidated(M))
     return;
@@ -2060,7 +2081,7 @@ void compileHotMethod(VMThread *T, Method *M) {
 }
 
 void invalidateTier1(Method *M, bool Recompile) {
-  std::lock_guard<std::mutex> Lock(CompileLock);
+  std::unique_lock<std::mutex> Lock = lockCompiles(currentVMThread());
   // Frames in the old code finish in it: the JIT never removes code.
   M->Entry.store(interpret, std::memory_order_release);
   if (Recompile) {
