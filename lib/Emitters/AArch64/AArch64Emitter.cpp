@@ -138,6 +138,7 @@ private:
   }
   void stlxr(const Gp &Status, const Gp &Value, const Gp &Addr);
   void findMonitor(Label Slow, bool ForExit);
+  void reserve(Label Reserve, Label Pushable, Label Slow, Label CasFail);
   /// Compares h & reserve_mask (into `Masked`) with the thread's tag (into
   /// `Other`), or with unlocked_value when `Tag` is false (`Other` unused);
   /// the flags say eq when they match.
@@ -323,6 +324,58 @@ void MonitorEmitter::findMonitor(Label Slow, bool ForExit) {
   }
 }
 
+/// R2, out of line, bound at `Reserve` with V = h & reserve_mask (not 01)
+/// and T the top: reservable (the field all ones; E3 saw bit 1 clear, so
+/// the lock bits are 01) and a thread that may reserve (tag not ~0): CAS
+/// h -> h with the field the thread's index, acquire, every other bit kept;
+/// then on to the push at `Pushable`, which reloads T if it held the
+/// address. Reserved to another thread (R3), fast-locked, or a lost CAS:
+/// `Slow` (an LL/SC compare that fails leaves through `CasFail`'s clrex).
+/// The desired header is h ^ F ^ 01 ^ tag (F: the field's bits, h's bits
+/// under the mask are F | 01), and h is desired | F, which is how the CAS's
+/// result is compared without a fourth register.
+void MonitorEmitter::reserve(Label Reserve, Label Pushable, Label Slow,
+                             Label CasFail) {
+  const uint64_t F = L.reservable_value;
+  ok(A.bind(Reserve));
+  ok(A.eor(V, V, F));
+  ok(A.cmp(V, L.unlocked_value));
+  ok(A.b_ne(Slow));
+  load(V, Thread, L.reserve_tag_offset, V);
+  ok(A.cmn(V, 1)); //                          tag ~0: may not reserve
+  ok(A.b_eq(Slow));
+  ok(A.eor(V, V, H));
+  ok(A.eor(V, V, F));
+  ok(A.eor(V, V, L.unlocked_value)); //        V = desired
+  Gp Addr = Obj;
+  if (HeaderOff != 0) {
+    Addr = T;
+    addImm(T, Obj, HeaderOff, T);
+  }
+  if (At == Atomics::LSE) {
+    ok(A.casa(H, V, A64::ptr(Addr))); //       H = old
+    ok(A.orr(V, V, F));               //       V = h
+    ok(A.cmp(H, V));
+    ok(A.b_ne(Slow));
+  } else {
+    // The current header equals h = desired | F: its bits outside the field
+    // are desired's, and its field is all ones.
+    Label Retry = A.newLabel();
+    ok(A.bind(Retry));
+    ok(A.ldaxr(H, A64::ptr(Addr))); //         load-acquire exclusive
+    ok(A.eor(H, H, V));
+    ok(A.tst(H, ~F));
+    ok(A.b_ne(CasFail));
+    ok(A.eor(H, H, V));
+    ok(A.orr(H, H, ~F));
+    ok(A.cmn(H, 1));
+    ok(A.b_ne(CasFail));
+    ok(A.stxr(H.w(), V, A64::ptr(Addr))); //   store exclusive
+    ok(A.cbnz(H.w(), Retry));             //   lost the reservation
+  }
+  ok(A.b(Pushable));
+}
+
 void MonitorEmitter::enter(Label Slow, Label Done, bool SlowFollows) {
   Label Inflated = A.newLabel(), Push = A.newLabel();
   Label CasFail = A.newLabel(), MonitorFail = A.newLabel();
@@ -357,11 +410,12 @@ void MonitorEmitter::enter(Label Slow, Label Done, bool SlowFollows) {
   ok(A.ldur(V, A64::ptr(V, -8)));
   ok(A.cmp(V, Obj));
   ok(A.b_eq(Push));
+  Label Reserve = A.newLabel(), Pushable = A.newLabel();
   if (Reserved) {
-    // E5 takes only a header whose reservation field is 0: reservable (R2)
-    // or reserved to another thread (R3) goes to the runtime.
+    // E5 takes only a header whose reservation field is 0; any other goes
+    // to R2's test, out of line.
     reservedTo(V, V, /*Tag=*/false);
-    ok(A.b_ne(Slow));
+    ok(A.b_ne(Reserve));
   }
   // E5  CAS header (h | 01) -> (h & ~11), acquire. E3 saw bit 1 clear, so
   //     the expected value is desired ^ 01: compare that way, which keeps
@@ -389,6 +443,7 @@ void MonitorEmitter::enter(Label Slow, Label Done, bool SlowFollows) {
     ok(A.stxr(V.w(), H, A64::ptr(Addr))); //   store exclusive
     ok(A.cbnz(V.w(), Retry));             //   lost the reservation
   }
+  ok(A.bind(Pushable));
   if (HeaderOff != 0)
     load(T.w(), Thread, TopOff, T); //         T held the header address
   // Push: slot[top] = obj; top += 8. Only this thread writes its lock stack.
@@ -397,6 +452,9 @@ void MonitorEmitter::enter(Label Slow, Label Done, bool SlowFollows) {
   ok(A.add(T.w(), T.w(), 8));
   store(T.w(), Thread, TopOff, V);
   ok(A.b(Done));
+
+  if (Reserved)
+    reserve(Reserve, Pushable, Slow, CasFail);
 
   // Out of line.
   ok(A.bind(Inflated));
@@ -439,7 +497,7 @@ void MonitorEmitter::enter(Label Slow, Label Done, bool SlowFollows) {
   store(V, H, RecursionsOff, T);
   ok(A.b(Done));
   if (!LSE) {
-    ok(A.bind(CasFail)); //                    E5 compare failed
+    ok(A.bind(CasFail)); //                    E5 or R2 compare failed
     ok(A.clrex(15));
     if (!SlowFollows)
       ok(A.b(Slow));

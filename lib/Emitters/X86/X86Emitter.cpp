@@ -472,14 +472,15 @@ void Emitter::enter(const jitlock_rt_layout &L, const MonitorOperands &Ops,
   // E4: the top entry is obj: recursion, a push with no atomic.
   ok(A.cmp(TopEntry, Obj));
   ok(A.je(Push));
+  Label Reserve = A.newLabel(), Pushable = A.newLabel();
   if (Reserved) {
-    // E5 takes only a header whose reservation field is 0: reservable (R2)
-    // or reserved to another thread (R3) goes to the runtime. rax is free
-    // (E5 reloads the top without Scratch2).
+    // E5 takes only a header whose reservation field is 0; any other goes
+    // to R2's test, out of line. rax is free (E5 reloads the top without
+    // Scratch2).
     ok(A.mov(x86::rax, L.reserve_mask));
     ok(A.and_(x86::rax, H));
     ok(A.cmp(x86::rax, int32_t(L.unlocked_value)));
-    ok(A.jne(Slow));
+    ok(A.jne(Reserve));
   }
   // E5: CAS header (h | 01) -> (h & ~11); acquire (lock cmpxchg is a full
   // barrier). On failure the runtime retries from the state before E1.
@@ -490,6 +491,7 @@ void Emitter::enter(const jitlock_rt_layout &L, const MonitorOperands &Ops,
   ok(A.jne(Slow));
   // Without Scratch2, cmpxchg left rax = h | 01: reload the top (only this
   // thread writes it). With it, the top is still in T.
+  ok(A.bind(Pushable));
   if (!KeepTop)
     ok(A.mov(x86::eax, Top));
   // Push: slot[top] = obj; top += 8. Plain stores: only this thread writes
@@ -499,6 +501,31 @@ void Emitter::enter(const jitlock_rt_layout &L, const MonitorOperands &Ops,
   ok(A.add(T.r32(), 8));
   ok(A.mov(Top, T.r32()));
   ok(A.jmp(Done));
+
+  if (Reserved) {
+    // R2: reservable (the field all ones; E3 saw bit 1 clear, so this tests
+    // 01 too) and a thread that may reserve (tag not ~0): CAS h -> h with
+    // the field the thread's index, acquire, every other bit kept; then
+    // the push. Reserved to another thread (R3), fast-locked, a lost CAS:
+    // the runtime. With K = reservable | unlocked, which are h's bits under
+    // the mask, the desired header is h ^ K ^ tag and h is desired ^ K ^
+    // tag again: rax ends as the expected h, H as the desired header.
+    const uint64_t K = L.reservable_value | L.unlocked_value;
+    ok(A.bind(Reserve));
+    ok(A.mov(x86::rax, ~K));
+    ok(A.or_(x86::rax, H));
+    ok(A.cmp(x86::rax, -1));
+    ok(A.jne(Slow));
+    ok(A.cmp(Tag, -1));
+    ok(A.je(Slow));
+    ok(A.mov(x86::rax, K));
+    ok(A.xor_(x86::rax, Tag));
+    ok(A.xor_(H, x86::rax));
+    ok(A.xor_(x86::rax, H));
+    ok(A.lock().cmpxchg(Header, H));
+    ok(A.jne(Slow));
+    ok(A.jmp(Pushable));
+  }
 
   if (Mode == SlowPathMode::OutOfLine) {
     ok(A.bind(Slow));
