@@ -472,8 +472,12 @@ void Emitter::enter(const jitlock_rt_layout &L, const MonitorOperands &Ops,
   // E4: the top entry is obj: recursion, a push with no atomic.
   ok(A.cmp(TopEntry, Obj));
   ok(A.je(Push));
-  Label Reserve = A.newLabel(), Pushable = A.newLabel();
+  // R2, out of line, and where it joins the push: labels of a reserved
+  // layout only, so that the other layouts' code has no stray label.
+  Label Reserve, Pushable;
   if (Reserved) {
+    Reserve = A.newLabel();
+    Pushable = A.newLabel();
     // E5 takes only a header whose reservation field is 0; any other goes
     // to R2's test, out of line. rax is free (E5 reloads the top without
     // Scratch2).
@@ -491,7 +495,8 @@ void Emitter::enter(const jitlock_rt_layout &L, const MonitorOperands &Ops,
   ok(A.jne(Slow));
   // Without Scratch2, cmpxchg left rax = h | 01: reload the top (only this
   // thread writes it). With it, the top is still in T.
-  ok(A.bind(Pushable));
+  if (Reserved)
+    ok(A.bind(Pushable));
   if (!KeepTop)
     ok(A.mov(x86::eax, Top));
   // Push: slot[top] = obj; top += 8. Plain stores: only this thread writes
@@ -750,61 +755,44 @@ JITLOCK_DEFINE_STACK_BANG_ENTRY_POINTS(x86::Assembler)
 // Safepoint polls
 //===----------------------------------------------------------------------===//
 
-static bool validPollOperands(const BaseEmitter &A,
-                              const SafepointPollOperands &Ops) {
-  if (!attachedFor(A, Arch::kX64))
-    return false;
-  return isUsableGpq(Ops.Thread);
-}
+namespace {
 
-/// P2's one argument; rsi is left alone.
-static GlueArgs pollArgs(const SafepointPollOperands &Ops) {
-  return {Ops.Thread, x86::Gp(), false, 0};
-}
+/// x86_64's instructions for the shared poll (Common/Safepoint.h). P1 is
+/// `test byte ptr [Thread + off], bit`: one plain (relaxed) byte load that
+/// writes no register. P2 re-reads the word itself; its one argument is the
+/// thread (rsi is left alone).
+class PollEmitter : public Emitter {
+public:
+  PollEmitter(x86::Assembler &A, const SafepointPollOperands &Ops)
+      : Emitter(A), Ops(Ops) {}
 
-Error emitSafepointPoll(x86::Assembler &A, const jitlock_rt_layout &L,
-                        const SafepointPollOperands &Ops, SlowPathMode Mode,
-                        SlowPathLabels *Labels, const RuntimeEntries &RT) {
-  safepoint::ArmedByte Armed;
-  // sequenceLabels refuses any other SlowPathMode before anything is emitted.
-  if (!validPollOperands(A, Ops) || !safepoint::armedByte(L, Armed))
-    return kErrorInvalidArgument;
-  if (Mode == SlowPathMode::OutOfLine && !RT.SafepointPoll)
-    return kErrorInvalidArgument;
-  Label Slow, Done;
-  if (Error Err = sequenceLabels(A, Mode, Labels, Slow, Done))
-    return Err;
-  Emitter E(A);
-  // P1: w & ArmedBit, tested in memory: one plain (relaxed) byte load that
-  // writes no register. P2 re-reads the word itself.
-  E.ok(A.test(x86::byte_ptr(Ops.Thread, int32_t(Armed.Offset)),
-              int32_t(1u << Armed.Bit)));
-  if (Mode == SlowPathMode::OutOfLine) {
-    // Disarmed, the steady state: one taken branch over the glue, which
-    // calls P2 and falls through to Done.
-    E.ok(A.jz(Done));
-    E.ok(A.bind(Slow));
-    E.glue(RT.SafepointPoll, pollArgs(Ops), Label());
-  } else {
-    E.ok(A.jnz(Slow));
+  bool valid() const {
+    return attachedFor(A, Arch::kX64) && isUsableGpq(Ops.Thread);
   }
-  E.ok(A.bind(Done));
-  return E.error();
-}
+  void branchIfArmed(const safepoint::ArmedByte &Armed, const Label &To) {
+    testArmed(Armed);
+    ok(A.jnz(To));
+  }
+  void branchIfDisarmed(const safepoint::ArmedByte &Armed, const Label &To) {
+    testArmed(Armed);
+    ok(A.jz(To));
+  }
+  void slowCall(const RuntimeEntries &RT, const Label *Back) {
+    glue(RT.SafepointPoll, {Ops.Thread, x86::Gp(), false, 0},
+         Back ? *Back : Label());
+  }
 
-Error emitSafepointPollSlowCall(x86::Assembler &A,
-                                const SafepointPollOperands &Ops,
-                                const SlowPathLabels &Labels,
-                                const RuntimeEntries &RT) {
-  if (!validPollOperands(A, Ops) || !RT.SafepointPoll ||
-      !slowCallLabelsUsable(*A.code(), Labels))
-    return kErrorInvalidArgument;
-  Emitter E(A);
-  // P2, then back to the code after the poll.
-  E.ok(A.bind(Labels.Slow));
-  E.glue(RT.SafepointPoll, pollArgs(Ops), Labels.Done);
-  return E.error();
-}
+private:
+  void testArmed(const safepoint::ArmedByte &Armed) {
+    ok(A.test(x86::byte_ptr(Ops.Thread, int32_t(Armed.Offset)),
+              int32_t(1u << Armed.Bit)));
+  }
+  const SafepointPollOperands &Ops;
+};
+
+} // namespace
+
+JITLOCK_DEFINE_SAFEPOINT_POLL_ENTRY_POINTS(x86::Assembler)
 
 //===----------------------------------------------------------------------===//
 // The current thread
