@@ -155,6 +155,20 @@ struct alignas(16) TestObject {
 };
 constexpr uint64_t EmbedderBits = (uint64_t(1) << 60) | 0x30;
 
+/// A test object's header, reservable and unlocked.
+inline uint64_t reservableHeader(const jitlock_rt_layout &L) {
+  return EmbedderBits | L.unlocked_value | L.reservable_value;
+}
+
+/// A test object's header reserved to a thread other than the one whose tag
+/// is `Tag` (the next index, or the one before).
+inline uint64_t reservedToAnother(const jitlock_rt_layout &L, uint64_t Tag) {
+  const uint64_t Ones = ~uint64_t(0) >> (64 - L.reserve_bits);
+  const uint64_t Index = (Tag >> L.reserve_shift) & Ones;
+  const uint64_t Other = Index + 1 < Ones ? Index + 1 : Index - 1;
+  return EmbedderBits | L.unlocked_value | Other << L.reserve_shift;
+}
+
 /// Every scenario, on the calling thread (attached, with a reserve tag).
 /// `What` names the target and register assignment in failures.
 inline void runReservedScenarios(Driver &D, const std::string &What) {
@@ -165,16 +179,11 @@ inline void runReservedScenarios(Driver &D, const std::string &What) {
   ThreadView TV(Self, L);
   const uint64_t Tag = TV.tag();
   ASSERT_NE(Tag, ~uint64_t(0)) << What << ": the thread may not reserve";
-  const uint64_t Ones = ~uint64_t(0) >> (64 - L.reserve_bits);
-  const uint64_t Index = (Tag >> L.reserve_shift) & Ones;
-  const uint64_t OtherIndex = Index + 1 < Ones ? Index + 1 : Index - 1;
   const uint64_t Unlocked = EmbedderBits | L.unlocked_value;
   const uint64_t Fast = EmbedderBits; // fast-locked: bits 00, field 0
   const uint64_t Mine = EmbedderBits | Tag;
-  const uint64_t Others =
-      EmbedderBits | L.unlocked_value | OtherIndex << L.reserve_shift;
-  const uint64_t Reservable =
-      EmbedderBits | L.unlocked_value | L.reservable_value;
+  const uint64_t Others = reservedToAnother(L, Tag);
+  const uint64_t Reservable = reservableHeader(L);
   ASSERT_EQ(TV.depth(), 0u) << What;
 
   TestObject O;
@@ -188,17 +197,26 @@ inline void runReservedScenarios(Driver &D, const std::string &What) {
   auto Enter = [&] { D.run(true, &O, Self); };
   auto Exit = [&] { D.run(false, &O, Self); };
 
+  // An enter from `Start` that leaves the header reserved to this thread
+  // and pushes obj, then R4's exit, which writes nothing; no runtime call.
+  auto EnterReservedAndExit = [&](uint64_t Start, const std::string &Step) {
+    Reset(Start);
+    Enter();
+    EXPECT_EQ(H, Mine) << What << ": " << Step << ": not reserved to self";
+    ASSERT_EQ(TV.depth(), 1u) << What << ": " << Step << " did not push";
+    EXPECT_EQ(TV.entry(0), &O) << What;
+    Exit();
+    EXPECT_EQ(H, Mine) << What << ": " << Step << ", then R4 wrote the header";
+    EXPECT_EQ(TV.depth(), 0u) << What << ": R4 did not pop";
+    EXPECT_EQ(Log.Enters + Log.Exits, 0)
+        << What << ": " << Step << " or R4 called the runtime";
+  };
+
   // R1 and R4: reserved to this thread. The header is bit-identical after
-  // the enter and the exit; the lock stack holds obj in between; no call.
-  Reset(Mine);
-  Enter();
-  EXPECT_EQ(H, Mine) << What << ": R1 wrote the header";
-  ASSERT_EQ(TV.depth(), 1u) << What << ": R1 did not push";
-  EXPECT_EQ(TV.entry(0), &O) << What;
-  Exit();
-  EXPECT_EQ(H, Mine) << What << ": R4 wrote the header";
-  EXPECT_EQ(TV.depth(), 0u) << What << ": R4 did not pop";
-  EXPECT_EQ(Log.Enters + Log.Exits, 0) << What << ": reserved path called";
+  // the enter and the exit; the lock stack holds obj in between.
+  EnterReservedAndExit(Mine, "R1");
+  if (::testing::Test::HasFatalFailure())
+    return;
 
   // Recursion: R1 three times, R4 three times.
   Reset(Mine);
@@ -216,15 +234,9 @@ inline void runReservedScenarios(Driver &D, const std::string &What) {
 
   // R2: reservable, unlocked: reserved to this thread inline (the field
   // becomes its index, every other bit kept) and pushed; the exit is R4's.
-  Reset(Reservable);
-  Enter();
-  EXPECT_EQ(H, Mine) << What << ": R2 did not reserve to this thread";
-  ASSERT_EQ(TV.depth(), 1u) << What << ": R2 did not push";
-  EXPECT_EQ(TV.entry(0), &O) << What;
-  Exit();
-  EXPECT_EQ(H, Mine) << What << ": R4 after R2 wrote the header";
-  EXPECT_EQ(TV.depth(), 0u) << What;
-  EXPECT_EQ(Log.Enters + Log.Exits, 0) << What << ": R2 called the runtime";
+  EnterReservedAndExit(Reservable, "R2");
+  if (::testing::Test::HasFatalFailure())
+    return;
 
   // Reserved to another thread (R3), or reservable but fast-locked (by a
   // thread that may not reserve, E5 in the runtime): never a CAS, the
@@ -350,13 +362,8 @@ inline void runLostRace(Driver &D, const std::string &What) {
   jitlock_thread *Self = jitlock_rt_current();
   ASSERT_NE(Self, nullptr) << What;
   ThreadView TV(Self, L);
-  const uint64_t Ones = ~uint64_t(0) >> (64 - L.reserve_bits);
-  const uint64_t Index = (TV.tag() >> L.reserve_shift) & Ones;
-  const uint64_t OtherIndex = Index + 1 < Ones ? Index + 1 : Index - 1;
-  const uint64_t Reservable =
-      EmbedderBits | L.unlocked_value | L.reservable_value;
-  const uint64_t Others =
-      EmbedderBits | L.unlocked_value | OtherIndex << L.reserve_shift;
+  const uint64_t Reservable = reservableHeader(L);
+  const uint64_t Others = reservedToAnother(L, TV.tag());
   LostRace &R = lostRace();
   R.PageSize = size_t(sysconf(_SC_PAGESIZE));
   R.Page = mmap(nullptr, R.PageSize, PROT_READ | PROT_WRITE,
@@ -436,7 +443,7 @@ inline void runFirstLockers(const DriverMaker &Make, uint64_t Seed,
   const unsigned Total = N.Rounds * N.Objects;
   std::unique_ptr<Counted[]> Objs(new Counted[Total]);
   for (unsigned I = 0; I != Total; ++I)
-    Objs[I].O.header(L) = EmbedderBits | L.unlocked_value | L.reservable_value;
+    Objs[I].O.header(L) = reservableHeader(L);
   const jitlock_reservation_stats Before = reservationStats();
   std::atomic<unsigned> Ready{0}, Overlaps{0}, Foreign{0}, NotReservedFirst{0},
       Failures{0};
