@@ -27,6 +27,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -42,11 +43,19 @@ namespace rsv_test {
 constexpr uint32_t ReserveShift = 40, ReserveBits = 16;
 
 /// Configures the runtime for JITLOCK_LOCKING_RESERVED, once, before any
-/// layout is handed out; returns whether it took.
+/// layout is handed out; returns whether it took. JITLOCK_TEST_HEADER_OFFSET
+/// (0 to 24, a multiple of 8: within TestObject) moves the header, so that
+/// the sequences that need the header's address in a register run too.
 inline bool configureReserved() {
   static const bool Ok = [] {
     jitlock_rt_config C;
     jitlock_rt_default_config(&C);
+    if (const char *Offset = getenv("JITLOCK_TEST_HEADER_OFFSET")) {
+      const int Value = atoi(Offset);
+      if (Value < 0 || Value > 24 || Value % 8)
+        return false;
+      C.header_offset = Value;
+    }
     C.locking_mode = JITLOCK_LOCKING_RESERVED;
     C.reserve_shift = ReserveShift;
     C.reserve_bits = ReserveBits;
