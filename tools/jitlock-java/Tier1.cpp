@@ -1097,9 +1097,13 @@ Function *Translator::inlineBody(Method *RM) {
   if (Depth >= Opts.InlineDepth || RM->Code.empty() ||
       RM->Code.size() > inlineBudget(RM))
     return nullptr;
+  // A recursive call: inlined a bounded number of levels, as an optimizing
+  // JIT does, so that the levels inlined cost no call and their re-entry of
+  // the same monitor is nested in the caller's region.
+  uint32_t Levels = 0;
   for (const Translator *T = this; T; T = T->Outer)
-    if (T->M == RM)
-      return nullptr; // recursion
+    if (T->M == RM && ++Levels > Opts.RecursiveInlineLevel)
+      return nullptr;
   std::string Name = (F->getName() + ".inline" + Twine(InlineCount++)).str();
   Function *Body;
   std::string Refused;

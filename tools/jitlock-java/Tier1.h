@@ -40,6 +40,9 @@ struct Tier1Options {
   /// this many bytes (0: no more than InlineSize).
   uint32_t HotInlineSize = 325;
   uint32_t HotCalleeCalls = 100;
+  /// How many times a method may be inlined into its own inline chain: a
+  /// recursive call is inlined this many levels deep (0: never).
+  uint32_t RecursiveInlineLevel = 1;
   /// Methods whose qualified name contains this have their tier-0 profile
   /// printed when compiled; "" prints none.
   std::string PrintProfile;

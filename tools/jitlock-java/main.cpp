@@ -91,6 +91,11 @@ cl::opt<unsigned> Tier1HotInlineSize(
              "--tier1-invocations times (and 100) with at most N bytes of "
              "bytecode (default 325; at most --tier1-inline-size: off)"),
     cl::value_desc("N"), cl::init(325), cl::cat(JavaCategory));
+cl::opt<unsigned> Tier1RecursiveInline(
+    "tier1-recursive-inline",
+    cl::desc("Tier 1 inlines a recursive call N levels deep (default 1; 0: "
+             "never)"),
+    cl::value_desc("N"), cl::init(1), cl::cat(JavaCategory));
 cl::opt<std::string> PrintTier1Filter(
     "print-tier1-filter",
     cl::desc("With --print-tier1: only methods whose qualified name "
@@ -320,6 +325,7 @@ int runMain() {
   Tier1.Print = PrintTier1;
   Tier1.InlineSize = Tier1InlineSize;
   Tier1.HotInlineSize = Tier1HotInlineSize;
+  Tier1.RecursiveInlineLevel = Tier1RecursiveInline;
   Tier1.PrintFilter = PrintTier1Filter;
   Tier1.PrintProfile = PrintProfile;
   Tier1.Elide = Elide;
