@@ -21,6 +21,8 @@ otherwise it checks JSON that jitlock-bench wrote. It checks that
     p99 latencies otherwise, with the median no larger than the p99;
   * deopt/restore/N has a finite positive ns_per_deopt, no monitor alive at
     the end, and no inflation while the N monitors fit the lock stack.
+  * handoff/llvm and handoff/reserved are checked as the shapes, and
+    revoke/held and revoke/unheld have their latencies, as above;
   * philosophers/<storage> has pairs_per_s and peak_rss_mib finite and > 0,
     and no monitor alive after the run; inflated-index/* and
     inflated-table/* are checked as the other shapes.
@@ -94,6 +96,14 @@ PHILOSOPHERS_COUNTERS = {
     for storage in ("pointer", "index", "table")
 }
 SAFEPOINT_COUNTERS.update(PHILOSOPHERS_COUNTERS)
+# Lock reservation: handoff/<path> is checked as the shapes (every revocation
+# is checked by the run itself); revoke/held|unheld has its latencies.
+LOCKING += ["handoff/llvm", "handoff/reserved"]
+SAFEPOINT_COUNTERS.update({
+    f"revoke/{held}": ["revoke_median_ns", "revoke_p99_ns",
+                       "enter_median_ns", "enter_p99_ns"]
+    for held in ("held", "unheld")
+})
 EXPECTED = LOCKING + list(SAFEPOINT_COUNTERS) + DEOPT
 
 
@@ -108,8 +118,8 @@ def check_safepoint_run(name, run):
         if not positive(run.get(counter)):
             problems.append(f"{name}: {counter} is {run.get(counter)!r}")
     for counter in SAFEPOINT_COUNTERS[name]:
-        if counter.endswith("_median_us"):
-            p99 = counter.replace("_median_us", "_p99_us")
+        if counter.endswith(("_median_us", "_median_ns")):
+            p99 = counter.replace("_median_", "_p99_")
             med, high = run.get(counter), run.get(p99)
             if positive(med) and positive(high) and med > high:
                 problems.append(f"{name}: {counter} {med} > {p99} {high}")

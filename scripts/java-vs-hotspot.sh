@@ -9,6 +9,7 @@
 # The same class files (compiled once here with javac --release 17) run in
 # each configuration:
 #   jitlock-tiered   jitlock-java, tier 0 then tier 1 for hot methods
+#   jitlock-reserved the same with --locking=reserved (lock reservation)
 #   jitlock-xint     jitlock-java -Xint (reference: the interpreter alone)
 #   hotspot          java with its defaults (C2's lock elision on)
 #   hotspot-noelim   java -XX:-EliminateLocks (every lock really taken)
@@ -87,8 +88,8 @@ mkdir -p "$out"
   "$root/bench/java/JitlockBench.java"
 suite=(-cp "$out/classes" JitlockBench --ops "$ops" --warmup "$warmup" --timed "$timed")
 
-names=(jitlock-tiered)
-cmds=("$jvm --heap=2g")
+names=(jitlock-tiered jitlock-reserved)
+cmds=("$jvm --heap=2g" "$jvm --heap=2g --locking=reserved")
 if ((xint)); then
   names+=(jitlock-xint)
   cmds+=("$jvm -Xint --heap=2g")

@@ -13,6 +13,8 @@
 //                           deflation thread on, under each monitor storage
 //   InflateChurnBench.cpp   threads inflating at once, under each monitor
 //                           storage
+//   ReservationBench.cpp    reserved objects handed off between threads,
+//                           and what one revocation costs
 //
 //===----------------------------------------------------------------------===//
 #ifndef JITLOCK_BENCH_BENCH_H
@@ -200,6 +202,8 @@ void registerPhilosophersBenchmarks();
 void registerInflateChurnBenchmarks();
 /// deflation/<monitors>/<mutators> (DeflationBench.cpp).
 void registerDeflationBenchmarks(void (*Setup)(const benchmark::State &));
+/// handoff/<path> and revoke/held|unheld (ReservationBench.cpp).
+void registerReservationBenchmarks();
 /// deopt/restore/<n> (DeoptBench.cpp).
 void registerDeoptBenchmarks(void (*Setup)(const benchmark::State &));
 

@@ -52,6 +52,14 @@
 //            the same threads; one handshake per iteration with one of them
 //            in turn, or with all of them: median, p99 and max latency
 //
+// Reservation (docs/benchmarks.md, "Reservation"; ReservationBench.cpp):
+//   handoff/llvm, handoff/reserved
+//            two threads taking turns over 256 reservable objects, each
+//            revoked once under reserved locking; ns_per_pair, revocations
+//   revoke/held, revoke/unheld
+//            one revocation of an object its reserving thread holds or not:
+//            median and p99 in ns
+//
 // Options: Google Benchmark's own (every --benchmark_* and --v=N goes to
 // benchmark::Initialize), jitlock-bench's (llvm::cl, see --help), and LLVM's
 // for the lowering of shapes.ll (-debug-pass-manager, -pass-remarks=jitlock,
@@ -418,6 +426,7 @@ int main(int Argc, char **Argv) {
   registerMonitorBenchmarks();
   registerPhilosophersBenchmarks();
   registerInflateChurnBenchmarks();
+  registerReservationBenchmarks();
   registerSafepointBenchmarks();
   registerDeflationBenchmarks(setupLightweight);
   registerDeoptBenchmarks(setupLightweight);

@@ -104,6 +104,14 @@ std::string nameOf(const deopt::DeoptFrame &F, const void *Obj) {
   return static_cast<const Object *>(Obj)->Cls->javaName() + "#?";
 }
 
+/// jitlock_lock_state's values in order, as the log spells them.
+const char *lockStateName(uint32_t State) {
+  static const char *const Names[] = {"unlocked", "fast", "inflated",
+                                      "embedder", "reserved"};
+  static_assert(JITLOCK_STATE_RESERVED == 4);
+  return State <= JITLOCK_STATE_RESERVED ? Names[State] : "unknown";
+}
+
 void logTrap(VMThread *T, const deopt::DeoptFrame &F,
              const std::vector<VirtualFrame> &Frames, uint32_t Reason) {
   const VirtualFrame &In = Frames.back();
@@ -137,7 +145,8 @@ void logTrap(VMThread *T, const deopt::DeoptFrame &F,
     S += (K ? ", " : "") + nameOf(F, Stack[K]);
   S += "]\n";
   // With its owner's hold count: an object the record lists twice (a
-  // nested re-entry) must be held twice.
+  // nested re-entry) must be held twice. The state tells a fast lock from a
+  // hold of an object reserved to the thread (--locking=reserved).
   for (size_t K = 0; K < F.Monitors.size(); ++K) {
     const jitlock_relock_entry &E = F.Monitors[K];
     jitlock_lock_info Info;
@@ -146,7 +155,8 @@ void logTrap(VMThread *T, const deopt::DeoptFrame &F,
          (Info.owner == T->Rt ? "self"
           : Info.owner        ? "other"
                               : "none") +
-         " holds " + std::to_string(Info.holds) + "\n";
+         " holds " + std::to_string(Info.holds) + " state " +
+         lockStateName(Info.state) + "\n";
   }
   errs() << S;
 }

@@ -48,7 +48,9 @@ char *allocate(VMThread *T, uint64_t Size) {
 }
 
 void initObject(Object *O, Class *C) {
-  O->Header = Layout.unlocked_value;
+  // Reservable in the reserved locking mode (reservable_value is 0 in the
+  // others): the first thread to lock the object reserves it (R2).
+  O->Header = Layout.unlocked_value | Layout.reservable_value;
   O->Cls = C;
 }
 

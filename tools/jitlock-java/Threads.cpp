@@ -9,8 +9,9 @@
 //
 // Blocking built-ins (sleep, join, waiting for the other threads at exit,
 // writing to stdout) run in the native state, so a safepoint never waits
-// for them. Object.wait goes through jitlock_rt_wait_timed, which blocks in
-// the runtime's own (safe) state.
+// for them, nor a handshake (a contender's revocation of the thread's
+// reservations, --locking=reserved). Object.wait goes through
+// jitlock_rt_wait_timed, which blocks in the runtime's own (safe) state.
 //
 //===----------------------------------------------------------------------===//
 #include "VM.h"

@@ -71,6 +71,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 using namespace llvm;
@@ -2012,8 +2013,24 @@ bool initTier1(const Tier1Options &O, std::string &Error) {
   return true;
 }
 
+/// CompileLock. Another thread's compile may take a while: a managed thread
+/// waits for it in the native state, so that a safepoint or a revocation's
+/// handshake need not (every thread takes it so: one that waited managed
+/// could block a safepoint that the lock's holder, leaving the native state,
+/// waits for).
+static std::unique_lock<std::mutex> lockCompiles(VMThread *T) {
+  std::unique_lock<std::mutex> Lock(CompileLock, std::try_to_lock);
+  if (!Lock.owns_lock()) {
+    std::optional<NativeScope> Safe;
+    if (T && T->Rt && jitlock_rt_thread_state(T->Rt) == JITLOCK_THREAD_MANAGED)
+      Safe.emplace(T);
+    Lock.lock();
+  }
+  return Lock;
+}
+
 void compileHotMethod(VMThread *T, Method *M) {
-  std::lock_guard<std::mutex> Lock(CompileLock);
+  std::unique_lock<std::mutex> Lock = lockCompiles(T);
   // An invalidated method (Dependencies.h) is compiled again.
   if (!Seen.emplace(M, true).second && !takeInvalidated(M))
     return;
@@ -2057,7 +2074,7 @@ void compileHotMethod(VMThread *T, Method *M) {
 }
 
 void invalidateTier1(Method *M, bool Recompile) {
-  std::lock_guard<std::mutex> Lock(CompileLock);
+  std::unique_lock<std::mutex> Lock = lockCompiles(currentVMThread());
   // Frames in the old code finish in it: the JIT never removes code.
   M->Entry.store(interpret, std::memory_order_release);
   if (Recompile) {

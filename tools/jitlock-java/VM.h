@@ -6,7 +6,8 @@
 //
 //  * An object is [header u64][class word: Class *][fields...]; an array is
 //    [header][class][length i32, pad][elements]. The header belongs to the
-//    jitlock runtime and starts as 1 (unlocked). There is no GC.
+//    jitlock runtime and starts as 1 (unlocked), reservable as well with
+//    --locking=reserved (Heap.cpp). There is no GC.
 //  * Every field is one 8-byte slot holding a value as an operand-stack slot
 //    does (an int-like value in the low 32 bits). Static fields live in the
 //    class's Statics array.

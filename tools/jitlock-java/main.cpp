@@ -140,6 +140,18 @@ cl::opt<std::string> Monitors("monitors",
                                        "or table"),
                               cl::value_desc("pointer|index|table"),
                               cl::cat(JavaCategory));
+/// The runtime's locking mode (jitlock_locking_mode): tier 1 lowers for the
+/// mode the runtime's layout states.
+enum class JavaLocking { Lightweight, Reserved };
+cl::opt<JavaLocking, false, jitlock::tools::ValuesParser<JavaLocking>> Locking(
+    "locking",
+    cl::desc("The runtime's locking mode (default lightweight); reserved "
+             "reserves each object to the first thread that locks it"),
+    cl::values(clEnumValN(JavaLocking::Lightweight, "lightweight",
+                          "Fast locking on the lock stack"),
+               clEnumValN(JavaLocking::Reserved, "reserved",
+                          "Lightweight locking plus lock reservation")),
+    cl::init(JavaLocking::Lightweight), cl::cat(JavaCategory));
 cl::opt<std::string> ExitMode("exit",
                               cl::desc("The inflated exit: store or fence "
                                        "(default: the runtime's choice)"),
@@ -274,6 +286,22 @@ void printStats() {
   jitlock_deflation_stats D;
   jitlock_rt_get_deflation_stats(&D);
   Row("monitors deflated", D.monitors_deflated);
+  if (Locking == JavaLocking::Reserved) {
+    using RS = jitlock_reservation_stats;
+    static constexpr std::pair<const char *, uint64_t RS::*> Reservation[] = {
+        {"reservations", &RS::reservations},
+        {"reserved enters (by runtime)", &RS::reserved_enters},
+        {"reserved exits (by runtime)", &RS::reserved_exits},
+        {"revocations (held)", &RS::revocations_held},
+        {"revocations (not held)", &RS::revocations_unheld},
+        {"revocations (thread detached)", &RS::revocations_detached},
+        {"threads stopped reserving", &RS::threads_stopped}};
+    RS R;
+    R.struct_size = sizeof R;
+    jitlock_rt_fill_reservation_stats(&R);
+    for (const auto &[Name, Count] : Reservation)
+      Row(Name, R.*Count);
+  }
   if (Safepoints) {
     const jitlock::SafepointReport &R = Safepoints->Report;
     std::fprintf(stderr,
@@ -397,6 +425,18 @@ int runTool() {
   if (ExitMode.getNumOccurrences())
     Cfg.inflated_exit =
         ExitMode == "store" ? JITLOCK_EXIT_STORE : JITLOCK_EXIT_FENCE;
+  if (Locking == JavaLocking::Reserved) {
+    // The header is the runtime's alone (VM.h): the VM keeps its class word
+    // and everything else outside it, so the bits free for the reservation
+    // field are those neither the lock bits [1:0] nor the identity hash
+    // take. The field sits right above the hash, 24 bits wide at most:
+    // reserve indices are not reused, and 24 bits outlast any program's
+    // thread count. Allocation marks objects reservable (Heap.cpp) and
+    // tier 1 takes the field from the layout, so this is its one source.
+    Cfg.locking_mode = JITLOCK_LOCKING_RESERVED;
+    Cfg.reserve_shift = Cfg.hash_shift + Cfg.hash_bits;
+    Cfg.reserve_bits = std::min(24u, 64 - Cfg.reserve_shift);
+  }
   if (int Rc = jitlock_rt_configure(&Cfg)) {
     error() << "jitlock_rt_configure failed: " << jitlock_rt_status_name(Rc)
             << "\n";
