@@ -287,6 +287,16 @@ public:
   Result run(llvm::Module &, llvm::ModuleAnalysisManager &) { return {}; }
 };
 
+/// What each lowering pass shares: its configuration, and that the pass
+/// manager runs it on every function, optnone ones included (what it
+/// lowers has no other implementation).
+template <typename PassT>
+struct RequiredLoweringPass : llvm::PassInfoMixin<PassT> {
+  explicit RequiredLoweringPass(LoweringConfig C = {}) : Config(std::move(C)) {}
+  static bool isRequired() { return true; }
+  LoweringConfig Config;
+};
+
 /// Diagnoses bad input: wrong signatures, non-pointer operands, unknown
 /// jitlock.* names, and exits without a matching enter on some path.
 struct VerifyPass : llvm::PassInfoMixin<VerifyPass> {
@@ -318,7 +328,7 @@ struct DeoptStatePass : llvm::PassInfoMixin<DeoptStatePass> {
 /// Gives every function with the "jitlock-stack-bang" attribute its
 /// method-entry stack check, adds "probe-stack"="inline-asm", and removes the
 /// attribute, so that lowering again adds nothing.
-struct LowerStackBangPass : llvm::PassInfoMixin<LowerStackBangPass> {
+struct LowerStackBangPass : RequiredLoweringPass<LowerStackBangPass> {
   /// Which functions an instance lowers, for its place in a pipeline.
   enum class Scope {
     /// Every function with the attribute: what pipeline text asks for.
@@ -329,53 +339,45 @@ struct LowerStackBangPass : llvm::PassInfoMixin<LowerStackBangPass> {
     ArgModeOnly,
   };
   explicit LowerStackBangPass(LoweringConfig C = {}, Scope S = Scope::All)
-      : Config(std::move(C)), Only(S) {}
+      : RequiredLoweringPass(std::move(C)), Only(S) {}
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
-  static bool isRequired() { return true; }
-  LoweringConfig Config;
   Scope Only;
 };
 
 /// Lowers jitlock.monitor.enter/exit.
-struct LowerMonitorsPass : llvm::PassInfoMixin<LowerMonitorsPass> {
-  explicit LowerMonitorsPass(LoweringConfig C = {}) : Config(std::move(C)) {}
+struct LowerMonitorsPass : RequiredLoweringPass<LowerMonitorsPass> {
+  using RequiredLoweringPass::RequiredLoweringPass;
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
-  static bool isRequired() { return true; }
-  LoweringConfig Config;
 };
 
 /// Places jitlock.safepoint.poll() calls at returns and on loop back-edges,
 /// by the rule in lib/Passes/PlacePolls.cpp, in each function not placed
 /// already (PollsPlacedAttr).
-struct PlacePollsPass : llvm::PassInfoMixin<PlacePollsPass> {
+struct PlacePollsPass : RequiredLoweringPass<PlacePollsPass> {
   /// When an instance places polls, for its place in a pipeline: Always,
   /// whatever the poll mode (what pipeline text asks for); AutoOnly, only
   /// for polls=auto, from the configuration or the module flag (the
   /// instance addLoweringPasses and the default pipelines run).
   enum class Scope { Always, AutoOnly };
   explicit PlacePollsPass(LoweringConfig C = {}, Scope S = Scope::Always)
-      : Only(S), Config(std::move(C)) {}
+      : RequiredLoweringPass(std::move(C)), Only(S) {}
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
-  static bool isRequired() { return true; }
   Scope Only;
-  LoweringConfig Config;
 };
 
 /// Lowers jitlock.safepoint.poll() to the inline poll (a test of the
 /// thread's poll word, calling jitlock_rt_safepoint_poll when it is armed);
 /// with polls=none it removes them. It places none: jitlock-place-polls
 /// does, before it, for polls=auto.
-struct LowerSafepointsPass : llvm::PassInfoMixin<LowerSafepointsPass> {
-  explicit LowerSafepointsPass(LoweringConfig C = {}) : Config(std::move(C)) {}
+struct LowerSafepointsPass : RequiredLoweringPass<LowerSafepointsPass> {
+  using RequiredLoweringPass::RequiredLoweringPass;
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
-  static bool isRequired() { return true; }
-  LoweringConfig Config;
 };
 
 /// Replaces jitlock.thread() with the current thread, materialized once per
 /// function in its entry block; in a coroutine not yet split, at each
 /// request (lib/Passes/LowerThread.cpp).
-struct LowerThreadPass : llvm::PassInfoMixin<LowerThreadPass> {
+struct LowerThreadPass : RequiredLoweringPass<LowerThreadPass> {
   /// What an instance does in a coroutine that CoroSplit has not split.
   enum class Coroutines {
     /// Materializes the thread at each request: what pipeline text asks
@@ -388,10 +390,8 @@ struct LowerThreadPass : llvm::PassInfoMixin<LowerThreadPass> {
   };
   explicit LowerThreadPass(LoweringConfig C = {},
                            Coroutines K = Coroutines::AtEachRequest)
-      : Config(std::move(C)), InCoroutines(K) {}
+      : RequiredLoweringPass(std::move(C)), InCoroutines(K) {}
   llvm::PreservedAnalyses run(llvm::Module &M, llvm::ModuleAnalysisManager &);
-  static bool isRequired() { return true; }
-  LoweringConfig Config;
   Coroutines InCoroutines;
 };
 

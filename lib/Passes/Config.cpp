@@ -169,6 +169,25 @@ pickOne(StringRef Name, std::optional<T> Explicit, std::optional<T> FromModule,
   return Explicit ? Explicit : FromModule;
 }
 
+/// Picks integer parameter `Name` from the explicit config and the module
+/// flag jitlock.<Name>, refusing a flag outside [Lo, Hi].
+template <typename IntT>
+static Expected<std::optional<int64_t>>
+pickInt(const Module &M, StringRef Name, std::optional<IntT> Explicit,
+        int64_t Lo = INT64_MIN, int64_t Hi = INT64_MAX) {
+  auto Flag = intFlag(M, Name);
+  if (!Flag)
+    return Flag.takeError();
+  if (*Flag)
+    if (Error E = checkRange(("jitlock." + Name).str(), **Flag, Lo, Hi))
+      return std::move(E);
+  std::optional<int64_t> Given;
+  if (Explicit)
+    Given = int64_t(*Explicit);
+  return pickOne<int64_t>(Name, Given, *Flag,
+                          [](int64_t V) { return std::to_string(V); });
+}
+
 /// Picks mode `T` (LoweringModes.def) from the explicit config and the
 /// module flag.
 template <typename T>
@@ -182,24 +201,35 @@ static Expected<std::optional<T>> pickMode(const Module &M,
                     *FromModule, [](T V) { return modeName(V).str(); });
 }
 
+/// Sets `Out` to what was picked (pickOne), or else to `FromLayout`, what
+/// the runtime layout's `Field` (of value `LayoutValue`) names; an error
+/// when nothing was picked and this lowering does not know that value.
+template <typename T>
+static Error pickedOrLayout(Expected<std::optional<T>> Picked, T &Out,
+                            std::optional<T> FromLayout, StringRef Field,
+                            uint32_t LayoutValue) {
+  if (!Picked)
+    return Picked.takeError();
+  if (!*Picked && !FromLayout)
+    return configError(
+        formatv("the runtime layout's {0} {1} is unknown to this lowering",
+                Field, LayoutValue));
+  Out = *Picked ? **Picked : *FromLayout;
+  return Error::success();
+}
+
 /// The reservation field of the layout `L`: the runtime's, or the explicit
 /// configuration's or module flags' reserve-shift and reserve-bits, which
 /// stand for a runtime in JITLOCK_LOCKING_RESERVED (checked as it checks
 /// them) when this one is not.
 static Error resolveReservation(const Module &M, const LoweringConfig &Explicit,
                                 jitlock_rt_layout &L) {
-  auto Num = [](int64_t V) { return std::to_string(V); };
   std::optional<int64_t> Field[2];
   const char *Names[2] = {"reserve-shift", "reserve-bits"};
   std::optional<uint32_t> Given[2] = {Explicit.ReserveShift,
                                       Explicit.ReserveBits};
   for (int I = 0; I != 2; ++I) {
-    auto Flag = intFlag(M, Names[I]);
-    if (!Flag)
-      return Flag.takeError();
-    auto Picked = pickOne<int64_t>(
-        Names[I], Given[I] ? std::optional<int64_t>(*Given[I]) : std::nullopt,
-        *Flag, Num);
+    auto Picked = pickInt(M, Names[I], Given[I]);
     if (!Picked)
       return Picked.takeError();
     Field[I] = *Picked;
@@ -240,7 +270,6 @@ Expected<ResolvedConfig> resolveConfig(const Module &M,
                                        const LoweringConfig &Explicit) {
   ResolvedConfig R;
   jitlock_rt_get_layout(&R.Layout);
-  auto Num = [](int64_t V) { return std::to_string(V); };
 
   // The thread mode, from a string flag.
   auto Mode = pickMode<ThreadMode>(M, Explicit);
@@ -248,15 +277,8 @@ Expected<ResolvedConfig> resolveConfig(const Module &M,
     return Mode.takeError();
   R.Thread = Mode->value_or(ThreadMode::Call);
 
-  auto TlsFlag = intFlag(M, "tls-offset");
-  if (!TlsFlag)
-    return TlsFlag.takeError();
-  if (*TlsFlag)
-    if (Error E =
-            checkRange("jitlock.tls-offset", **TlsFlag, INT32_MIN, INT32_MAX))
-      return std::move(E);
   auto TlsOffset =
-      pickOne<int64_t>("tls-offset", Explicit.TlsOffset, *TlsFlag, Num);
+      pickInt(M, "tls-offset", Explicit.TlsOffset, INT32_MIN, INT32_MAX);
   if (!TlsOffset)
     return TlsOffset.takeError();
   if (R.Thread == ThreadMode::TLS && !*TlsOffset)
@@ -266,18 +288,8 @@ Expected<ResolvedConfig> resolveConfig(const Module &M,
         "process), or use LoweringConfig::forThisProcess() in a JIT");
   R.TlsOffset = TlsOffset->value_or(0);
 
-  auto HeaderFlag = intFlag(M, "header-offset");
-  if (!HeaderFlag)
-    return HeaderFlag.takeError();
-  if (*HeaderFlag)
-    if (Error E = checkRange("jitlock.header-offset", **HeaderFlag, INT32_MIN,
-                             INT32_MAX))
-      return std::move(E);
-  auto HeaderOffset = pickOne<int64_t>(
-      "header-offset",
-      Explicit.HeaderOffset ? std::optional<int64_t>(*Explicit.HeaderOffset)
-                            : std::nullopt,
-      *HeaderFlag, Num);
+  auto HeaderOffset =
+      pickInt(M, "header-offset", Explicit.HeaderOffset, INT32_MIN, INT32_MAX);
   if (!HeaderOffset)
     return HeaderOffset.takeError();
   if (*HeaderOffset) {
@@ -286,14 +298,7 @@ Expected<ResolvedConfig> resolveConfig(const Module &M,
     R.Layout.header_offset = int32_t(**HeaderOffset);
   }
 
-  auto CapacityFlag = intFlag(M, "capacity");
-  if (!CapacityFlag)
-    return CapacityFlag.takeError();
-  auto Capacity = pickOne<int64_t>(
-      "capacity",
-      Explicit.Capacity ? std::optional<int64_t>(*Explicit.Capacity)
-                        : std::nullopt,
-      *CapacityFlag, Num);
+  auto Capacity = pickInt(M, "capacity", Explicit.Capacity);
   if (!Capacity)
     return Capacity.takeError();
   if (*Capacity && **Capacity != int64_t(R.Layout.lock_stack_capacity))
@@ -357,17 +362,10 @@ Expected<ResolvedConfig> resolveConfig(const Module &M,
   auto Monitors = pickOne<MonitorStorage>(
       "monitors", Explicit.Monitors, *MonitorsFlag,
       [](MonitorStorage S) { return monitorStorageName(S).str(); });
-  if (!Monitors)
-    return Monitors.takeError();
-  if (*Monitors) {
-    R.Monitors = **Monitors;
-  } else if (auto FromLayout = monitorStorageOf(R.Layout.monitor_storage)) {
-    R.Monitors = *FromLayout;
-  } else {
-    return configError(formatv("the runtime layout's monitor_storage {0} is "
-                               "unknown to this lowering",
-                               R.Layout.monitor_storage));
-  }
+  if (Error E = pickedOrLayout(std::move(Monitors), R.Monitors,
+                               monitorStorageOf(R.Layout.monitor_storage),
+                               "monitor_storage", R.Layout.monitor_storage))
+    return std::move(E);
   if (const char *Field = monitorStorageProblem(R.Layout, R.Monitors))
     return configError(
         formatv("monitors={0} needs the runtime layout's {1}, which is 0 or "
@@ -378,18 +376,10 @@ Expected<ResolvedConfig> resolveConfig(const Module &M,
 
   // The inflated exit: the runtime's unless asked otherwise. Fence code is
   // correct on any runtime, but is stamped as such all the same.
-  auto Exit = pickMode<InflatedExit>(M, Explicit);
-  if (!Exit)
-    return Exit.takeError();
-  if (*Exit) {
-    R.Exit = **Exit;
-  } else if (auto FromLayout = inflatedExitOf(R.Layout.monitor_exit)) {
-    R.Exit = *FromLayout;
-  } else {
-    return configError(formatv("the runtime layout's monitor_exit {0} is "
-                               "unknown to this lowering",
-                               R.Layout.monitor_exit));
-  }
+  if (Error E = pickedOrLayout(pickMode<InflatedExit>(M, Explicit), R.Exit,
+                               inflatedExitOf(R.Layout.monitor_exit),
+                               "monitor_exit", R.Layout.monitor_exit))
+    return std::move(E);
   if (R.Layout.monitor_entry_count_offset == 0)
     return configError("the runtime layout has no monitor_entry_count_offset: "
                        "this runtime is too old for this lowering");

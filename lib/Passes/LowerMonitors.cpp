@@ -173,6 +173,19 @@ private:
       return Obj;
     return B.CreateAddrSpaceCast(Obj, Ptr, "jitlock.object");
   }
+  /// What the lowering of enter or exit call `CB` starts from, emitted at
+  /// `B` with the call's debug location: the object, the thread and the
+  /// header's address.
+  struct Operands {
+    Value *Obj, *Thread, *HeaderAddr;
+  };
+  Operands operandsOf(IRBuilder<> &B, CallBase &CB) {
+    B.SetCurrentDebugLocation(CB.getDebugLoc());
+    Value *Obj = objectPointer(B, CB.getArgOperand(0));
+    Value *Thread = currentThread(B);
+    return {Obj, Thread,
+            byteAddr(B, Obj, L.header_offset, "jitlock.header.addr")};
+  }
   Value *byteAddr(IRBuilder<> &B, Value *Base, Value *Offset,
                   const Twine &Name) {
     return B.CreateGEP(I8, Base, Offset, Name);
@@ -198,6 +211,26 @@ private:
   MonitorRef findMonitor(IRBuilder<> &B, Value *H, Value *Obj, Value *Thread,
                          BasicBlock *Slow, BasicBlock *Before,
                          const Twine &Step, bool ForExit);
+  /// What M1 and N2 read before deciding: the monitor (findMonitor), its
+  /// owner word's address and the word, loaded relaxed, and the calling
+  /// thread as the word that names it.
+  struct OwnerRead {
+    MonitorRef Mon;
+    Value *Self = nullptr;
+    Value *OwnerAddr = nullptr;
+    Value *Owner = nullptr;
+  };
+  OwnerRead readOwner(IRBuilder<> &B, Value *H, Value *Obj, Value *Thread,
+                      BasicBlock *Slow, BasicBlock *Before, const Twine &Step,
+                      bool ForExit) {
+    OwnerRead R;
+    R.Mon = findMonitor(B, H, Obj, Thread, Slow, Before, Step, ForExit);
+    R.Self = B.CreatePtrToInt(Thread, I64, "jitlock.self");
+    R.OwnerAddr =
+        monitorField(B, R.Mon, L.monitor_owner_offset, "jitlock.owner.addr");
+    R.Owner = loadRelaxed(B, I64, R.OwnerAddr, "jitlock.owner");
+    return R;
+  }
   /// An address inside the monitor `Mon`.
   Value *monitorField(IRBuilder<> &B, const MonitorRef &Mon, uint32_t Offset,
                       const Twine &Name) {
@@ -277,10 +310,7 @@ void MonitorLowering::lowerEnter(CallBase &CB) {
   BasicBlock *Slow = newBlock(F, "jitlock.enter.slow", Done);
 
   IRBuilder<> B(Head);
-  B.SetCurrentDebugLocation(CB.getDebugLoc());
-  Value *Obj = objectPointer(B, CB.getArgOperand(0));
-  Value *Thread = currentThread(B);
-  Value *HeaderAddr = byteAddr(B, Obj, L.header_offset, "jitlock.header.addr");
+  auto [Obj, Thread, HeaderAddr] = operandsOf(B, CB);
   // E1.
   Value *H = loadRelaxed(B, I64, HeaderAddr, "jitlock.header");
   // E2: a full lock stack goes to the runtime, which inflates the oldest.
@@ -319,13 +349,9 @@ void MonitorLowering::lowerEnter(CallBase &CB) {
   BasicBlock *CasMonitor = newBlock(F, "jitlock.enter.monitor.cas", Owned);
   branch(B, IsMonitor, TakeMonitor, Slow, Likely);
   B.SetInsertPoint(TakeMonitor);
-  MonitorRef Mon =
-      findMonitor(B, H, Obj, Thread, Slow, CasMonitor, "jitlock.enter.monitor",
-                  /*ForExit=*/false);
-  Value *Self = B.CreatePtrToInt(Thread, I64, "jitlock.self");
-  Value *OwnerAddr =
-      monitorField(B, Mon, L.monitor_owner_offset, "jitlock.owner.addr");
-  Value *Owner = loadRelaxed(B, I64, OwnerAddr, "jitlock.owner");
+  auto [Mon, Self, OwnerAddr, Owner] =
+      readOwner(B, H, Obj, Thread, Slow, CasMonitor, "jitlock.enter.monitor",
+                /*ForExit=*/false);
   branch(B, B.CreateICmpEQ(Owner, B.getInt64(0), "jitlock.owner.is.free"),
          CasMonitor, Owned, Likely);
   // Free: CAS owner 0 -> self, acquire (the acquisition). On failure
@@ -453,10 +479,7 @@ void MonitorLowering::lowerExit(CallBase &CB) {
   BasicBlock *Queued = newBlock(F, "jitlock.exit.queued", Done);
 
   IRBuilder<> B(Head);
-  B.SetCurrentDebugLocation(CB.getDebugLoc());
-  Value *Obj = objectPointer(B, CB.getArgOperand(0));
-  Value *Thread = currentThread(B);
-  Value *HeaderAddr = byteAddr(B, Obj, L.header_offset, "jitlock.header.addr");
+  auto [Obj, Thread, HeaderAddr] = operandsOf(B, CB);
   // X1: is obj the top entry?
   Value *TopAddr =
       byteAddr(B, Thread, L.lock_stack_top_offset, "jitlock.top.addr");
@@ -519,13 +542,9 @@ void MonitorLowering::lowerExit(CallBase &CB) {
   // until it lets go. Anything else (another owner, an anonymous one, a
   // deflater): the runtime.
   B.SetInsertPoint(CheckOwner);
-  MonitorRef Mon =
-      findMonitor(B, IH, Obj, Thread, Slow, Owned, "jitlock.exit.monitor",
-                  /*ForExit=*/true);
-  Value *Self = B.CreatePtrToInt(Thread, I64, "jitlock.self");
-  Value *OwnerAddr =
-      monitorField(B, Mon, L.monitor_owner_offset, "jitlock.owner.addr");
-  Value *Owner = loadRelaxed(B, I64, OwnerAddr, "jitlock.owner");
+  auto [Mon, Self, OwnerAddr, Owner] =
+      readOwner(B, IH, Obj, Thread, Slow, Owned, "jitlock.exit.monitor",
+                /*ForExit=*/true);
   branch(B, B.CreateICmpEQ(Owner, Self, "jitlock.owner.is.self"), Owned, Slow,
          Likely);
   // With no recursion, N3; with some, one recursion less, inline: only the

@@ -106,6 +106,21 @@ private:
                           SmallSetVector<Instruction *, 4> &Stoppers);
   /// Places a poll before `Before`, which then starts its block's polling.
   void insertPoll(Instruction *Before);
+  /// Places a poll before `Before` (insertPoll) and says so in remark
+  /// `Remark` at `At`; `Where` is "before the return in %b" and the like.
+  void placePoll(Instruction *Before, StringRef Remark, Instruction *At,
+                 const std::string &Where);
+  /// Says in remark `Remark` of kind `RemarkT` at `At` that no poll was
+  /// placed `Where`, because `Why`.
+  template <typename RemarkT>
+  void remarkNotPlaced(StringRef Remark, Instruction *At,
+                       const std::string &Where, const std::string &Why) {
+    ORE.emit([&] {
+      return RemarkT("jitlock", Remark, At)
+             << "no poll placed in '" << F.getName() << "' " << Where << ": "
+             << Why;
+    });
+  }
   /// "a call to @g in %body", for the remarks.
   std::string describePoll(const Instruction &I) const;
 
@@ -211,18 +226,16 @@ std::string PollPlacer::describePoll(const Instruction &I) const {
 void PollPlacer::placeOnBackEdges() {
   for (auto [U, H] : findBackEdges()) {
     Instruction *Term = U->getTerminator();
+    std::string Where =
+        "on the loop back-edge from " + blockName(*U) + " to " + blockName(*H);
     SmallSetVector<Instruction *, 4> Stoppers;
     if (!reachesWithoutPoll(H, U, Stoppers)) {
       ++NumBackEdgesPolling;
-      ORE.emit([&] {
-        OptimizationRemarkAnalysis R("jitlock", "BackEdgePolls", Term);
-        R << "no poll placed in '" << F.getName()
-          << "' on the loop back-edge from " << blockName(*U) << " to "
-          << blockName(*H) << ": every iteration polls already (";
-        for (auto [I, P] : enumerate(Stoppers))
-          R << (I ? ", " : "") << describePoll(*P);
-        return R << ")";
-      });
+      std::string Why = "every iteration polls already (";
+      for (auto [I, P] : enumerate(Stoppers))
+        Why += (I ? ", " : "") + describePoll(*P);
+      remarkNotPlaced<OptimizationRemarkAnalysis>("BackEdgePolls", Term, Where,
+                                                  Why + ")");
       continue;
     }
     // A block that cannot hold a call (a catchswitch) gets it at the top of
@@ -233,22 +246,12 @@ void PollPlacer::placeOnBackEdges() {
                    ? nullptr
                    : &*H->getFirstInsertionPt();
     if (!Before) {
-      ORE.emit([&] {
-        return OptimizationRemarkMissed("jitlock", "NoPollPlace", Term)
-               << "no poll placed in '" << F.getName()
-               << "' on the loop back-edge from " << blockName(*U) << " to "
-               << blockName(*H) << ": neither block can hold a call";
-      });
+      remarkNotPlaced<OptimizationRemarkMissed>(
+          "NoPollPlace", Term, Where, "neither block can hold a call");
       continue;
     }
-    insertPoll(Before);
     ++NumBackEdgePolls;
-    ORE.emit([&] {
-      return OptimizationRemark("jitlock", "BackEdgePoll", Term)
-             << "safepoint poll placed in '" << F.getName()
-             << "' on the loop back-edge from " << blockName(*U) << " to "
-             << blockName(*H);
-    });
+    placePoll(Before, "BackEdgePoll", Term, Where);
   }
 }
 
@@ -257,6 +260,7 @@ void PollPlacer::placeAtReturns() {
     auto *Ret = dyn_cast<ReturnInst>(BB.getTerminator());
     if (!Ret)
       continue;
+    std::string Where = "before the return in " + blockName(BB);
     // Nothing may come between a musttail call and its return: the poll
     // goes before the call, unless the call polls.
     Instruction *Before = Ret;
@@ -265,22 +269,22 @@ void PollPlacer::placeAtReturns() {
       Before = Prev = MustTail;
     if (Prev && mayPoll(*Prev)) {
       ++NumReturnsPolling;
-      ORE.emit([&] {
-        return OptimizationRemarkAnalysis("jitlock", "ReturnPolls", Ret)
-               << "no poll placed in '" << F.getName()
-               << "' before the return in " << blockName(BB) << ": it follows "
-               << describePoll(*Prev);
-      });
+      remarkNotPlaced<OptimizationRemarkAnalysis>(
+          "ReturnPolls", Ret, Where, "it follows " + describePoll(*Prev));
       continue;
     }
-    insertPoll(Before);
     ++NumReturnPolls;
-    ORE.emit([&] {
-      return OptimizationRemark("jitlock", "ReturnPoll", Ret)
-             << "safepoint poll placed in '" << F.getName()
-             << "' before the return in " << blockName(BB);
-    });
+    placePoll(Before, "ReturnPoll", Ret, Where);
   }
+}
+
+void PollPlacer::placePoll(Instruction *Before, StringRef Remark,
+                           Instruction *At, const std::string &Where) {
+  insertPoll(Before);
+  ORE.emit([&] {
+    return OptimizationRemark("jitlock", Remark, At)
+           << "safepoint poll placed in '" << F.getName() << "' " << Where;
+  });
 }
 
 /// The rule for every function of `M` not placed already.

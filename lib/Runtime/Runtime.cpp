@@ -383,6 +383,12 @@ static uint64_t takeReserveTag() {
   return header::UnlockedValue | NextReserveIndex++ << Config.reserve_shift;
 }
 
+/// jitlock_rt_configure's refusal of a configuration, for reason `Why`.
+static int invalidConfig(const std::string &Why) {
+  std::string What = "invalid configuration: " + Why;
+  return misuse(JITLOCK_EINVAL, nullptr, nullptr, What.c_str());
+}
+
 int jitlock_rt_configure(const jitlock_rt_config *In) {
   if (!In)
     return misuse(JITLOCK_EINVAL, nullptr, nullptr, "null configuration");
@@ -397,11 +403,11 @@ int jitlock_rt_configure(const jitlock_rt_config *In) {
     if (Bytes[I]) {
       char What[160];
       snprintf(What, sizeof(What),
-               "invalid configuration: byte %zu of a %u-byte jitlock_rt_config "
-               "is set, beyond the %zu bytes this library (ABI %u.%u) knows",
+               "byte %zu of a %u-byte jitlock_rt_config is set, beyond the %zu "
+               "bytes this library (ABI %u.%u) knows",
                I, Size, sizeof(jitlock_rt_config), JITLOCK_RT_ABI_VERSION,
                JITLOCK_RT_ABI_MINOR);
-      return misuse(JITLOCK_EINVAL, nullptr, nullptr, What);
+      return invalidConfig(What);
     }
   }
   // An older caller's struct ends early: the defaults for the rest.
@@ -414,57 +420,45 @@ int jitlock_rt_configure(const jitlock_rt_config *In) {
       (Cfg->hash_bits != 0 &&
        (Cfg->hash_shift < 2 || Cfg->hash_shift + Cfg->hash_bits > 64)) ||
       Cfg->header_offset % 8 != 0)
-    return misuse(JITLOCK_EINVAL, nullptr, nullptr,
-                  "invalid configuration: the hash field must lie within "
-                  "bits [2,64) and the header offset must be 8-aligned");
+    return invalidConfig("the hash field must lie within bits [2,64) and the "
+                         "header offset must be 8-aligned");
   if (Cfg->stack_red_pages == 0 || Cfg->stack_yellow_pages == 0 ||
       Cfg->stack_reserved_pages == 0 || Cfg->stack_red_pages > 1024 ||
       Cfg->stack_yellow_pages > 1024 || Cfg->stack_reserved_pages > 1024 ||
       Cfg->stack_shadow_pages > 1024)
-    return misuse(JITLOCK_EINVAL, nullptr, nullptr,
-                  "invalid configuration: the red, yellow and reserved zones "
-                  "need 1 to 1024 pages each, the shadow zone at most 1024");
+    return invalidConfig("the red, yellow and reserved zones need 1 to 1024 "
+                         "pages each, the shadow zone at most 1024");
   if (Cfg->locking_mode > JITLOCK_LOCKING_RESERVED)
-    return misuse(JITLOCK_EINVAL, nullptr, nullptr,
-                  "invalid configuration: unknown locking mode");
-  if (const char *Why = reserveFieldProblem(*Cfg)) {
-    std::string What = std::string("invalid configuration: ") + Why;
-    return misuse(JITLOCK_EINVAL, nullptr, nullptr, What.c_str());
-  }
+    return invalidConfig("unknown locking mode");
+  if (const char *Why = reserveFieldProblem(*Cfg))
+    return invalidConfig(Why);
   if (Cfg->compiled_code_misuse > JITLOCK_MISUSE_REPORT)
-    return misuse(JITLOCK_EINVAL, nullptr, nullptr,
-                  "invalid configuration: unknown compiled_code_misuse");
+    return invalidConfig("unknown compiled_code_misuse");
   // Before any other use: the storage's code never sees an unknown value.
   if (!monitorStorageOf(Cfg->monitor_storage))
-    return misuse(JITLOCK_EINVAL, nullptr, nullptr,
-                  "invalid configuration: unknown monitor storage");
+    return invalidConfig("unknown monitor storage");
   if (Cfg->monitor_storage == JITLOCK_MONITORS_TABLE && Cfg->hash_bits == 0)
-    return misuse(JITLOCK_EINVAL, nullptr, nullptr,
-                  "invalid configuration: table monitor storage is keyed by "
-                  "the identity hash and needs hash_bits > 0");
+    return invalidConfig("table monitor storage is keyed by the identity hash "
+                         "and needs hash_bits > 0");
   if (Cfg->safepoint_timeout_action > JITLOCK_SAFEPOINT_TIMEOUT_ABORT)
-    return misuse(JITLOCK_EINVAL, nullptr, nullptr,
-                  "invalid configuration: unknown safepoint_timeout_action");
+    return invalidConfig("unknown safepoint_timeout_action");
   if (Cfg->monitor_capacity > storage::MaxCapacity) {
     char What[160];
     snprintf(What, sizeof(What),
-             "invalid configuration: monitor_capacity %u is above %u (0 "
-             "means the default, %u)",
+             "monitor_capacity %u is above %u (0 means the default, %u)",
              Cfg->monitor_capacity, storage::MaxCapacity,
              storage::DefaultCapacity);
-    return misuse(JITLOCK_EINVAL, nullptr, nullptr, What);
+    return invalidConfig(What);
   }
   int ExitStatus;
   uint32_t RequestedExit = Given.inflated_exit;
   Given.inflated_exit = resolveInflatedExit(RequestedExit, ExitStatus);
   if (ExitStatus != JITLOCK_OK)
-    return misuse(JITLOCK_EINVAL, nullptr, nullptr,
-                  RequestedExit == JITLOCK_EXIT_STORE
-                      ? "invalid configuration: inflated_exit "
-                        "JITLOCK_EXIT_STORE needs "
-                        "membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), which "
-                        "this kernel does not offer"
-                      : "invalid configuration: unknown inflated_exit");
+    return invalidConfig(RequestedExit == JITLOCK_EXIT_STORE
+                             ? "inflated_exit JITLOCK_EXIT_STORE needs "
+                               "membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), "
+                               "which this kernel does not offer"
+                             : "unknown inflated_exit");
   if (deflationThreadRunning())
     return misuse(JITLOCK_ESTATE, nullptr, nullptr,
                   "configure while the deflation thread runs");

@@ -24,6 +24,7 @@
 #include "Runner.h"
 
 #include "ExampleRunner.h"
+#include "PassSetup.h"
 #include "jitlock/JIT.h"
 #include "jitlock/jitlock_rt.h"
 
@@ -238,18 +239,10 @@ OptimizationLevel level(int N) {
 /// `Level`'s pipeline when `AtStart`, else before it).
 void runPipeline(Module &M, TargetMachine *TM, int Level,
                  const LoweringConfig *Lower, bool AtStart) {
-  LoopAnalysisManager LAM;
-  FunctionAnalysisManager FAM;
-  CGSCCAnalysisManager CGAM;
-  ModuleAnalysisManager MAM;
   PassBuilder PB(TM);
   if (Lower && AtStart)
     registerPasses(PB, *Lower);
-  PB.registerModuleAnalyses(MAM);
-  PB.registerCGSCCAnalyses(CGAM);
-  PB.registerFunctionAnalyses(FAM);
-  PB.registerLoopAnalyses(LAM);
-  PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
+  jitlock::tools::AnalysisManagers AM(PB);
   ModulePassManager MPM;
   if (Lower && !AtStart)
     addLoweringPasses(MPM, *Lower);
@@ -257,7 +250,7 @@ void runPipeline(Module &M, TargetMachine *TM, int Level,
     MPM.addPass(PB.buildO0DefaultPipeline(OptimizationLevel::O0));
   else
     MPM.addPass(PB.buildPerModuleDefaultPipeline(level(Level)));
-  MPM.run(M, MAM);
+  MPM.run(M, AM.MAM);
 }
 
 /// The module lowered as `C` says, as text; errors in `Errors`.

@@ -296,40 +296,45 @@ bool parseClassFile(const std::vector<uint8_t> &Bytes, ClassFile &Out,
     return true;
   };
 
-  uint16_t NFields = R.u2();
-  for (unsigned I = 0; I < NFields && R.ok(); ++I) {
-    FieldInfo F;
-    F.Flags = R.u2();
-    NameAt(R.u2(), F.Name, "a field name");
-    NameAt(R.u2(), F.Descriptor, "a field descriptor");
+  // Each attribute of the table at R in turn: `Read(Name, Len)` reads the
+  // attribute if it knows it (true); the others are skipped.
+  auto ForEachAttribute = [&](auto Read) {
     uint16_t NAttrs = R.u2();
     for (unsigned A = 0; A < NAttrs && R.ok(); ++A) {
       std::string AttrName;
       NameAt(R.u2(), AttrName, "an attribute name");
       uint32_t Len = R.u4();
-      if (AttrName == "ConstantValue" && Len == 2)
-        F.ConstantValue = R.u2();
-      else
+      if (!Read(AttrName, Len))
         R.skip(Len);
     }
+  };
+  // A field_info and a method_info start alike: flags, name, descriptor.
+  auto ReadMemberStart = [&](auto &Member, const std::string &Kind) {
+    Member.Flags = R.u2();
+    NameAt(R.u2(), Member.Name, ("a " + Kind + " name").c_str());
+    NameAt(R.u2(), Member.Descriptor, ("a " + Kind + " descriptor").c_str());
+  };
+
+  uint16_t NFields = R.u2();
+  for (unsigned I = 0; I < NFields && R.ok(); ++I) {
+    FieldInfo F;
+    ReadMemberStart(F, "field");
+    ForEachAttribute([&](const std::string &Name, uint32_t Len) {
+      if (Name != "ConstantValue" || Len != 2)
+        return false;
+      F.ConstantValue = R.u2();
+      return true;
+    });
     Out.Fields.push_back(std::move(F));
   }
 
   uint16_t NMethods = R.u2();
   for (unsigned I = 0; I < NMethods && R.ok(); ++I) {
     MethodInfo M;
-    M.Flags = R.u2();
-    NameAt(R.u2(), M.Name, "a method name");
-    NameAt(R.u2(), M.Descriptor, "a method descriptor");
-    uint16_t NAttrs = R.u2();
-    for (unsigned A = 0; A < NAttrs && R.ok(); ++A) {
-      std::string AttrName;
-      NameAt(R.u2(), AttrName, "an attribute name");
-      uint32_t Len = R.u4();
-      if (AttrName != "Code") {
-        R.skip(Len);
-        continue;
-      }
+    ReadMemberStart(M, "method");
+    ForEachAttribute([&](const std::string &Name, uint32_t Len) {
+      if (Name != "Code")
+        return false;
       size_t End = R.offset() + Len;
       M.HasCode = true;
       M.MaxStack = R.u2();
@@ -355,19 +360,14 @@ bool parseClassFile(const std::vector<uint8_t> &Bytes, ClassFile &Out,
       }
       if (R.ok() && R.offset() != End)
         R.fail("Code attribute of " + M.Name + " has a wrong length");
-    }
+      return true;
+    });
     Out.Methods.push_back(std::move(M));
   }
 
-  uint16_t NAttrs = R.u2();
-  for (unsigned A = 0; A < NAttrs && R.ok(); ++A) {
-    std::string AttrName;
-    NameAt(R.u2(), AttrName, "an attribute name");
-    uint32_t Len = R.u4();
-    if (AttrName != "BootstrapMethods") {
-      R.skip(Len);
-      continue;
-    }
+  ForEachAttribute([&](const std::string &Name, uint32_t) {
+    if (Name != "BootstrapMethods")
+      return false;
     uint16_t N = R.u2();
     for (unsigned B = 0; B < N && R.ok(); ++B) {
       BootstrapMethod BM;
@@ -386,7 +386,8 @@ bool parseClassFile(const std::vector<uint8_t> &Bytes, ClassFile &Out,
                " for a bootstrap method");
       Out.Bootstraps.push_back(std::move(BM));
     }
-  }
+    return true;
+  });
   if (R.ok() && R.offset() != Bytes.size())
     R.fail("trailing bytes after the class file");
   if (!R.ok()) {

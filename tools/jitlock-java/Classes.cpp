@@ -155,12 +155,16 @@ Class *defineFromFile(const std::string &Name, std::string &Error) {
     }
     C->Interfaces.push_back(IC);
   }
+  // A Field and a Method start as their class file entry does.
+  auto StartMember = [C](auto &Member, const auto &Info) {
+    Member.Owner = C;
+    Member.Name = Info.Name;
+    Member.Descriptor = Info.Descriptor;
+    Member.Flags = Info.Flags;
+  };
   for (const FieldInfo &FI : F->Fields) {
     auto Fld = std::make_unique<Field>();
-    Fld->Owner = C;
-    Fld->Name = FI.Name;
-    Fld->Descriptor = FI.Descriptor;
-    Fld->Flags = FI.Flags;
+    StartMember(*Fld, FI);
     if (FI.Descriptor.empty() || FI.Descriptor.find_first_of("FD") ==
                                      FI.Descriptor.find_first_not_of('[')) {
       Error = "field " + C->javaName() + "." + FI.Name + " has type " +
@@ -172,10 +176,7 @@ Class *defineFromFile(const std::string &Name, std::string &Error) {
   }
   for (const MethodInfo &MI : F->Methods) {
     auto M = std::make_unique<Method>();
-    M->Owner = C;
-    M->Name = MI.Name;
-    M->Descriptor = MI.Descriptor;
-    M->Flags = MI.Flags;
+    StartMember(*M, MI);
     M->MaxStack = MI.MaxStack;
     M->MaxLocals = MI.MaxLocals;
     M->Code = MI.Code;

@@ -1,5 +1,6 @@
 //===- Inliner.cpp - Tier 1's inlining of small callees -------------------===//
 #include "Inliner.h"
+#include "PassSetup.h"
 
 #include "llvm/Analysis/AssumptionCache.h"
 #include "llvm/IR/InstIterator.h"
@@ -121,16 +122,8 @@ bool numberVirtualFrames(Function &F) {
 }
 
 void simplifySlots(Function &F) {
-  LoopAnalysisManager LAM;
-  FunctionAnalysisManager FAM;
-  CGSCCAnalysisManager CGAM;
-  ModuleAnalysisManager MAM;
   PassBuilder PB;
-  PB.registerModuleAnalyses(MAM);
-  PB.registerCGSCCAnalyses(CGAM);
-  PB.registerFunctionAnalyses(FAM);
-  PB.registerLoopAnalyses(LAM);
-  PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
+  jitlock::tools::AnalysisManagers AM(PB);
   FunctionPassManager FPM;
   FPM.addPass(SROAPass(SROAOptions::ModifyCFG));
   FPM.addPass(EarlyCSEPass());
@@ -142,7 +135,7 @@ void simplifySlots(Function &F) {
   FPM.addPass(InstCombinePass());
   FPM.addPass(CorrelatedValuePropagationPass());
   FPM.addPass(SimplifyCFGPass());
-  FPM.run(F, FAM);
+  FPM.run(F, AM.FAM);
   unifyPointerCasts(F);
 }
 

@@ -40,6 +40,7 @@
 #include "Deoptimize.h"
 #include "Dependencies.h"
 #include "Inliner.h"
+#include "PassSetup.h"
 #include "Profile.h"
 #include "VM.h"
 
@@ -1882,20 +1883,12 @@ Error createJit() {
 /// O2 with the jitlock lowering, as any embedder runs it
 /// (docs/embedding.md); the passes' errors come back in `Errors`.
 void optimize(Module &Mod, std::vector<std::string> &Errors, bool Remarks) {
-  LoopAnalysisManager LAM;
-  FunctionAnalysisManager FAM;
-  CGSCCAnalysisManager CGAM;
-  ModuleAnalysisManager MAM;
   PassBuilder PB(Machine.get());
   LoweringConfig Config = LoweringConfig::forThisProcess();
   if (!Opts.Elide)
     Config.Elide = false;
   registerPasses(PB, Config);
-  PB.registerModuleAnalyses(MAM);
-  PB.registerCGSCCAnalyses(CGAM);
-  PB.registerFunctionAnalyses(FAM);
-  PB.registerLoopAnalyses(LAM);
-  PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
+  jitlock::tools::AnalysisManagers AM(PB);
   // The slots are SSA values already (simplifySlots): jitlock-elide runs
   // at the start of the pipeline and sees a fresh object only once no
   // alloca holds it.
@@ -1903,7 +1896,7 @@ void optimize(Module &Mod, std::vector<std::string> &Errors, bool Remarks) {
   MPM.addPass(PB.buildPerModuleDefaultPipeline(OptimizationLevel::O2));
   Mod.getContext().setDiagnosticHandler(
       std::make_unique<CollectErrors>(Errors, Remarks));
-  MPM.run(Mod, MAM);
+  MPM.run(Mod, AM.MAM);
   std::string Broken;
   raw_string_ostream OS(Broken);
   if (Errors.empty() && verifyModule(Mod, &OS))

@@ -4,8 +4,9 @@
 // run under qemu-aarch64 as part of jitlock-a64-emitter-tests: the
 // scenarios of ReservedScenarios.h for every assignment of A64TestUtil.h,
 // with LSE and LL/SC atomics, each sequence in a probe that checks every
-// register it must keep; and the listing of the R1 and R4 paths, which has
-// no atomic instruction.
+// register it must keep; the listing of the R1 and R4 paths, which has no
+// atomic instruction; and threads that race to reserve fresh objects (R2)
+// and then revoke each other's (R3).
 //
 // The runtime is configured for reservation only when
 // JITLOCK_TEST_RESERVED is set (CTest's aarch64.emitters.reserved runs
@@ -19,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <random>
 
 namespace {
 
@@ -30,13 +32,15 @@ using namespace rsv_test;
 /// the scratch ones checked afterwards.
 class A64Driver : public Driver {
 public:
-  A64Driver(const Assignment &As, Atomics At) : As(As), At(At) {
+  A64Driver(const Assignment &As, Atomics At,
+            const RuntimeEntries &RT = countingEntries())
+      : As(As), At(At) {
     for (bool Enter : {true, false}) {
       ProbeSpec Spec;
       Spec.As = As;
       Spec.At = At;
       Spec.Layout = &reservedLayout();
-      Spec.Entries = countingEntries();
+      Spec.Entries = RT;
       Spec.Ops = {{Enter, As.Obj}};
       (Enter ? EnterFn : ExitFn) = buildProbe(Spec);
     }
@@ -86,9 +90,13 @@ TEST_F(A64Reserved, ScenariosOverRegisters) {
     for (const Assignment &As : assignments()) {
       A64Driver D(As, At);
       ASSERT_TRUE(D.ok()) << As.str();
-      runReservedScenarios(D, std::string("AArch64 ") +
-                                  (At == Atomics::LSE ? "LSE " : "LL/SC ") +
-                                  As.str());
+      const std::string What = std::string("AArch64 ") +
+                               (At == Atomics::LSE ? "LSE " : "LL/SC ") +
+                               As.str();
+      runReservedScenarios(D, What);
+      if (HasFatalFailure())
+        return;
+      runLostRace(D, What);
       if (HasFatalFailure())
         return;
     }
@@ -156,6 +164,28 @@ TEST_F(A64Reserved, ReservedPathsHaveNoAtomic) {
     std::vector<std::string> X4 =
         walkPath(Exit, {false, false, false, false}, a64Branch);
     EXPECT_TRUE(hasAtomic(X4, a64Atomic)) << "X4's path:\n" << joinPath(X4);
+  }
+}
+
+// R2 on many threads (ReservedScenarios.h), with LSE and with LL/SC
+// atomics: fresh objects reserved by their first locker, whose inline CAS
+// decides the races, then revoked by the others' contention.
+TEST_F(A64Reserved, FirstLockersReserveInlineAndOthersRevoke) {
+  const uint64_t Seed = std::random_device{}();
+  const std::vector<Assignment> All = assignments();
+  FirstLockerSizes Sizes;
+  Sizes.Rounds = 3; // under qemu
+  Sizes.Shuffles = 200;
+  for (Atomics At : {Atomics::LSE, Atomics::LLSC}) {
+    if (At == Atomics::LSE && !hasLSE())
+      continue;
+    runFirstLockers(
+        [&](uint64_t Pick) -> std::unique_ptr<Driver> {
+          // The runtime's own slow paths.
+          return std::make_unique<A64Driver>(All[Pick % All.size()], At,
+                                             RuntimeEntries());
+        },
+        Seed, Sizes, At == Atomics::LSE ? "AArch64 LSE" : "AArch64 LL/SC");
   }
 }
 

@@ -3,9 +3,10 @@
 // The x86_64 emitter's sequences for a layout in JITLOCK_LOCKING_RESERVED,
 // executed natively: the scenarios of ReservedScenarios.h for every sampled
 // register assignment, with and without the third scratch register; the
-// listing of the R1 and R4 paths, which has no atomic instruction; and
-// threads that hold their own reserved objects while they contend for a
-// shared one through the lightweight path and the runtime.
+// listing of the R1 and R4 paths, which has no atomic instruction; threads
+// that hold their own reserved objects while they contend for a shared one
+// through the lightweight path and the runtime; and threads that race to
+// reserve fresh objects (R2) and then revoke each other's (R3).
 //
 //===----------------------------------------------------------------------===//
 #include "EmitterTestUtil.h"
@@ -89,6 +90,9 @@ TEST_F(ReservedEmitter, ScenariosOverRegisters) {
     X64Driver D(As, countingEntries());
     ASSERT_TRUE(D.ok()) << As.str();
     runReservedScenarios(D, "x86_64 " + As.str());
+    if (HasFatalFailure())
+      return;
+    runLostRace(D, "x86_64 " + As.str());
     if (HasFatalFailure())
       return;
   }
@@ -241,6 +245,20 @@ TEST_F(ReservedEmitter, ThreadsOwnReservedAndShareUnreserved) {
   }
   EXPECT_EQ(SharedCount, Expected) << "seed " << Seed;
   expectReleased(&Shared, "the shared object");
+}
+
+// R2 on many threads: fresh objects reserved by their first locker (the
+// inline CAS decides the races), then revoked by the others' contention.
+TEST_F(ReservedEmitter, FirstLockersReserveInlineAndOthersRevoke) {
+  const unsigned Seed = std::random_device{}();
+  const std::vector<Assignment> Assignments = sampleAssignmentsOfBothForms();
+  runFirstLockers(
+      [&](uint64_t Pick) -> std::unique_ptr<Driver> {
+        // The runtime's own slow paths.
+        return std::make_unique<X64Driver>(
+            Assignments[Pick % Assignments.size()], RuntimeEntries());
+      },
+      Seed, FirstLockerSizes(), "x86_64");
 }
 
 } // namespace

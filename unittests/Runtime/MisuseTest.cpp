@@ -290,6 +290,14 @@ TEST_F(MisuseTest, InvalidConfigurationIsRejected) {
   jitlock_rt_config bad = cfg;
   bad.hash_shift = 0; // overlaps the lock bits
   EXPECT_EQ(jitlock_rt_configure(&bad), JITLOCK_EINVAL);
+  // The handler hears which rule the configuration broke.
+  EXPECT_EQ(log.last().what,
+            "invalid configuration: the hash field must lie within bits "
+            "[2,64) and the header offset must be 8-aligned");
+  bad = cfg;
+  bad.locking_mode = 99;
+  EXPECT_EQ(jitlock_rt_configure(&bad), JITLOCK_EINVAL);
+  EXPECT_EQ(log.last().what, "invalid configuration: unknown locking mode");
   bad = cfg;
   bad.hash_shift = 1;
   EXPECT_EQ(jitlock_rt_configure(&bad), JITLOCK_EINVAL);

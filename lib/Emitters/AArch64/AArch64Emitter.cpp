@@ -97,8 +97,15 @@ public:
   using EmitterBase::EmitterBase;
 
   void movImm(const Gp &Dst, uint64_t Value);
-  void load(const Gp &R, const Gp &Base, int64_t Off, const Gp &Tmp);
-  void store(const Gp &R, const Gp &Base, int64_t Off, const Gp &Tmp);
+  /// R = [Base + Off], and [Base + Off] = R, for any offset (see access).
+  void load(const Gp &R, const Gp &Base, int64_t Off, const Gp &Tmp) {
+    access(A64::Inst::kIdLdr, A64::Inst::kIdLdur, R, Base, Off, Tmp);
+  }
+  void store(const Gp &R, const Gp &Base, int64_t Off, const Gp &Tmp) {
+    access(A64::Inst::kIdStr, A64::Inst::kIdStur, R, Base, Off, Tmp);
+  }
+  void access(asmjit::InstId Scaled, asmjit::InstId Unscaled, const Gp &R,
+              const Gp &Base, int64_t Off, const Gp &Tmp);
   void addImm(const Gp &Dst, const Gp &Src, int64_t Off, const Gp &Tmp);
   void subImm(const Gp &Dst, const Gp &Src, uint64_t Value, const Gp &Tmp);
   void cmpImm(const Gp &R, uint64_t Value, const Gp &Tmp);
@@ -138,6 +145,7 @@ private:
   }
   void stlxr(const Gp &Status, const Gp &Value, const Gp &Addr);
   void findMonitor(Label Slow, bool ForExit);
+  void reserve(Label Reserve, Label Pushable, Label Slow, Label CasFail);
   /// Compares h & reserve_mask (into `Masked`) with the thread's tag (into
   /// `Other`), or with unlocked_value when `Tag` is false (`Other` unused);
   /// the flags say eq when they match.
@@ -186,30 +194,20 @@ void Emitter::movImm(const Gp &Dst, uint64_t Value) {
     ok(Inverted ? A.movn(Dst, 0, 0) : A.movz(Dst, 0, 0));
 }
 
-/// R (w: 32 bits, x: 64 bits) = [Base + Off]. Tmp (an x register other than
-/// Base; it may be R) holds the offset when no immediate form encodes it.
-void Emitter::load(const Gp &R, const Gp &Base, int64_t Off, const Gp &Tmp) {
+/// R (w: 32 bits, x: 64 bits) to or from [Base + Off] by `Scaled` (ldr or
+/// str) or, for an offset only it encodes, `Unscaled` (ldur or stur). Tmp
+/// (an x register other than Base) holds the offset when no immediate form
+/// encodes it; a load may give R itself, a store one other than R.
+void Emitter::access(asmjit::InstId Scaled, asmjit::InstId Unscaled,
+                     const Gp &R, const Gp &Base, int64_t Off, const Gp &Tmp) {
   int64_t Size = R.isGpW() ? 4 : 8;
   if (Off >= 0 && Off % Size == 0 && Off / Size <= 4095) {
-    ok(A.ldr(R, A64::ptr(Base, int32_t(Off))));
+    ok(A.emit(Scaled, R, A64::ptr(Base, int32_t(Off))));
   } else if (Off >= -256 && Off <= 255) {
-    ok(A.ldur(R, A64::ptr(Base, int32_t(Off))));
+    ok(A.emit(Unscaled, R, A64::ptr(Base, int32_t(Off))));
   } else {
     movImm(Tmp.x(), uint64_t(Off));
-    ok(A.ldr(R, A64::ptr(Base, Tmp.x())));
-  }
-}
-
-/// [Base + Off] = R, as load(); Tmp must differ from R and Base.
-void Emitter::store(const Gp &R, const Gp &Base, int64_t Off, const Gp &Tmp) {
-  int64_t Size = R.isGpW() ? 4 : 8;
-  if (Off >= 0 && Off % Size == 0 && Off / Size <= 4095) {
-    ok(A.str(R, A64::ptr(Base, int32_t(Off))));
-  } else if (Off >= -256 && Off <= 255) {
-    ok(A.stur(R, A64::ptr(Base, int32_t(Off))));
-  } else {
-    movImm(Tmp.x(), uint64_t(Off));
-    ok(A.str(R, A64::ptr(Base, Tmp.x())));
+    ok(A.emit(Scaled, R, A64::ptr(Base, Tmp.x())));
   }
 }
 
@@ -323,6 +321,58 @@ void MonitorEmitter::findMonitor(Label Slow, bool ForExit) {
   }
 }
 
+/// R2, out of line, bound at `Reserve` with V = h & reserve_mask (not 01)
+/// and T the top: reservable (the field all ones; E3 saw bit 1 clear, so
+/// the lock bits are 01) and a thread that may reserve (tag not ~0): CAS
+/// h -> h with the field the thread's index, acquire, every other bit kept;
+/// then on to the push at `Pushable`, which reloads T if it held the
+/// address. Reserved to another thread (R3), fast-locked, or a lost CAS:
+/// `Slow` (an LL/SC compare that fails leaves through `CasFail`'s clrex).
+/// The desired header is h ^ F ^ 01 ^ tag (F: the field's bits, h's bits
+/// under the mask are F | 01), and h is desired | F, which is how the CAS's
+/// result is compared without a fourth register.
+void MonitorEmitter::reserve(Label Reserve, Label Pushable, Label Slow,
+                             Label CasFail) {
+  const uint64_t F = L.reservable_value;
+  ok(A.bind(Reserve));
+  ok(A.eor(V, V, F));
+  ok(A.cmp(V, L.unlocked_value));
+  ok(A.b_ne(Slow));
+  load(V, Thread, L.reserve_tag_offset, V);
+  ok(A.cmn(V, 1)); //                          tag ~0: may not reserve
+  ok(A.b_eq(Slow));
+  ok(A.eor(V, V, H));
+  ok(A.eor(V, V, F));
+  ok(A.eor(V, V, L.unlocked_value)); //        V = desired
+  Gp Addr = Obj;
+  if (HeaderOff != 0) {
+    Addr = T;
+    addImm(T, Obj, HeaderOff, T);
+  }
+  if (At == Atomics::LSE) {
+    ok(A.casa(H, V, A64::ptr(Addr))); //       H = old
+    ok(A.orr(V, V, F));               //       V = h
+    ok(A.cmp(H, V));
+    ok(A.b_ne(Slow));
+  } else {
+    // The current header equals h = desired | F: its bits outside the field
+    // are desired's, and its field is all ones.
+    Label Retry = A.newLabel();
+    ok(A.bind(Retry));
+    ok(A.ldaxr(H, A64::ptr(Addr))); //         load-acquire exclusive
+    ok(A.eor(H, H, V));
+    ok(A.tst(H, ~F));
+    ok(A.b_ne(CasFail));
+    ok(A.eor(H, H, V));
+    ok(A.orr(H, H, ~F));
+    ok(A.cmn(H, 1));
+    ok(A.b_ne(CasFail));
+    ok(A.stxr(H.w(), V, A64::ptr(Addr))); //   store exclusive
+    ok(A.cbnz(H.w(), Retry));             //   lost the reservation
+  }
+  ok(A.b(Pushable));
+}
+
 void MonitorEmitter::enter(Label Slow, Label Done, bool SlowFollows) {
   Label Inflated = A.newLabel(), Push = A.newLabel();
   Label CasFail = A.newLabel(), MonitorFail = A.newLabel();
@@ -357,11 +407,16 @@ void MonitorEmitter::enter(Label Slow, Label Done, bool SlowFollows) {
   ok(A.ldur(V, A64::ptr(V, -8)));
   ok(A.cmp(V, Obj));
   ok(A.b_eq(Push));
+  // R2, out of line, and where it joins the push: labels of a reserved
+  // layout only, so that the other layouts' code has no stray label.
+  Label Reserve, Pushable;
   if (Reserved) {
-    // E5 takes only a header whose reservation field is 0: reservable (R2)
-    // or reserved to another thread (R3) goes to the runtime.
+    Reserve = A.newLabel();
+    Pushable = A.newLabel();
+    // E5 takes only a header whose reservation field is 0; any other goes
+    // to R2's test, out of line.
     reservedTo(V, V, /*Tag=*/false);
-    ok(A.b_ne(Slow));
+    ok(A.b_ne(Reserve));
   }
   // E5  CAS header (h | 01) -> (h & ~11), acquire. E3 saw bit 1 clear, so
   //     the expected value is desired ^ 01: compare that way, which keeps
@@ -389,6 +444,8 @@ void MonitorEmitter::enter(Label Slow, Label Done, bool SlowFollows) {
     ok(A.stxr(V.w(), H, A64::ptr(Addr))); //   store exclusive
     ok(A.cbnz(V.w(), Retry));             //   lost the reservation
   }
+  if (Reserved)
+    ok(A.bind(Pushable));
   if (HeaderOff != 0)
     load(T.w(), Thread, TopOff, T); //         T held the header address
   // Push: slot[top] = obj; top += 8. Only this thread writes its lock stack.
@@ -397,6 +454,9 @@ void MonitorEmitter::enter(Label Slow, Label Done, bool SlowFollows) {
   ok(A.add(T.w(), T.w(), 8));
   store(T.w(), Thread, TopOff, V);
   ok(A.b(Done));
+
+  if (Reserved)
+    reserve(Reserve, Pushable, Slow, CasFail);
 
   // Out of line.
   ok(A.bind(Inflated));
@@ -439,7 +499,7 @@ void MonitorEmitter::enter(Label Slow, Label Done, bool SlowFollows) {
   store(V, H, RecursionsOff, T);
   ok(A.b(Done));
   if (!LSE) {
-    ok(A.bind(CasFail)); //                    E5 compare failed
+    ok(A.bind(CasFail)); //                    E5 or R2 compare failed
     ok(A.clrex(15));
     if (!SlowFollows)
       ok(A.b(Slow));
@@ -812,76 +872,52 @@ JITLOCK_DEFINE_STACK_BANG_ENTRY_POINTS(A64::Assembler)
 
 namespace {
 
-/// Thread and Scratch: distinct x registers; Scratch not x18 (x16/x17 are
-/// fine: the glue saves them before it uses x16).
-bool validPollOperands(const SafepointPollOperands &Ops) {
-  return isX(Ops.Thread) && isX(Ops.Scratch) && Ops.Scratch.id() != 18 &&
-         Ops.Thread.id() != Ops.Scratch.id();
-}
+/// AArch64's instructions for the shared poll (Common/Safepoint.h). P1 is
+/// a plain ldrb of the armed byte (relaxed; P2 re-reads the word itself)
+/// into wScratch, then tbz or tbnz on its bit. Thread and Scratch are
+/// distinct x registers, Scratch not x18 (x16/x17 are fine: the glue saves
+/// them before it uses x16); P2's one argument is the thread.
+class PollEmitter : public Emitter {
+public:
+  PollEmitter(A64::Assembler &A, const SafepointPollOperands &Ops)
+      : Emitter(A), Ops(Ops) {}
 
-GlueArgs pollArgs(const SafepointPollOperands &Ops, const RuntimeEntries &RT) {
-  return {RT.SafepointPoll, Ops.Thread, Gp(), Ops.Scratch, Gp()};
-}
-
-/// wScratch = the byte at [Thread + Offset]: the scaled form takes any
-/// offset below 4096, a larger one goes through Scratch.
-void loadPollByte(A64::Assembler &A, Emitter &W,
-                  const SafepointPollOperands &Ops, uint32_t Offset) {
-  const Gp S = Ops.Scratch;
-  if (Offset <= 4095) {
-    W.ok(A.ldrb(S.w(), A64::ptr(Ops.Thread, int32_t(Offset))));
-    return;
+  bool valid() const {
+    return usableAssembler(A) && isX(Ops.Thread) && isX(Ops.Scratch) &&
+           Ops.Scratch.id() != 18 && Ops.Thread.id() != Ops.Scratch.id();
   }
-  W.movImm(S.x(), Offset);
-  W.ok(A.ldrb(S.w(), A64::ptr(Ops.Thread, S.x())));
-}
+  void branchIfArmed(const safepoint::ArmedByte &Armed, const Label &To) {
+    loadArmedByte(Armed);
+    ok(A.tbnz(Ops.Scratch.w(), Armed.Bit, To));
+  }
+  void branchIfDisarmed(const safepoint::ArmedByte &Armed, const Label &To) {
+    loadArmedByte(Armed);
+    ok(A.tbz(Ops.Scratch.w(), Armed.Bit, To));
+  }
+  void slowCall(const RuntimeEntries &RT, const Label *Back) {
+    glue({RT.SafepointPoll, Ops.Thread, Gp(), Ops.Scratch, Gp()});
+    if (Back)
+      ok(A.b(*Back));
+  }
+
+private:
+  /// The scaled form takes any offset below 4096, a larger one goes
+  /// through Scratch.
+  void loadArmedByte(const safepoint::ArmedByte &Armed) {
+    const Gp S = Ops.Scratch;
+    if (Armed.Offset <= 4095) {
+      ok(A.ldrb(S.w(), A64::ptr(Ops.Thread, int32_t(Armed.Offset))));
+      return;
+    }
+    movImm(S.x(), Armed.Offset);
+    ok(A.ldrb(S.w(), A64::ptr(Ops.Thread, S.x())));
+  }
+  const SafepointPollOperands &Ops;
+};
 
 } // namespace
 
-Error emitSafepointPoll(A64::Assembler &A, const jitlock_rt_layout &L,
-                        const SafepointPollOperands &Ops, SlowPathMode Mode,
-                        SlowPathLabels *Labels, const RuntimeEntries &RT) {
-  safepoint::ArmedByte Armed;
-  // sequenceLabels refuses any other SlowPathMode before anything is emitted.
-  if (!usableAssembler(A) || !validPollOperands(Ops) ||
-      !safepoint::armedByte(L, Armed))
-    return kErrorInvalidArgument;
-  if (Mode == SlowPathMode::OutOfLine && !RT.SafepointPoll)
-    return kErrorInvalidArgument;
-  Label Slow, Done;
-  if (Error Err = sequenceLabels(A, Mode, Labels, Slow, Done))
-    return Err;
-  Emitter W(A);
-  // P1  w = the poll word's armed byte: a plain ldrb (relaxed; P2 re-reads
-  //     the word itself); ArmedBit set: P2.
-  loadPollByte(A, W, Ops, Armed.Offset);
-  if (Mode == SlowPathMode::OutOfLine) {
-    // Disarmed, the steady state: one taken branch over the glue, which
-    // calls P2 and falls through to Done.
-    W.ok(A.tbz(Ops.Scratch.w(), Armed.Bit, Done));
-    W.ok(A.bind(Slow));
-    W.glue(pollArgs(Ops, RT));
-  } else {
-    W.ok(A.tbnz(Ops.Scratch.w(), Armed.Bit, Slow));
-  }
-  W.ok(A.bind(Done));
-  return W.error();
-}
-
-Error emitSafepointPollSlowCall(A64::Assembler &A,
-                                const SafepointPollOperands &Ops,
-                                const SlowPathLabels &Labels,
-                                const RuntimeEntries &RT) {
-  if (!usableAssembler(A) || !validPollOperands(Ops) || !RT.SafepointPoll ||
-      !slowCallLabelsUsable(*A.code(), Labels))
-    return kErrorInvalidArgument;
-  // P2, then back to the code after the poll.
-  Emitter E(A);
-  E.ok(A.bind(Labels.Slow));
-  E.glue(pollArgs(Ops, RT));
-  E.ok(A.b(Labels.Done));
-  return E.error();
-}
+JITLOCK_DEFINE_SAFEPOINT_POLL_ENTRY_POINTS(A64::Assembler)
 
 //===----------------------------------------------------------------------===//
 // The current thread

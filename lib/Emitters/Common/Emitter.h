@@ -49,7 +49,8 @@ inline bool attachedFor(const asmjit::BaseEmitter &A, asmjit::Arch Target) {
 inline bool isSingleBit(uint64_t V) { return V && !(V & (V - 1)); }
 
 /// Whether the sequences are the reserved ones (R1 ahead of the fast lock,
-/// R4 ahead of X4, E5 only for a header whose reservation field is 0).
+/// R4 ahead of X4, E5 only for a header whose reservation field is 0, R2's
+/// CAS for a reservable one).
 inline bool reservedLocking(const jitlock_rt_layout &L) {
   return L.locking_mode == JITLOCK_LOCKING_RESERVED;
 }

@@ -472,14 +472,19 @@ void Emitter::enter(const jitlock_rt_layout &L, const MonitorOperands &Ops,
   // E4: the top entry is obj: recursion, a push with no atomic.
   ok(A.cmp(TopEntry, Obj));
   ok(A.je(Push));
+  // R2, out of line, and where it joins the push: labels of a reserved
+  // layout only, so that the other layouts' code has no stray label.
+  Label Reserve, Pushable;
   if (Reserved) {
-    // E5 takes only a header whose reservation field is 0: reservable (R2)
-    // or reserved to another thread (R3) goes to the runtime. rax is free
-    // (E5 reloads the top without Scratch2).
+    Reserve = A.newLabel();
+    Pushable = A.newLabel();
+    // E5 takes only a header whose reservation field is 0; any other goes
+    // to R2's test, out of line. rax is free (E5 reloads the top without
+    // Scratch2).
     ok(A.mov(x86::rax, L.reserve_mask));
     ok(A.and_(x86::rax, H));
     ok(A.cmp(x86::rax, int32_t(L.unlocked_value)));
-    ok(A.jne(Slow));
+    ok(A.jne(Reserve));
   }
   // E5: CAS header (h | 01) -> (h & ~11); acquire (lock cmpxchg is a full
   // barrier). On failure the runtime retries from the state before E1.
@@ -490,6 +495,8 @@ void Emitter::enter(const jitlock_rt_layout &L, const MonitorOperands &Ops,
   ok(A.jne(Slow));
   // Without Scratch2, cmpxchg left rax = h | 01: reload the top (only this
   // thread writes it). With it, the top is still in T.
+  if (Reserved)
+    ok(A.bind(Pushable));
   if (!KeepTop)
     ok(A.mov(x86::eax, Top));
   // Push: slot[top] = obj; top += 8. Plain stores: only this thread writes
@@ -499,6 +506,31 @@ void Emitter::enter(const jitlock_rt_layout &L, const MonitorOperands &Ops,
   ok(A.add(T.r32(), 8));
   ok(A.mov(Top, T.r32()));
   ok(A.jmp(Done));
+
+  if (Reserved) {
+    // R2: reservable (the field all ones; E3 saw bit 1 clear, so this tests
+    // 01 too) and a thread that may reserve (tag not ~0): CAS h -> h with
+    // the field the thread's index, acquire, every other bit kept; then
+    // the push. Reserved to another thread (R3), fast-locked, a lost CAS:
+    // the runtime. With K = reservable | unlocked, which are h's bits under
+    // the mask, the desired header is h ^ K ^ tag and h is desired ^ K ^
+    // tag again: rax ends as the expected h, H as the desired header.
+    const uint64_t K = L.reservable_value | L.unlocked_value;
+    ok(A.bind(Reserve));
+    ok(A.mov(x86::rax, ~K));
+    ok(A.or_(x86::rax, H));
+    ok(A.cmp(x86::rax, -1));
+    ok(A.jne(Slow));
+    ok(A.cmp(Tag, -1));
+    ok(A.je(Slow));
+    ok(A.mov(x86::rax, K));
+    ok(A.xor_(x86::rax, Tag));
+    ok(A.xor_(H, x86::rax));
+    ok(A.xor_(x86::rax, H));
+    ok(A.lock().cmpxchg(Header, H));
+    ok(A.jne(Slow));
+    ok(A.jmp(Pushable));
+  }
 
   if (Mode == SlowPathMode::OutOfLine) {
     ok(A.bind(Slow));
@@ -723,61 +755,44 @@ JITLOCK_DEFINE_STACK_BANG_ENTRY_POINTS(x86::Assembler)
 // Safepoint polls
 //===----------------------------------------------------------------------===//
 
-static bool validPollOperands(const BaseEmitter &A,
-                              const SafepointPollOperands &Ops) {
-  if (!attachedFor(A, Arch::kX64))
-    return false;
-  return isUsableGpq(Ops.Thread);
-}
+namespace {
 
-/// P2's one argument; rsi is left alone.
-static GlueArgs pollArgs(const SafepointPollOperands &Ops) {
-  return {Ops.Thread, x86::Gp(), false, 0};
-}
+/// x86_64's instructions for the shared poll (Common/Safepoint.h). P1 is
+/// `test byte ptr [Thread + off], bit`: one plain (relaxed) byte load that
+/// writes no register. P2 re-reads the word itself; its one argument is the
+/// thread (rsi is left alone).
+class PollEmitter : public Emitter {
+public:
+  PollEmitter(x86::Assembler &A, const SafepointPollOperands &Ops)
+      : Emitter(A), Ops(Ops) {}
 
-Error emitSafepointPoll(x86::Assembler &A, const jitlock_rt_layout &L,
-                        const SafepointPollOperands &Ops, SlowPathMode Mode,
-                        SlowPathLabels *Labels, const RuntimeEntries &RT) {
-  safepoint::ArmedByte Armed;
-  // sequenceLabels refuses any other SlowPathMode before anything is emitted.
-  if (!validPollOperands(A, Ops) || !safepoint::armedByte(L, Armed))
-    return kErrorInvalidArgument;
-  if (Mode == SlowPathMode::OutOfLine && !RT.SafepointPoll)
-    return kErrorInvalidArgument;
-  Label Slow, Done;
-  if (Error Err = sequenceLabels(A, Mode, Labels, Slow, Done))
-    return Err;
-  Emitter E(A);
-  // P1: w & ArmedBit, tested in memory: one plain (relaxed) byte load that
-  // writes no register. P2 re-reads the word itself.
-  E.ok(A.test(x86::byte_ptr(Ops.Thread, int32_t(Armed.Offset)),
-              int32_t(1u << Armed.Bit)));
-  if (Mode == SlowPathMode::OutOfLine) {
-    // Disarmed, the steady state: one taken branch over the glue, which
-    // calls P2 and falls through to Done.
-    E.ok(A.jz(Done));
-    E.ok(A.bind(Slow));
-    E.glue(RT.SafepointPoll, pollArgs(Ops), Label());
-  } else {
-    E.ok(A.jnz(Slow));
+  bool valid() const {
+    return attachedFor(A, Arch::kX64) && isUsableGpq(Ops.Thread);
   }
-  E.ok(A.bind(Done));
-  return E.error();
-}
+  void branchIfArmed(const safepoint::ArmedByte &Armed, const Label &To) {
+    testArmed(Armed);
+    ok(A.jnz(To));
+  }
+  void branchIfDisarmed(const safepoint::ArmedByte &Armed, const Label &To) {
+    testArmed(Armed);
+    ok(A.jz(To));
+  }
+  void slowCall(const RuntimeEntries &RT, const Label *Back) {
+    glue(RT.SafepointPoll, {Ops.Thread, x86::Gp(), false, 0},
+         Back ? *Back : Label());
+  }
 
-Error emitSafepointPollSlowCall(x86::Assembler &A,
-                                const SafepointPollOperands &Ops,
-                                const SlowPathLabels &Labels,
-                                const RuntimeEntries &RT) {
-  if (!validPollOperands(A, Ops) || !RT.SafepointPoll ||
-      !slowCallLabelsUsable(*A.code(), Labels))
-    return kErrorInvalidArgument;
-  Emitter E(A);
-  // P2, then back to the code after the poll.
-  E.ok(A.bind(Labels.Slow));
-  E.glue(RT.SafepointPoll, pollArgs(Ops), Labels.Done);
-  return E.error();
-}
+private:
+  void testArmed(const safepoint::ArmedByte &Armed) {
+    ok(A.test(x86::byte_ptr(Ops.Thread, int32_t(Armed.Offset)),
+              int32_t(1u << Armed.Bit)));
+  }
+  const SafepointPollOperands &Ops;
+};
+
+} // namespace
+
+JITLOCK_DEFINE_SAFEPOINT_POLL_ENTRY_POINTS(x86::Assembler)
 
 //===----------------------------------------------------------------------===//
 // The current thread

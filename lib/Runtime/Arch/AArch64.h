@@ -6,6 +6,10 @@
 #ifndef JITLOCK_RUNTIME_ARCH_AARCH64_H
 #define JITLOCK_RUNTIME_ARCH_AARCH64_H
 
+#if !defined(__aarch64__)
+#error "Arch/AArch64.h included for an architecture other than AArch64"
+#endif
+
 #include <cstdint>
 #include <ucontext.h>
 

@@ -6,6 +6,10 @@
 #ifndef JITLOCK_RUNTIME_ARCH_X86_64_H
 #define JITLOCK_RUNTIME_ARCH_X86_64_H
 
+#if !defined(__x86_64__)
+#error "Arch/X86_64.h included for an architecture other than x86_64"
+#endif
+
 #include <cstdint>
 #include <ucontext.h>
 
