@@ -225,6 +225,18 @@ struct Handoff {
   }
 };
 
+/// Detaches the benchmark thread at the end of a run; false, with the run
+/// skipped (once), when that or anything before it failed.
+bool detachOrSkip(benchmark::State &St, std::string &Error) {
+  if (jitlock_rt_detach() != JITLOCK_OK && Error.empty())
+    Error = "jitlock_rt_detach failed: a lock is still held";
+  if (St.error_occurred())
+    return false;
+  if (!Error.empty())
+    St.SkipWithError(Error.c_str());
+  return Error.empty();
+}
+
 void runHandoff(benchmark::State &St, uint32_t Mode) {
   jitlock_rt_layout L;
   if (!checkMode(St, Mode, L))
@@ -302,10 +314,8 @@ void runHandoff(benchmark::State &St, uint32_t Mode) {
       Error = "an object is not unlocked and unreservable after the run";
   jitlock_rt_stats End{};
   jitlock_rt_get_stats(&End);
-  if (jitlock_rt_detach() != JITLOCK_OK && Error.empty())
-    Error = "jitlock_rt_detach failed: a lock is still held";
-  if (!Error.empty() || St.error_occurred())
-    return St.error_occurred() ? void() : St.SkipWithError(Error.c_str());
+  if (!detachOrSkip(St, Error))
+    return;
 
   const uint64_t Pairs = uint64_t(St.iterations()) * 2 * HandoffObjects;
   std::vector<double> &Times = H.RoundNs[0];
@@ -476,10 +486,8 @@ void runRevoke(benchmark::State &St, bool Held) {
   jitlock_rt_deflate_idle();
   jitlock_rt_stats End{};
   jitlock_rt_get_stats(&End);
-  if (jitlock_rt_detach() != JITLOCK_OK && Error.empty())
-    Error = "jitlock_rt_detach failed: a lock is still held";
-  if (!Error.empty() || St.error_occurred())
-    return St.error_occurred() ? void() : St.SkipWithError(Error.c_str());
+  if (!detachOrSkip(St, Error))
+    return;
   reportNs(St, "revoke", RevokeNs);
   reportNs(St, "enter", EnterNs);
   St.counters["revocations"] = double(Counted);

@@ -1226,14 +1226,8 @@ Slot execute(VMThread *T, Method *M, Slot *Locals, int Sp, size_t Pc,
     case ACONST_NULL:
       PUSH(0);
       break;
-    case 2:
-    case 3:
-    case 4:
-    case 5:
-    case 6:
-    case 7:
-    case 8:
-      PUSHI(int32_t(Op) - 3);
+    case ICONST_M1 ... ICONST_5:
+      PUSHI(int32_t(Op) - ICONST_0);
       break;
     case LCONST_0:
     case LCONST_1:

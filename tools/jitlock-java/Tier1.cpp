@@ -1141,14 +1141,8 @@ void Translator::emitInstruction() {
   case 1: // aconst_null
     push(B.getInt64(0));
     break;
-  case 2:
-  case 3:
-  case 4:
-  case 5:
-  case 6:
-  case 7:
-  case 8:
-    push(B.getInt32(uint32_t(int32_t(Op) - 3)));
+  case ICONST_M1 ... ICONST_5:
+    push(B.getInt32(uint32_t(int32_t(Op) - ICONST_0)));
     break;
   case LCONST_0:
   case LCONST_1:
