@@ -15,8 +15,7 @@ namespace jitlock {
 
 static long membarrier(int Cmd) { return syscall(__NR_membarrier, Cmd, 0, 0); }
 
-/// What JITLOCK_EXIT_AUTO means in this process.
-static uint32_t autoExit() {
+uint32_t defaultInflatedExit() {
   return membarrierAvailable() ? JITLOCK_EXIT_STORE : JITLOCK_EXIT_FENCE;
 }
 
@@ -34,7 +33,7 @@ uint32_t resolveInflatedExit(uint32_t Requested, int &Status) {
   Status = JITLOCK_OK;
   switch (Requested) {
   case JITLOCK_EXIT_AUTO:
-    return autoExit();
+    return defaultInflatedExit();
   case JITLOCK_EXIT_STORE:
     if (membarrierAvailable())
       return JITLOCK_EXIT_STORE;
@@ -45,8 +44,6 @@ uint32_t resolveInflatedExit(uint32_t Requested, int &Status) {
   Status = JITLOCK_EINVAL;
   return JITLOCK_EXIT_FENCE;
 }
-
-uint32_t defaultInflatedExit() { return autoExit(); }
 
 std::atomic<void (*)()> JoinBarrierTestHook{nullptr};
 

@@ -38,7 +38,8 @@ bool membarrierAvailable();
 /// is missing, or the value is unknown.
 uint32_t resolveInflatedExit(uint32_t Requested, int &Status);
 
-/// The default exit, resolved once, for a process that never configures.
+/// What JITLOCK_EXIT_AUTO means in this process: STORE when membarrier
+/// works, else FENCE.
 uint32_t defaultInflatedExit();
 
 /// The exit in use: JITLOCK_EXIT_STORE or JITLOCK_EXIT_FENCE. Inline: every

@@ -98,8 +98,7 @@ inline EnterStep enter(jitlock_thread &T, void *Obj, uint64_t H, int &Status) {
 /// R4's test, for an exit that found `H` after popping: true (and counted)
 /// when `H` is still reserved to `T`, so that the exit is done.
 inline bool exitReserved(jitlock_thread &T, uint64_t H) {
-  // The mode test first: outside it every exit pays one predicted branch.
-  if (!enabled() || !reservedTo(T, H))
+  if (!reservedTo(T, H))
     return false;
   bump(T.Stats.ReservedExits);
   return true;
