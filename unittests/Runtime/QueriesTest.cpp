@@ -241,6 +241,9 @@ int deadlockChild(size_t n, bool tail) {
     if (!waitEntryQueued(&objs[0], 2))
       return kChildNoBlock;
   }
+  // A queued thread counts in entry_queued before it publishes that it
+  // sleeps (markBlocked): wait until the finder can see the whole cycle.
+  waitUntil([] { return jitlock_rt_find_deadlocks(nullptr, nullptr) != 0; });
   // No reads of `threads` before every worker has published itself.
   CycleLog log;
   size_t found = jitlock_rt_find_deadlocks(&CycleLog::fn, &log);
